@@ -1,0 +1,134 @@
+package v1alpha
+
+// Condition types.
+const (
+	// ConditionReady on an Instance is computed by compute: True when the
+	// Instance is serving, otherwise the most specific reason it is not.
+	ConditionReady = "Ready"
+	// ConditionAvailable on an Instance is set by the runtime provider: True
+	// while the instance serves. (Its former name, Running, is not read.)
+	// On a WorkloadDeployment or Workload it is True when any replica is
+	// ready.
+	ConditionAvailable = "Available"
+	// ConditionProgrammed on an Instance is set by the runtime provider: True
+	// once the instance has been programmed into the infrastructure.
+	ConditionProgrammed = "Programmed"
+	// ConditionQuotaGranted on an Instance mirrors the Granted condition of
+	// its ResourceClaim.
+	ConditionQuotaGranted = "QuotaGranted"
+	// ConditionProgressing on a WorkloadDeployment or Workload is True while
+	// a rollout or scale is under way.
+	ConditionProgressing = "Progressing"
+	// ConditionReplicasReady on a WorkloadDeployment is True when every
+	// desired replica is ready and up to date.
+	ConditionReplicasReady = "ReplicasReady"
+	// ConditionFederated on a project WorkloadDeployment reports whether its
+	// federation-plane copy is in place.
+	ConditionFederated = "Federated"
+)
+
+// Instance Ready reasons, from blocked to serving.
+const (
+	// ReasonPendingQuota means the Quota scheduling gate is still present.
+	ReasonPendingQuota = "PendingQuota"
+	// ReasonPendingNetwork means the Network scheduling gate is still present.
+	ReasonPendingNetwork = "PendingNetwork"
+	// ReasonSchedulingGatesPresent means an unknown scheduling gate holds the
+	// Instance.
+	ReasonSchedulingGatesPresent = "SchedulingGatesPresent"
+	// ReasonImageUnavailable means the provider cannot pull the image.
+	ReasonImageUnavailable = "ImageUnavailable"
+	// ReasonInstanceCrashing means the instance starts and exits repeatedly.
+	ReasonInstanceCrashing = "InstanceCrashing"
+	// ReasonConfigurationError means the provider rejected the instance's
+	// configuration.
+	ReasonConfigurationError = "ConfigurationError"
+	// ReasonProvisioning means the provider is still bringing the instance up.
+	ReasonProvisioning = "Provisioning"
+	// ReasonAvailable means the instance serves.
+	ReasonAvailable = "Available"
+	// ReasonNotAvailable means the provider reports the instance as not
+	// available without a more specific reason.
+	ReasonNotAvailable = "NotAvailable"
+	// ReasonTerminating means the instance is being deleted.
+	ReasonTerminating = "Terminating"
+)
+
+// QuotaGranted reasons.
+const (
+	// ReasonPendingEvaluation means the claim exists but has not been
+	// evaluated yet.
+	ReasonPendingEvaluation = "PendingEvaluation"
+	// ReasonQuotaAvailable means the claim was granted.
+	ReasonQuotaAvailable = "QuotaAvailable"
+	// ReasonQuotaExceeded means the claim was denied: the project is at its
+	// limit.
+	ReasonQuotaExceeded = "QuotaExceeded"
+	// ReasonValidationFailed means the quota system rejected the claim as
+	// invalid.
+	ReasonValidationFailed = "ValidationFailed"
+	// ReasonQuotaNoBudget means the claim is pending because the project has
+	// no allowance for a requested resource type.
+	ReasonQuotaNoBudget = "QuotaNoBudget"
+	// ReasonQuotaDisabled means no quota backend is configured; Instances are
+	// admitted without a claim.
+	ReasonQuotaDisabled = "QuotaDisabled"
+	// ReasonQuotaBackendUnavailable means the quota backend could not be
+	// reached (network, TLS, 401, 5xx).
+	ReasonQuotaBackendUnavailable = "QuotaBackendUnavailable"
+	// ReasonQuotaProjectNotFound means the project's quota plane does not
+	// exist.
+	ReasonQuotaProjectNotFound = "QuotaProjectNotFound"
+	// ReasonQuotaNamespaceNotFound means the claim namespace does not exist in
+	// the project's quota plane.
+	ReasonQuotaNamespaceNotFound = "QuotaNamespaceNotFound"
+	// ReasonQuotaMisconfigured means the quota backend refused the claim
+	// (403/422): registration missing or claiming rules mismatch.
+	ReasonQuotaMisconfigured = "QuotaMisconfigured"
+	// ReasonQuotaProjectIDUnresolvable means the cell cannot tell which project
+	// an Instance belongs to (namespace labels missing).
+	ReasonQuotaProjectIDUnresolvable = "QuotaProjectIDUnresolvable"
+)
+
+// WorkloadDeployment and Workload reasons.
+const (
+	// ReasonReplicasAvailable means at least one replica is ready.
+	ReasonReplicasAvailable = "ReplicasAvailable"
+	// ReasonNoReplicasDesired means the deployment is scaled to zero.
+	ReasonNoReplicasDesired = "NoReplicasDesired"
+	// ReasonNoReplicasReady means no replica is ready and no instance reports
+	// a more specific reason.
+	ReasonNoReplicasReady = "NoReplicasReady"
+	// ReasonAllReplicasReady means every desired replica is ready and up to
+	// date.
+	ReasonAllReplicasReady = "AllReplicasReady"
+	// ReasonReplicasNotReady means some desired replicas are not ready or not
+	// up to date.
+	ReasonReplicasNotReady = "ReplicasNotReady"
+	// ReasonRollingUpdate means instances with an old template are being
+	// replaced.
+	ReasonRollingUpdate = "RollingUpdate"
+	// ReasonScalingUp means instances are being created.
+	ReasonScalingUp = "ScalingUp"
+	// ReasonScalingDown means instances are being removed.
+	ReasonScalingDown = "ScalingDown"
+	// ReasonRolloutComplete means the desired state has been reached.
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonLocationNotBound means a placement names a city that is not bound
+	// to the project (no LocationBinding).
+	ReasonLocationNotBound = "LocationNotBound"
+	// ReasonLocationNotReady means a placement names a city whose Location is
+	// not ready.
+	ReasonLocationNotReady = "LocationNotReady"
+	// ReasonNoDeployments means none of a workload's placements produced a
+	// WorkloadDeployment.
+	ReasonNoDeployments = "NoDeployments"
+	// ReasonDeploymentPending means a WorkloadDeployment has not reported
+	// status for the latest generation yet.
+	ReasonDeploymentPending = "DeploymentPending"
+	// ReasonFederated means the federation-plane copy is up to date.
+	ReasonFederated = "Federated"
+	// ReasonFederationFailed means the federation-plane copy could not be
+	// written or removed.
+	ReasonFederationFailed = "FederationFailed"
+)

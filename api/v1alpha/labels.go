@@ -1,0 +1,92 @@
+package v1alpha
+
+// Labels stamped on every Instance at create time and back-filled on every
+// reconcile. They are the only way to find an Instance's relations: never
+// parse names.
+const (
+	// WorkloadUIDLabel is the UID of the Workload the object belongs to.
+	WorkloadUIDLabel = "compute.datumapis.com/workload-uid"
+	// WorkloadNameLabel is the name of the Workload the object belongs to.
+	WorkloadNameLabel = "compute.datumapis.com/workload-name"
+	// WorkloadDeploymentUIDLabel is the UID of the WorkloadDeployment that
+	// created an Instance (in the plane where it was created).
+	WorkloadDeploymentUIDLabel = "compute.datumapis.com/workload-deployment-uid"
+	// WorkloadDeploymentNameLabel is the name of the WorkloadDeployment that
+	// owns an Instance; the same name in every plane.
+	WorkloadDeploymentNameLabel = "compute.datumapis.com/workload-deployment-name"
+	// InstanceIndexLabel is the ordinal of an Instance: the only source of its
+	// slot.
+	InstanceIndexLabel = "compute.datumapis.com/instance-index"
+	// CityCodeLabel is the city an object runs in.
+	CityCodeLabel = "compute.datumapis.com/city-code"
+	// PlacementNameLabel is the Workload placement an object belongs to.
+	PlacementNameLabel = "compute.datumapis.com/placement-name"
+)
+
+// Federation labels and annotations.
+const (
+	// UpstreamClusterNameLabel names the project cluster an object in the
+	// federation plane or a cell came from: "cluster-<project cluster name>"
+	// with "/" replaced by "_".
+	UpstreamClusterNameLabel = "meta.datumapis.com/upstream-cluster-name"
+	// UpstreamNamespaceLabel names the project namespace an object in the
+	// federation plane or a cell came from.
+	UpstreamNamespaceLabel = "meta.datumapis.com/upstream-namespace"
+	// CityCodeTopologyLabel routes WorkloadDeployments in the federation plane
+	// and labels Karmada Clusters with the city they serve.
+	CityCodeTopologyLabel = "topology.datum.net/city-code"
+	// FederationNamespaceAnnotation records, on the project
+	// WorkloadDeployment, the federation-plane namespace holding its copy.
+	FederationNamespaceAnnotation = "compute.datumapis.com/federation-namespace"
+	// ProjectionLabel marks an Instance in a project plane as a read-only
+	// projection of an Instance running in a cell.
+	ProjectionLabel = "compute.datumapis.com/projection"
+)
+
+// Quota claim labels.
+const (
+	// InstanceNamespaceLabel is the cell namespace of the Instance a
+	// ResourceClaim was made for.
+	InstanceNamespaceLabel = "compute.datumapis.com/instance-namespace"
+	// SourceClusterLabel is the cell that made a ResourceClaim.
+	SourceClusterLabel = "compute.datumapis.com/source-cluster"
+)
+
+// Template annotations.
+const (
+	// RestartedAtAnnotation on an instance template restarts every Instance:
+	// a new value changes the template hash, which rolls the Instances by
+	// delete and recreate.
+	RestartedAtAnnotation = "compute.datumapis.com/restartedAt"
+)
+
+// Finalizers.
+const (
+	// WorkloadFinalizer lets the WorkloadReconciler remove WorkloadDeployments.
+	WorkloadFinalizer = "compute.datumapis.com/workload-controller"
+	// FederationFinalizer lets the federator remove the federation-plane copy
+	// of a project WorkloadDeployment.
+	FederationFinalizer = "compute.datumapis.com/federation"
+	// InstanceFinalizer lets the cell release an Instance's quota claim and
+	// write-back before it goes.
+	InstanceFinalizer = "compute.datumapis.com/instance-controller"
+)
+
+// Scheduling gate names.
+const (
+	// QuotaSchedulingGate holds an Instance until its quota is granted.
+	QuotaSchedulingGate = "Quota"
+	// NetworkSchedulingGate holds an Instance until its network is ready
+	// (only with the NetworkingIntegration feature gate).
+	NetworkSchedulingGate = "Network"
+)
+
+// Quota resource types compute claims.
+const (
+	// ResourceTypeInstances counts Instances.
+	ResourceTypeInstances = "compute.datumapis.com/instances"
+	// ResourceTypeVCPUs counts vCPU in millicores.
+	ResourceTypeVCPUs = "compute.datumapis.com/vcpus"
+	// ResourceTypeMemory counts memory in MiB.
+	ResourceTypeMemory = "compute.datumapis.com/memory"
+)

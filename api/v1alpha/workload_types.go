@@ -1,0 +1,304 @@
+package v1alpha
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// InstanceTemplateSpec is the template Instances are created from.
+type InstanceTemplateSpec struct {
+	// Metadata holds labels and annotations copied onto every Instance.
+	//
+	// +optional
+	Metadata TemplateMetadata `json:"metadata,omitempty"`
+
+	// Spec is the InstanceSpec of every Instance.
+	//
+	// +required
+	Spec InstanceSpec `json:"spec"`
+}
+
+// TemplateMetadata is the metadata an instance template may set.
+type TemplateMetadata struct {
+	// Labels copied onto every Instance.
+	//
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Annotations copied onto every Instance. A change to
+	// compute.datumapis.com/restartedAt restarts every Instance.
+	//
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// WorkloadSpec is what a developer asks for: one instance template and where
+// to run it.
+type WorkloadSpec struct {
+	// Template every Instance is created from.
+	//
+	// +required
+	Template InstanceTemplateSpec `json:"template"`
+
+	// Placements say where instances run and how many: each placement names
+	// cities and the replicas to run in each of them.
+	//
+	// +required
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Placements []WorkloadPlacement `json:"placements"`
+
+	// RevisionHistoryLimit is how many old template revisions are kept for
+	// rollback. Defaults to 10.
+	//
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+}
+
+// WorkloadPlacement runs instances in a set of cities.
+type WorkloadPlacement struct {
+	// Name of the placement, unique within the Workload.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// CityCodes are the cities to run in, as airport-style codes (DFW, LHR).
+	// Each city gets scaleSettings.minReplicas instances.
+	//
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[A-Z]{3}$`
+	CityCodes []string `json:"cityCodes"`
+
+	// ScaleSettings say how many instances run in each city.
+	//
+	// +required
+	ScaleSettings HorizontalScaleSettings `json:"scaleSettings"`
+
+	// RolloutStrategy says how fast instances are replaced on a template
+	// change.
+	//
+	// +optional
+	RolloutStrategy *RolloutStrategy `json:"rolloutStrategy,omitempty"`
+}
+
+// InstanceManagementPolicyType says how instances are ordered.
+//
+// +kubebuilder:validation:Enum=OrderedReady;Parallel
+type InstanceManagementPolicyType string
+
+const (
+	// OrderedReadyInstanceManagementPolicy creates instances in ascending
+	// ordinal, each waiting for the previous to be ready, and removes and
+	// updates them in descending ordinal.
+	OrderedReadyInstanceManagementPolicy InstanceManagementPolicyType = "OrderedReady"
+	// ParallelInstanceManagementPolicy creates and removes instances without
+	// ordering.
+	ParallelInstanceManagementPolicy InstanceManagementPolicyType = "Parallel"
+)
+
+// HorizontalScaleSettings are replica bounds and ordering.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.maxReplicas) || self.maxReplicas >= self.minReplicas",message="maxReplicas must be greater than or equal to minReplicas",fieldPath=".maxReplicas"
+type HorizontalScaleSettings struct {
+	// MinReplicas is the number of instances per city.
+	//
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	MinReplicas int32 `json:"minReplicas"`
+
+	// MaxReplicas bounds scaling; at least minReplicas.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// InstanceManagementPolicy is OrderedReady (default) or Parallel.
+	//
+	// +optional
+	// +kubebuilder:default=OrderedReady
+	InstanceManagementPolicy InstanceManagementPolicyType `json:"instanceManagementPolicy,omitempty"`
+}
+
+// RolloutStrategy bounds a template rollout.
+type RolloutStrategy struct {
+	// MaxUnavailable is how many instances may be down for replacement at
+	// once. Defaults to 1.
+	//
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxUnavailable *int32 `json:"maxUnavailable,omitempty"`
+}
+
+// WorkloadReference names a Workload.
+type WorkloadReference struct {
+	// Name of the Workload.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// UID of the Workload.
+	//
+	// +required
+	UID types.UID `json:"uid"`
+}
+
+// ReplicaCounts are the counts every status level reports.
+type ReplicaCounts struct {
+	// Replicas is the number of instances that exist.
+	Replicas int32 `json:"replicas"`
+	// CurrentReplicas is the number of instances that are up to date and
+	// programmed.
+	CurrentReplicas int32 `json:"currentReplicas"`
+	// UpdatedReplicas is the number of instances running the latest template.
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+	// ReadyReplicas is the number of ready instances.
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// DesiredReplicas is the number of instances wanted.
+	DesiredReplicas int32 `json:"desiredReplicas"`
+}
+
+// WorkloadStatus is the aggregated state of a Workload's deployments.
+type WorkloadStatus struct {
+	// ObservedGeneration is the Workload generation every WorkloadDeployment
+	// has caught up with.
+	//
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Available, Progressing.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Deployments is the number of WorkloadDeployments.
+	//
+	// +optional
+	Deployments int32 `json:"deployments"`
+
+	ReplicaCounts `json:",inline"`
+
+	// Placements report each placement, sorted by name.
+	//
+	// +optional
+	Placements []WorkloadPlacementStatus `json:"placements,omitempty"`
+
+	// CurrentRevision is the number of the template revision instances are
+	// being rolled to (see ControllerRevisions owned by the Workload).
+	//
+	// +optional
+	CurrentRevision int64 `json:"currentRevision,omitempty"`
+
+	// CurrentTemplateHash is the hash of the current template.
+	//
+	// +optional
+	CurrentTemplateHash string `json:"currentTemplateHash,omitempty"`
+}
+
+// WorkloadPlacementStatus reports one placement.
+type WorkloadPlacementStatus struct {
+	// Name of the placement.
+	Name string `json:"name"`
+
+	// Conditions: Available, Progressing.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	ReplicaCounts `json:",inline"`
+
+	// Cities report each city of the placement, sorted by city code,
+	// including cities that have no deployment and why.
+	//
+	// +optional
+	Cities []WorkloadCityStatus `json:"cities,omitempty"`
+}
+
+// WorkloadCityStatus reports one city of a placement.
+type WorkloadCityStatus struct {
+	// CityCode of the city.
+	CityCode string `json:"cityCode"`
+
+	// DeploymentName is the WorkloadDeployment running the city, empty when
+	// the city has none (see reason).
+	//
+	// +optional
+	DeploymentName string `json:"deploymentName,omitempty"`
+
+	ReplicaCounts `json:",inline"`
+
+	// Available is true when a replica in the city is ready.
+	Available bool `json:"available"`
+
+	// Reason is a CamelCase reason for the city's state.
+	//
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Message explains the reason and what to do.
+	//
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Workload runs one instance template in many cities.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=compute
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
+// +kubebuilder:printcolumn:name="Deployments",type=integer,JSONPath=`.status.deployments`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`
+// +kubebuilder:printcolumn:name="Up-to-date",type=integer,JSONPath=`.status.updatedReplicas`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Workload struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what the developer asks for.
+	//
+	// +required
+	Spec WorkloadSpec `json:"spec"`
+
+	// Status is aggregated from the Workload's deployments.
+	//
+	// +optional
+	Status WorkloadStatus `json:"status,omitempty"`
+}
+
+// WorkloadList is a list of Workloads.
+//
+// +kubebuilder:object:root=true
+type WorkloadList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Workloads.
+	Items []Workload `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Workload{}, &WorkloadList{})
+}

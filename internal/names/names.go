@@ -1,0 +1,94 @@
+// Package names derives every generated name and hash compute uses: object
+// names that must be deterministic and collision-free, the instance template
+// hash, and the upstream cluster label value. Pure functions only.
+package names
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// MaxNameLength is the longest name compute generates for objects that are
+// also used as label values.
+const MaxNameLength = 63
+
+// hashLength is the number of hex characters of the identity hash in a
+// WorkloadDeployment name: 32 bits, so a collision needs ~65k deployments of
+// one Workload name in one namespace.
+const hashLength = 8
+
+// WorkloadDeploymentName returns the name of the WorkloadDeployment of a
+// workload placement in a city: `<workload>-<city>-<hash>`, at most 63
+// characters. The hash covers the workload UID, placement and city as
+// separate fields, so names that collide when naively joined ("app-a"/"b" vs
+// "app"/"a-b") and workloads recreated under the same name get different
+// names.
+func WorkloadDeploymentName(workload string, uid types.UID, placement, city string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{string(uid), placement, city}, "\x00")))
+	suffix := "-" + strings.ToLower(city) + "-" + hex.EncodeToString(sum[:])[:hashLength]
+	prefix := workload
+	if max := MaxNameLength - len(suffix); len(prefix) > max {
+		prefix = strings.TrimRight(prefix[:max], "-.")
+	}
+	return prefix + suffix
+}
+
+// InstanceName returns the name of the Instance in a slot of a
+// WorkloadDeployment. Names are for people; the slot of an existing Instance
+// is read only from its instance-index label.
+func InstanceName(deployment string, ordinal int) string {
+	return deployment + "-" + strconv.Itoa(ordinal)
+}
+
+// TemplateHash returns a short, stable hash of an instance template. Any
+// change to the template, including a new restartedAt annotation, changes
+// it.
+func TemplateHash(tpl *computev1alpha.InstanceTemplateSpec) string {
+	h := fnv.New32a()
+	// encoding/json sorts map keys, so equal templates encode equally.
+	b, err := json.Marshal(tpl)
+	if err != nil {
+		// A template is plain data; Marshal cannot fail on it.
+		panic(fmt.Sprintf("names: cannot encode instance template: %v", err))
+	}
+	_, _ = h.Write(b)
+	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
+}
+
+// UpstreamClusterName returns the value of the upstream-cluster-name label for
+// a project cluster: "cluster-" + the cluster name with "/" replaced by "_".
+func UpstreamClusterName(cluster string) string {
+	return "cluster-" + strings.ReplaceAll(cluster, "/", "_")
+}
+
+// ClusterFromUpstreamName inverts UpstreamClusterName. It reports false for a
+// value that does not carry the "cluster-" prefix.
+func ClusterFromUpstreamName(label string) (string, bool) {
+	rest, ok := strings.CutPrefix(label, "cluster-")
+	if !ok || rest == "" {
+		return "", false
+	}
+	return strings.ReplaceAll(rest, "_", "/"), true
+}
+
+// FederationNamespace returns the federation-plane namespace that holds the
+// copies of a project namespace: unique per project namespace because it is
+// derived from the namespace UID.
+func FederationNamespace(projectNamespaceUID types.UID) string {
+	return "ns-" + string(projectNamespaceUID)
+}
+
+// ResourceClaimName returns the quota claim name of an Instance.
+func ResourceClaimName(instance string) string {
+	return "instance-" + instance
+}

@@ -1,0 +1,146 @@
+package names
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+func TestWorkloadDeploymentName(t *testing.T) {
+	tests := map[string]struct {
+		workload, placement, city string
+		uid                       types.UID
+		wantPrefix                string
+	}{
+		"short names keep the workload and city readable": {
+			workload: "web", uid: "u1", placement: "default", city: "DFW", wantPrefix: "web-dfw-",
+		},
+		"long workload names are truncated to fit 63 characters": {
+			workload: strings.Repeat("a", 80), uid: "u1", placement: "p", city: "LHR", wantPrefix: strings.Repeat("a", 50) + "-lhr-",
+		},
+		"truncation never leaves a trailing dash before the suffix": {
+			workload: strings.Repeat("a", 49) + "-b" + strings.Repeat("c", 20), uid: "u1", placement: "p", city: "SIN", wantPrefix: strings.Repeat("a", 49) + "-sin-",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := WorkloadDeploymentName(tc.workload, tc.uid, tc.placement, tc.city)
+			if len(got) > MaxNameLength {
+				t.Fatalf("name %q is %d characters, want at most %d", got, len(got), MaxNameLength)
+			}
+			if errs := validation.IsDNS1123Label(got); len(errs) > 0 {
+				t.Fatalf("name %q is not a DNS label: %v", got, errs)
+			}
+			if !strings.HasPrefix(got, tc.wantPrefix) {
+				t.Fatalf("name %q does not start with %q", got, tc.wantPrefix)
+			}
+			if again := WorkloadDeploymentName(tc.workload, tc.uid, tc.placement, tc.city); again != got {
+				t.Fatalf("name is not deterministic: %q then %q", got, again)
+			}
+		})
+	}
+}
+
+func TestWorkloadDeploymentNameIsUniquePerIdentity(t *testing.T) {
+	type id struct {
+		workload  string
+		uid       types.UID
+		placement string
+		city      string
+	}
+	ids := []id{
+		{"app-a", "u1", "b", "DFW"},
+		{"app", "u1", "a-b", "DFW"},
+		{"app", "u1", "a", "DFW"},
+		{"app", "u1", "a", "LHR"},
+		{"app", "u2", "a", "DFW"}, // recreated workload of the same name
+		{"app", "u1", "ab", "DFW"},
+		{"app", "u1", "a\x00b", "DFW"},
+	}
+	// Also many placements of one workload.
+	for i := range 500 {
+		ids = append(ids, id{"app", "u1", fmt.Sprintf("p%d", i), "DFW"})
+	}
+	seen := map[string]id{}
+	for _, i := range ids {
+		n := WorkloadDeploymentName(i.workload, i.uid, i.placement, i.city)
+		if prev, dup := seen[n]; dup {
+			t.Fatalf("%+v and %+v share the name %q", prev, i, n)
+		}
+		seen[n] = i
+	}
+}
+
+func TestTemplateHash(t *testing.T) {
+	base := func() *computev1alpha.InstanceTemplateSpec {
+		return &computev1alpha.InstanceTemplateSpec{
+			Metadata: computev1alpha.TemplateMetadata{Labels: map[string]string{"a": "1", "b": "2"}},
+			Spec: computev1alpha.InstanceSpec{Runtime: computev1alpha.InstanceRuntimeSpec{
+				Resources: computev1alpha.InstanceRuntimeResources{InstanceType: "datumcloud/d1-standard-2"},
+				Sandbox:   &computev1alpha.SandboxRuntime{Containers: []computev1alpha.SandboxContainer{{Name: "app", Image: "nginx:1"}}},
+			}},
+		}
+	}
+	h := TemplateHash(base())
+	if errs := validation.IsValidLabelValue(h); len(errs) > 0 || h == "" {
+		t.Fatalf("hash %q is not a label value: %v", h, errs)
+	}
+	if TemplateHash(base()) != h {
+		t.Fatal("equal templates hash differently")
+	}
+	restarted := base()
+	restarted.Metadata.Annotations = map[string]string{computev1alpha.RestartedAtAnnotation: "2026-01-01T00:00:00Z"}
+	if TemplateHash(restarted) == h {
+		t.Fatal("a restartedAt annotation did not change the hash")
+	}
+	image := base()
+	image.Spec.Runtime.Sandbox.Containers[0].Image = "nginx:2"
+	if TemplateHash(image) == h {
+		t.Fatal("an image change did not change the hash")
+	}
+}
+
+func TestUpstreamClusterName(t *testing.T) {
+	tests := map[string]struct{ cluster, want string }{
+		"a plain cluster name gets the prefix":  {"proj-a", "cluster-proj-a"},
+		"slashes become underscores":            {"milo/proj-a", "cluster-milo_proj-a"},
+		"the empty (single mode) cluster works": {"", "cluster-"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := UpstreamClusterName(tc.cluster)
+			if got != tc.want {
+				t.Fatalf("UpstreamClusterName(%q) = %q, want %q", tc.cluster, got, tc.want)
+			}
+			if tc.cluster == "" {
+				return
+			}
+			back, ok := ClusterFromUpstreamName(got)
+			if !ok || back != tc.cluster {
+				t.Fatalf("ClusterFromUpstreamName(%q) = %q, %v; want %q", got, back, ok, tc.cluster)
+			}
+		})
+	}
+	if _, ok := ClusterFromUpstreamName("proj-a"); ok {
+		t.Fatal("a value without the prefix was accepted")
+	}
+}
+
+func TestLabelKeysAreValid(t *testing.T) {
+	for _, k := range []string{
+		computev1alpha.WorkloadUIDLabel, computev1alpha.WorkloadNameLabel, computev1alpha.WorkloadDeploymentUIDLabel,
+		computev1alpha.WorkloadDeploymentNameLabel, computev1alpha.InstanceIndexLabel, computev1alpha.CityCodeLabel,
+		computev1alpha.PlacementNameLabel, computev1alpha.UpstreamClusterNameLabel, computev1alpha.UpstreamNamespaceLabel,
+		computev1alpha.CityCodeTopologyLabel, computev1alpha.FederationNamespaceAnnotation, computev1alpha.ProjectionLabel,
+		computev1alpha.InstanceNamespaceLabel, computev1alpha.SourceClusterLabel, computev1alpha.RestartedAtAnnotation,
+	} {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			t.Errorf("key %q is not a qualified name: %v", k, errs)
+		}
+	}
+}
