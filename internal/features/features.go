@@ -1,0 +1,47 @@
+// Package features declares compute's feature gates. They are set with
+// --feature-gates or the FEATURE_GATES environment variable
+// ("Name=true,Other=false").
+package features
+
+import (
+	"fmt"
+	"os"
+
+	"k8s.io/component-base/featuregate"
+)
+
+// EnvFeatureGates is read when --feature-gates is not given.
+const EnvFeatureGates = "FEATURE_GATES"
+
+const (
+	// NetworkingIntegration adds the Network scheduling gate to new
+	// Instances, held until the network is ready. Off by default and in the
+	// local platform.
+	NetworkingIntegration featuregate.Feature = "NetworkingIntegration"
+)
+
+var defaults = map[featuregate.Feature]featuregate.FeatureSpec{
+	NetworkingIntegration: {Default: false, PreRelease: featuregate.Alpha},
+}
+
+// New returns a mutable gate with compute's features registered.
+func New() featuregate.MutableFeatureGate {
+	g := featuregate.NewFeatureGate()
+	if err := g.Add(defaults); err != nil {
+		// defaults is a constant table; Add fails only on programmer error.
+		panic(fmt.Sprintf("features: %v", err))
+	}
+	return g
+}
+
+// ApplyEnv sets the gate from FEATURE_GATES unless the flag was given.
+func ApplyEnv(g featuregate.MutableFeatureGate, flagSet bool) error {
+	v, ok := os.LookupEnv(EnvFeatureGates)
+	if flagSet || !ok || v == "" {
+		return nil
+	}
+	if err := g.Set(v); err != nil {
+		return fmt.Errorf("invalid %s=%q: %w", EnvFeatureGates, v, err)
+	}
+	return nil
+}

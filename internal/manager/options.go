@@ -1,0 +1,117 @@
+// Package manager holds compute-manager's configuration: its flags, the
+// checks that make a role switched on without what it needs fail loudly at
+// start, and the wiring of the roles into controller managers.
+package manager
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/component-base/featuregate"
+
+	"github.com/citycells/compute/internal/features"
+)
+
+// Options is compute-manager's configuration.
+type Options struct {
+	// EnableManagement runs the management role: Workload, federator,
+	// projector and webhooks against project planes.
+	EnableManagement bool
+	// EnableCell runs the cell role: WorkloadDeployment and Instance
+	// controllers in a cell.
+	EnableCell bool
+	// EnableSimulatedProvider runs the simulated runtime provider in the cell
+	// (local platform and tests only).
+	EnableSimulatedProvider bool
+
+	// Kubeconfig is the plane the manager's own controllers run against: the
+	// cell for the cell role, the project plane in single mode. Empty means
+	// $KUBECONFIG or in-cluster.
+	Kubeconfig string
+
+	// MetricsAddr is where Prometheus metrics are served ("0" disables).
+	MetricsAddr string
+	// ProbeAddr is where /healthz and /readyz are served.
+	ProbeAddr string
+	// LeaderElect enables leader election.
+	LeaderElect bool
+	// LeaderElectionNamespace holds the leader election lease.
+	LeaderElectionNamespace string
+	// LeaderElectionID names the lease; defaults per role.
+	LeaderElectionID string
+
+	// SimulatedProviderDelay is how long the simulated provider waits before
+	// an instance becomes available.
+	SimulatedProviderDelay time.Duration
+	// SimulatedProviderCIDR is the range the simulated provider assigns
+	// network addresses from.
+	SimulatedProviderCIDR string
+
+	// FeatureGates are compute's feature gates.
+	FeatureGates featuregate.MutableFeatureGate
+
+	featureGatesFlagSet bool
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		MetricsAddr:            ":8080",
+		ProbeAddr:              ":8081",
+		SimulatedProviderDelay: 2 * time.Second,
+		SimulatedProviderCIDR:  "10.128.0.0/16",
+		FeatureGates:           features.New(),
+	}
+}
+
+// AddFlags binds the options to a flag set.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.EnableManagement, "enable-management-controllers", o.EnableManagement,
+		"Run the management role: Workload, federation and projection controllers and the admission webhooks.")
+	fs.BoolVar(&o.EnableCell, "enable-cell-controllers", o.EnableCell,
+		"Run the cell role: WorkloadDeployment and Instance controllers in a city cell.")
+	fs.BoolVar(&o.EnableSimulatedProvider, "enable-simulated-provider", o.EnableSimulatedProvider,
+		"Run the simulated runtime provider in the cell (local platform and tests).")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
+		"Kubeconfig of the plane this manager runs in (the cell for the cell role). Defaults to $KUBECONFIG, then in-cluster.")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `Address of the Prometheus metrics endpoint; "0" disables it.`)
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address of the /healthz and /readyz endpoints.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so only one replica reconciles at a time.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
+		"Namespace of the leader election lease (defaults to the in-cluster namespace).")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader election lease.")
+	fs.DurationVar(&o.SimulatedProviderDelay, "simulated-provider-delay", o.SimulatedProviderDelay,
+		"How long the simulated provider takes to make an instance available.")
+	fs.StringVar(&o.SimulatedProviderCIDR, "simulated-provider-cidr", o.SimulatedProviderCIDR,
+		"Range the simulated provider assigns instance network addresses from.")
+	// Registers --feature-gates with the list of known gates; $FEATURE_GATES is
+	// read in Complete when the flag is not given.
+	o.FeatureGates.AddFlag(fs)
+}
+
+// Complete fills what the flags left to the environment.
+func (o *Options) Complete(fs *pflag.FlagSet) error {
+	o.featureGatesFlagSet = fs.Changed("feature-gates")
+	return features.ApplyEnv(o.FeatureGates, o.featureGatesFlagSet)
+}
+
+// Validate reports every configuration error at once, each naming the flag to
+// fix.
+func (o *Options) Validate() error {
+	var errs []error
+	if !o.EnableManagement && !o.EnableCell && !o.EnableSimulatedProvider {
+		errs = append(errs, errors.New("no role is enabled: pass --enable-management-controllers and/or --enable-cell-controllers"))
+	}
+	if o.EnableSimulatedProvider && o.SimulatedProviderDelay < 0 {
+		errs = append(errs, fmt.Errorf("--simulated-provider-delay must not be negative, got %s", o.SimulatedProviderDelay))
+	}
+	if o.Kubeconfig != "" {
+		if _, err := os.Stat(o.Kubeconfig); err != nil {
+			errs = append(errs, fmt.Errorf("--kubeconfig %q cannot be read: %w", o.Kubeconfig, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,70 @@
+package manager
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func TestValidate(t *testing.T) {
+	tests := map[string]struct {
+		args    []string
+		env     string
+		wantErr []string
+	}{
+		"the cell role alone is valid": {
+			args: []string{"--enable-cell-controllers"},
+		},
+		"no role at all names both role flags": {
+			wantErr: []string{"--enable-management-controllers", "--enable-cell-controllers"},
+		},
+		"a kubeconfig that does not exist names the flag": {
+			args:    []string{"--enable-cell-controllers", "--kubeconfig=/nonexistent/kubeconfig"},
+			wantErr: []string{`--kubeconfig "/nonexistent/kubeconfig" cannot be read`},
+		},
+		"a negative provider delay names the flag": {
+			args:    []string{"--enable-simulated-provider", "--simulated-provider-delay=-1s"},
+			wantErr: []string{"--simulated-provider-delay must not be negative"},
+		},
+		"every error is reported at once": {
+			args:    []string{"--kubeconfig=/nonexistent", "--simulated-provider-delay=-1s", "--enable-simulated-provider"},
+			wantErr: []string{"--kubeconfig", "--simulated-provider-delay"},
+		},
+		"FEATURE_GATES is read when the flag is absent": {
+			args: []string{"--enable-cell-controllers"}, env: "NetworkingIntegration=true",
+		},
+		"an unknown feature gate in FEATURE_GATES fails": {
+			args: []string{"--enable-cell-controllers"}, env: "Bogus=true", wantErr: []string{"FEATURE_GATES"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("FEATURE_GATES", tc.env)
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Complete(fs)
+			if err == nil {
+				err = o.Validate()
+			}
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("want an error mentioning %q", tc.wantErr)
+			}
+			for _, want := range tc.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+		})
+	}
+}
