@@ -126,6 +126,10 @@ const (
 	// ReasonDeploymentPending means a WorkloadDeployment has not reported
 	// status for the latest generation yet.
 	ReasonDeploymentPending = "DeploymentPending"
+	// ReasonDeploymentConflict means a city's WorkloadDeployment name is
+	// taken by a WorkloadDeployment that belongs to another Workload; compute
+	// never adopts or overwrites it.
+	ReasonDeploymentConflict = "DeploymentConflict"
 	// ReasonFederated means the federation-plane copy is up to date.
 	ReasonFederated = "Federated"
 	// ReasonFederationFailed means the federation-plane copy could not be

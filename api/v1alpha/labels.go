@@ -60,6 +60,15 @@ const (
 	RestartedAtAnnotation = "compute.datumapis.com/restartedAt"
 )
 
+// Revision history annotations.
+const (
+	// TemplateChangedByAnnotation on a Workload names the user whose request
+	// last changed its template; admission sets it. The revision recorded
+	// for that template copies it, so rollout history shows who made each
+	// change whichever client made it.
+	TemplateChangedByAnnotation = "compute.datumapis.com/template-changed-by"
+)
+
 // Finalizers.
 const (
 	// WorkloadFinalizer lets the WorkloadReconciler remove WorkloadDeployments.

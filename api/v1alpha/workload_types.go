@@ -162,15 +162,25 @@ type WorkloadReference struct {
 // ReplicaCounts are the counts every status level reports.
 type ReplicaCounts struct {
 	// Replicas is the number of instances that exist.
+	//
+	// +optional
 	Replicas int32 `json:"replicas"`
 	// CurrentReplicas is the number of instances that are up to date and
 	// programmed.
+	//
+	// +optional
 	CurrentReplicas int32 `json:"currentReplicas"`
 	// UpdatedReplicas is the number of instances running the latest template.
+	//
+	// +optional
 	UpdatedReplicas int32 `json:"updatedReplicas"`
 	// ReadyReplicas is the number of ready instances.
+	//
+	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
 	// DesiredReplicas is the number of instances wanted.
+	//
+	// +optional
 	DesiredReplicas int32 `json:"desiredReplicas"`
 }
 
@@ -248,6 +258,8 @@ type WorkloadCityStatus struct {
 	ReplicaCounts `json:",inline"`
 
 	// Available is true when a replica in the city is ready.
+	//
+	// +optional
 	Available bool `json:"available"`
 
 	// Reason is a CamelCase reason for the city's state.

@@ -20,7 +20,6 @@ import (
 )
 
 func TestStatusSubresource(t *testing.T) {
-	g := NewWithT(t)
 	ctx := context.Background()
 	for name, tc := range map[string]struct {
 		gvr      schema.GroupVersionResource
@@ -31,6 +30,7 @@ func TestStatusSubresource(t *testing.T) {
 		"instance":            {instancesGVR, instanceYAML},
 	} {
 		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
 			res := dyn.Resource(tc.gvr).Namespace("default")
 			created, err := res.Create(ctx, object(t, tc.manifest()), metav1.CreateOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
@@ -64,7 +64,10 @@ func TestScaleSubresource(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	res := dyn.Resource(deploymentsGVR).Namespace("default")
-	created, err := res.Create(ctx, object(t, deploymentYAML()), metav1.CreateOptions{})
+	// The scale subresource of a custom resource needs its spec path to
+	// exist: a WorkloadDeployment without spec.replicas cannot be scaled
+	// through it (the apiserver answers 500), so set it as a scaler would.
+	created, err := res.Create(ctx, object(t, deploymentYAML(), set("spec.replicas", int64(2))), metav1.CreateOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
 	name := created.GetName()
 
