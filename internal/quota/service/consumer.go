@@ -1,0 +1,446 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
+)
+
+const (
+	// conflictRequeue is how soon a consumer is looked at again after a
+	// write lost an optimistic-concurrency race: the newer version is
+	// already on its way, no backoff is needed.
+	conflictRequeue = 250 * time.Millisecond
+	// writeConcurrency bounds the claim writes of one reconcile in flight.
+	writeConcurrency = 16
+)
+
+// consumerReconciler is the evaluation loop of the quota service. Its
+// reconcile key is a consumer, not a claim: every decision about a
+// consumer's claims is made by one reconcile at a time (controller-runtime
+// never processes one key concurrently), against a ledger only that loop
+// touches, and is recorded in the consumer's buckets before any claim says
+// Granted. See the package documentation for why this never over-grants.
+type consumerReconciler struct {
+	client          client.Client
+	reader          client.Reader
+	clock           clock.PassiveClock
+	bucketNamespace string
+	holdGrace       time.Duration
+
+	mu      sync.Mutex
+	ledgers map[quotav1alpha1.ConsumerRef]*ledger
+}
+
+// observation is what one reconcile read about a consumer.
+type observation struct {
+	// claims of the consumer, from the cache, first come first served.
+	claims []*quotav1alpha1.ResourceClaim
+	byUID  map[types.UID]*quotav1alpha1.ResourceClaim
+	regs   registrations
+	limits map[string]int64
+	refs   map[string][]quotav1alpha1.ContributingGrantRef
+	// buckets by resource type, read from the API server (not the cache):
+	// their resourceVersion guards the writes.
+	buckets map[string]*quotav1alpha1.AllowanceBucket
+}
+
+// versions returns the resourceVersion of each bucket.
+func (o *observation) versions() map[string]string {
+	out := make(map[string]string, len(o.buckets))
+	for t, b := range o.buckets {
+		out[t] = b.ResourceVersion
+	}
+	return out
+}
+
+// Reconcile settles every claim of one consumer.
+func (r *consumerReconciler) Reconcile(ctx context.Context, consumer quotav1alpha1.ConsumerRef) (reconcile.Result, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("consumer", consumerKey(consumer))
+	ctx = ctrl.LoggerInto(ctx, log)
+	l := r.ledgerOf(consumer)
+	now := r.clock.Now()
+
+	obs, err := r.observe(ctx, consumer, l)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if l.stale(obs.versions()) {
+		if err := r.seed(ctx, consumer, l, obs, now); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	adoptGranted(l, obs)
+	if err := r.releaseGone(ctx, consumer, l, obs); err != nil {
+		return reconcile.Result{}, err
+	}
+	cands, decisions := decideCandidates(l, obs, now)
+
+	// Nothing says Granted before the buckets durably record it.
+	if err := r.recordBuckets(ctx, consumer, l, obs, now); err != nil {
+		l.seeded = false
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+			log.V(1).Info("A bucket changed since it was read; reseeding the ledger", "error", err.Error())
+			return reconcile.Result{RequeueAfter: conflictRequeue}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	conflicted, err := r.applyClaims(ctx, consumer, l, obs, cands, decisions, now)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	after := l.nextExpiry(now)
+	if conflicted && (after == 0 || after > conflictRequeue) {
+		after = conflictRequeue
+	}
+	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// ledgerOf returns the consumer's ledger, creating it on first use.
+func (r *consumerReconciler) ledgerOf(consumer quotav1alpha1.ConsumerRef) *ledger {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.ledgers[consumer]
+	if !ok {
+		l = newLedger()
+		r.ledgers[consumer] = l
+	}
+	return l
+}
+
+// observe reads the consumer's claims, grants and the registrations from the
+// cache, and its buckets from the API server.
+func (r *consumerReconciler) observe(ctx context.Context, consumer quotav1alpha1.ConsumerRef, l *ledger) (*observation, error) {
+	key := consumerKey(consumer)
+	claims := &quotav1alpha1.ResourceClaimList{}
+	if err := r.client.List(ctx, claims, client.MatchingFields{consumerIndex: key}); err != nil {
+		return nil, fmt.Errorf("failed to list ResourceClaims of %s: %w", key, err)
+	}
+	grants := &quotav1alpha1.ResourceGrantList{}
+	if err := r.client.List(ctx, grants, client.MatchingFields{consumerIndex: key}); err != nil {
+		return nil, fmt.Errorf("failed to list ResourceGrants of %s: %w", key, err)
+	}
+	regs := &quotav1alpha1.ResourceRegistrationList{}
+	if err := r.client.List(ctx, regs); err != nil {
+		return nil, fmt.Errorf("failed to list ResourceRegistrations: %w", err)
+	}
+	cached := &quotav1alpha1.AllowanceBucketList{}
+	if err := r.client.List(ctx, cached, client.InNamespace(r.bucketNamespace), client.MatchingFields{consumerIndex: key}); err != nil {
+		return nil, fmt.Errorf("failed to list AllowanceBuckets of %s: %w", key, err)
+	}
+
+	obs := &observation{byUID: map[types.UID]*quotav1alpha1.ResourceClaim{}, regs: indexRegistrations(regs.Items)}
+	for i := range claims.Items {
+		c := &claims.Items[i]
+		obs.claims = append(obs.claims, c)
+		obs.byUID[c.UID] = c
+	}
+	slices.SortFunc(obs.claims, creationOrder)
+	obs.limits, obs.refs = limits(grants.Items, obs.regs, r.bucketNamespace)
+
+	// Every type that has, had or may get a bucket.
+	wanted := map[string]bool{}
+	for t := range obs.limits {
+		wanted[t] = true
+	}
+	for _, t := range l.types() {
+		wanted[t] = true
+	}
+	for t := range l.acked {
+		wanted[t] = true
+	}
+	for i := range cached.Items {
+		wanted[cached.Items[i].Spec.ResourceType] = true
+	}
+	obs.buckets = map[string]*quotav1alpha1.AllowanceBucket{}
+	for _, t := range slices.Sorted(maps.Keys(wanted)) {
+		b := &quotav1alpha1.AllowanceBucket{}
+		err := r.reader.Get(ctx, client.ObjectKey{Namespace: r.bucketNamespace, Name: bucketName(consumer, t)}, b)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("failed to read the %s bucket of %s: %w", t, key, err)
+		default:
+			obs.buckets[t] = b
+		}
+	}
+	return obs, nil
+}
+
+// seed rebuilds the ledger from a consistent read of every claim: an
+// uncached List reads from etcd with quorum, so it sees every claim status
+// written before it, including writes the cache has not delivered yet.
+func (r *consumerReconciler) seed(ctx context.Context, consumer quotav1alpha1.ConsumerRef, l *ledger, obs *observation, now time.Time) error {
+	all := &quotav1alpha1.ResourceClaimList{}
+	if err := r.reader.List(ctx, all); err != nil {
+		return fmt.Errorf("failed to list ResourceClaims to seed the ledger of %s: %w", consumerKey(consumer), err)
+	}
+	granted := map[types.UID]entry{}
+	for i := range all.Items {
+		c := &all.Items[i]
+		if c.DeletionTimestamp != nil || !sameConsumer(c.Spec.ConsumerRef, consumer) {
+			continue
+		}
+		if a, ok := grantedAmounts(c); ok {
+			granted[c.UID] = entry{key: keyOf(c), amounts: a}
+		}
+	}
+	l.seed(granted, obs.buckets, now, r.holdGrace)
+	if len(l.holds) > 0 {
+		ctrl.LoggerFrom(ctx).Info("Buckets record allocations no granted claim explains; holding them",
+			"holds", fmt.Sprint(l.holds), "grace", r.holdGrace)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Seeded the ledger", "granted", len(granted))
+	return nil
+}
+
+// adoptGranted counts claims the cache shows granted that the ledger does
+// not know yet (granted by another writer, or seen before the ledger was).
+func adoptGranted(l *ledger, obs *observation) {
+	for _, c := range obs.claims {
+		if c.DeletionTimestamp != nil {
+			continue
+		}
+		if _, ok := l.entries[c.UID]; ok {
+			continue
+		}
+		if a, ok := grantedAmounts(c); ok {
+			l.adopt(c.UID, entry{key: keyOf(c), amounts: a})
+		}
+	}
+}
+
+// releaseGone drops the entries of claims being deleted or gone. A claim
+// the cache does not show is checked against the API server first: a
+// ledger seeded from a consistent read may know claims the cache has not
+// delivered yet, and forgetting one of those would free its capacity twice.
+func (r *consumerReconciler) releaseGone(ctx context.Context, consumer quotav1alpha1.ConsumerRef, l *ledger, obs *observation) error {
+	for uid, e := range l.entries {
+		c, ok := obs.byUID[uid]
+		if ok {
+			if c.DeletionTimestamp != nil {
+				delete(l.entries, uid)
+			}
+			continue
+		}
+		fresh := &quotav1alpha1.ResourceClaim{}
+		err := r.reader.Get(ctx, e.key, fresh)
+		switch {
+		case apierrors.IsNotFound(err):
+			delete(l.entries, uid)
+		case err != nil:
+			return fmt.Errorf("failed to read ResourceClaim %s: %w", e.key, err)
+		case fresh.UID != uid || fresh.DeletionTimestamp != nil || !sameConsumer(fresh.Spec.ConsumerRef, consumer):
+			delete(l.entries, uid)
+		}
+	}
+	return nil
+}
+
+// decideCandidates evaluates every live claim the ledger does not count, in
+// creation order, and counts the granted ones in the ledger (pending their
+// bucket and status writes).
+func decideCandidates(l *ledger, obs *observation, now time.Time) ([]*quotav1alpha1.ResourceClaim, []decision) {
+	claims := make([]*quotav1alpha1.ResourceClaim, 0, len(obs.claims))
+	cands := make([]candidate, 0, len(obs.claims))
+	for _, c := range obs.claims {
+		if c.DeletionTimestamp != nil {
+			continue
+		}
+		if _, ok := l.entries[c.UID]; ok {
+			continue
+		}
+		claims = append(claims, c)
+		cands = append(cands, candidate{requests: c.Spec.Requests, invalid: validateClaim(c, obs.regs)})
+	}
+	decisions, _ := decide(cands, obs.limits, l.used(now))
+	for i, d := range decisions {
+		if d.verdict != granted {
+			continue
+		}
+		a := amounts{}
+		for _, req := range claims[i].Spec.Requests {
+			a[req.ResourceType] += req.Amount
+		}
+		l.entries[claims[i].UID] = entry{key: keyOf(claims[i]), amounts: a}
+	}
+	return claims, decisions
+}
+
+// recordBuckets writes each bucket whose figures changed, guarded by the
+// resourceVersion it was read at: if anyone else wrote it since, the write
+// fails with a conflict and nothing is granted.
+func (r *consumerReconciler) recordBuckets(ctx context.Context, consumer quotav1alpha1.ConsumerRef, l *ledger, obs *observation, now time.Time) error {
+	used := l.used(now)
+	wanted := map[string]bool{}
+	for t := range obs.limits {
+		wanted[t] = true
+	}
+	for _, t := range l.types() {
+		wanted[t] = true
+	}
+	for t := range obs.buckets {
+		wanted[t] = true
+	}
+	for _, t := range slices.Sorted(maps.Keys(wanted)) {
+		b := obs.buckets[t]
+		if b == nil {
+			b = &quotav1alpha1.AllowanceBucket{
+				ObjectMeta: metav1.ObjectMeta{Name: bucketName(consumer, t), Namespace: r.bucketNamespace},
+				Spec:       quotav1alpha1.AllowanceBucketSpec{ConsumerRef: consumer, ResourceType: t},
+			}
+			if err := r.client.Create(ctx, b); err != nil {
+				return fmt.Errorf("failed to create AllowanceBucket %s: %w", b.Name, err)
+			}
+		}
+		want := bucketStatus(b, t, l, used, obs.limits, obs.refs)
+		if !sameFigures(b.Status, want) {
+			ts := metav1.NewTime(now)
+			want.LastReconciliation = &ts
+			b.Status = want
+			if err := r.client.Status().Update(ctx, b); err != nil {
+				return fmt.Errorf("failed to record allocations in AllowanceBucket %s: %w", b.Name, err)
+			}
+		}
+		l.acked[t] = b.ResourceVersion
+	}
+	return nil
+}
+
+// applyClaims writes what the decisions and the ledger say: granted claims
+// get the finalizer, then Granted; denied and pending claims their answer;
+// claims being deleted lose the finalizer, their allocation being released.
+// Only changed statuses are written. It reports whether a write lost an
+// optimistic-concurrency race.
+func (r *consumerReconciler) applyClaims(ctx context.Context, consumer quotav1alpha1.ConsumerRef, l *ledger, obs *observation,
+	cands []*quotav1alpha1.ResourceClaim, decisions []decision, now time.Time,
+) (bool, error) {
+	ts := metav1.NewTime(now)
+	bucketOf := func(t string) string { return bucketName(consumer, t) }
+	writes := make([]func(context.Context) error, 0, len(l.entries)+len(obs.claims))
+
+	for uid, e := range l.entries {
+		c := obs.byUID[uid]
+		if c == nil || c.DeletionTimestamp != nil {
+			continue
+		}
+		_, isGranted := grantedAmounts(c)
+		if isGranted && controllerutil.ContainsFinalizer(c, Finalizer) {
+			continue
+		}
+		var status *quotav1alpha1.ResourceClaimStatus
+		if !isGranted {
+			s := grantedStatus(c, e.amounts, bucketOf, ts)
+			status = &s
+		}
+		writes = append(writes, func(ctx context.Context) error { return r.grant(ctx, c, status) })
+	}
+	for i, c := range cands {
+		if decisions[i].verdict == granted {
+			continue
+		}
+		want := claimStatus(c, decisions[i], bucketOf, ts)
+		if sameClaimStatus(c.Status, want) {
+			continue
+		}
+		writes = append(writes, func(ctx context.Context) error { return r.patchStatus(ctx, c, want) })
+	}
+	for _, c := range obs.claims {
+		if c.DeletionTimestamp != nil && controllerutil.ContainsFinalizer(c, Finalizer) {
+			writes = append(writes, func(ctx context.Context) error { return r.removeFinalizer(ctx, c) })
+		}
+	}
+
+	var mu sync.Mutex
+	var errs []error
+	conflicted := false
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writeConcurrency)
+	for _, w := range writes {
+		g.Go(func() error {
+			err := w(gctx)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil, apierrors.IsNotFound(err):
+			case apierrors.IsConflict(err):
+				conflicted = true
+			default:
+				errs = append(errs, err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return conflicted, errors.Join(errs...)
+}
+
+// grant puts the finalizer on a claim the ledger counts and, when status is
+// set, marks it Granted (guarded by the resourceVersion the finalizer write
+// returned, so a claim replaced under the same name is never marked).
+func (r *consumerReconciler) grant(ctx context.Context, c *quotav1alpha1.ResourceClaim, status *quotav1alpha1.ResourceClaimStatus) error {
+	c = c.DeepCopy()
+	if !controllerutil.ContainsFinalizer(c, Finalizer) {
+		before := c.DeepCopy()
+		controllerutil.AddFinalizer(c, Finalizer)
+		if err := r.client.Patch(ctx, c, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("failed to add the finalizer to ResourceClaim %s: %w", keyOf(c), err)
+		}
+	}
+	if status == nil {
+		return nil
+	}
+	if err := r.patchStatus(ctx, c, *status); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Granted ResourceClaim", "claim", keyOf(c))
+	return nil
+}
+
+// patchStatus replaces a claim's status with a merge patch, only if the
+// claim is still at the resourceVersion the decision was made on: an answer
+// is never written over a newer state (another writer's grant, or a claim
+// replaced under the same name); the conflict brings the claim back.
+func (r *consumerReconciler) patchStatus(ctx context.Context, c *quotav1alpha1.ResourceClaim, s quotav1alpha1.ResourceClaimStatus) error {
+	data, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": c.ResourceVersion},
+		"status":   s,
+	})
+	if err != nil {
+		return fmt.Errorf("failed to encode the status of ResourceClaim %s: %w", keyOf(c), err)
+	}
+	target := &quotav1alpha1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name}}
+	if err := r.client.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, data)); err != nil {
+		return fmt.Errorf("failed to write the status of ResourceClaim %s: %w", keyOf(c), err)
+	}
+	return nil
+}
+
+// removeFinalizer lets a deleted claim go once its allocation is released.
+func (r *consumerReconciler) removeFinalizer(ctx context.Context, c *quotav1alpha1.ResourceClaim) error {
+	c = c.DeepCopy()
+	before := c.DeepCopy()
+	controllerutil.RemoveFinalizer(c, Finalizer)
+	if err := r.client.Patch(ctx, c, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("failed to remove the finalizer of ResourceClaim %s: %w", keyOf(c), err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Released ResourceClaim", "claim", keyOf(c))
+	return nil
+}

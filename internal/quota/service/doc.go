@@ -1,0 +1,74 @@
+// Package service is compute's quota service: the part Milo plays in
+// production, for the local platform and tests. It runs as a
+// controller-runtime manager against one project's quota plane and
+//
+//   - creates the ResourceRegistrations of compute's resource types
+//     (instances, vCPU in millicores, memory in MiB) and the project's
+//     default ResourceGrant when they are missing, never changing them
+//     afterwards;
+//   - evaluates every ResourceClaim against the consumer's ResourceGrants,
+//     atomically per claim (all requests or none), first come first served,
+//     and answers on the claim's Granted condition: QuotaAvailable,
+//     QuotaExceeded ("requested 1 compute.datumapis.com/instances, 0 of 10
+//     available"), ValidationFailed, or PendingEvaluation when no grant
+//     gives the consumer a requested resource type;
+//   - keeps one AllowanceBucket per consumer × resource type (limit,
+//     allocated, available, claimCount, grantCount);
+//   - holds a finalizer on every claim it grants and releases the
+//     allocation before letting the claim go;
+//   - re-evaluates pending and denied claims whenever a claim, grant,
+//     bucket or registration of their consumer changes, so raising a grant
+//     or deleting a claim admits the next claims in line;
+//   - reports Active on grants and registrations.
+//
+// # Why concurrent claims never over-grant
+//
+// Invariant: for every consumer and resource type, the claims whose status
+// durably says Granted and that are not being deleted never ask for more than
+// the limit the grants gave when each of them was granted.
+//
+//  1. One decider per consumer. The evaluation loop's reconcile key is the
+//     consumer, not the claim. controller-runtime never hands one key to two
+//     workers at once, and leader election keeps one process active, so all
+//     decisions about a consumer are made one reconcile after another, however
+//     many claims arrive together. (Different consumers are evaluated in
+//     parallel; they share nothing.)
+//  2. A ledger that is never short. The loop decides against an in-memory
+//     ledger of the consumer's granted claims, never against the informer
+//     cache, which may not have delivered the loop's own last writes. The
+//     ledger is seeded from an uncached List (a quorum read from etcd, which
+//     sees every status written before it), then kept by the loop itself: a
+//     claim enters it when the loop grants it and leaves it only when the
+//     claim is seen being deleted or is confirmed gone by an uncached Get. A
+//     failed or ambiguous status write keeps the claim in it. So the ledger
+//     always counts at least every live granted claim.
+//  3. Recorded before granted. A grant decision is first written to the
+//     consumer's buckets (allocated = ledger + the new claims) with
+//     Status().Update carrying the resourceVersion the bucket was read at,
+//     straight from the API server. Only after every bucket write succeeded
+//     does any claim get the finalizer and Granted=True. A crash in between
+//     leaves a bucket counting a claim that is not granted: capacity is
+//     under-used, never over-used, and repaired below.
+//  4. A fence against a second writer. If anyone else wrote a bucket (a
+//     previous leader still finishing, an operator), its resourceVersion
+//     differs from the one the ledger acknowledged: the write conflicts, no
+//     claim is granted, and the next reconcile reseeds the ledger. Whatever
+//     a bucket records beyond the granted claims the quorum read shows is
+//     held (counted as used) for HoldGrace, longer than a leader-election
+//     lease, so another writer's grant that is recorded but not yet visible
+//     on its claim cannot be handed out again; claims later seen granted
+//     are adopted into the ledger and shrink the hold. When a hold expires
+//     without being explained, it was a crash leak and the capacity returns.
+//
+// Releases use the same order: a deleting claim leaves the ledger, the
+// buckets are rewritten without it, and only then is the finalizer removed.
+// Denied and pending answers do not touch the ledger, so they are written in
+// parallel and without ordering.
+//
+// Claims are treated as immutable once granted: a granted claim keeps the
+// amounts its status records. Lowering a grant never revokes a granted claim;
+// it only stops new grants until usage falls below the new limit.
+//
+// The price is a full claim List when a consumer's ledger is (re)seeded:
+// once per consumer per process, and after a foreign bucket write.
+package service
