@@ -41,6 +41,7 @@ verify: generate ## Regenerate and fail if anything generated drifted; check gof
 		git status --porcelain -- api config internal/toolchain; git diff --stat -- api config internal/toolchain; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
+	go vet -tags e2e,bench ./test/...
 
 .PHONY: lint
 lint: ## Run golangci-lint (built from the pinned version).
@@ -51,6 +52,16 @@ lint: ## Run golangci-lint (built from the pinned version).
 build: ## Build every binary of the project into ./bin/.
 	@mkdir -p $(BIN_DIR)
 	@for b in $(BINARIES); do echo "go build -o $(BIN_DIR)/$$b ./cmd/$$b"; go build -o $(BIN_DIR)/$$b ./cmd/$$b; done
+
+##@ Local platform
+
+.PHONY: up
+up: tools-platform ## Start the local platform: project plane, Karmada federation plane, cells DFW/LHR/SIN.
+	go run ./cmd/compute-local up
+
+.PHONY: down
+down: ## Stop the local platform.
+	go run ./cmd/compute-local down
 
 ##@ Toolchain
 
@@ -67,6 +78,14 @@ tools-platform: ## Build only the control-plane binaries the tests and the platf
 .PHONY: test
 test: tools-platform ## Run unit and integration tests against real API servers (builds the toolchain when missing).
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./...
+
+.PHONY: test-e2e
+test-e2e: tools-platform ## Run the end-to-end suite against the real local platform (compute-local, real Karmada).
+	go test -tags e2e -count=1 -timeout 30m ./test/e2e/...
+
+.PHONY: bench
+bench: tools-platform ## Run the benchmarks on real planes and the local platform; they print their figures.
+	go test -tags bench -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/bench/...
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each.

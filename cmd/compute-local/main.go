@@ -1,0 +1,22 @@
+// Command compute-local runs compute's local platform on one machine from
+// real components — a project plane, a Karmada federation plane and city
+// cells — with no Docker and no external cluster:
+//
+//	compute-local up          # start; prints kubeconfigs and what to type next
+//	compute-local status      # every component and Karmada cluster
+//	compute-local kubeconfig hub
+//	eval "$(compute-local env)"
+//	compute-local down        # stop everything
+//
+// The platform itself is internal/local; docs/local-platform.md describes it.
+package main
+
+import (
+	"os"
+
+	"github.com/citycells/compute/internal/local"
+)
+
+func main() {
+	os.Exit(local.Main(os.Args[1:], local.Streams{Out: os.Stdout, Err: os.Stderr}))
+}

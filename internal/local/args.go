@@ -1,0 +1,133 @@
+package local
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// Karmada component names, also their process and log file names.
+const (
+	componentAggregatedAPIServer = "karmada-aggregated-apiserver"
+	componentWebhook             = "karmada-webhook"
+	componentControllerManager   = "karmada-controller-manager"
+	componentScheduler           = "karmada-scheduler"
+	componentManagerPrefix       = "compute-manager-"
+)
+
+// Karmada's fixed names in the hub.
+const (
+	karmadaSystemNamespace  = "karmada-system"
+	karmadaClusterNamespace = "karmada-cluster"
+	aggregatedServiceName   = "karmada-aggregated-apiserver"
+	// aggregatedServiceHost is the name kube-apiserver's aggregator
+	// verifies the aggregated apiserver's certificate against.
+	aggregatedServiceHost = aggregatedServiceName + "." + karmadaSystemNamespace + ".svc"
+	// aggregatedEtcdPrefix keeps the aggregated apiserver's Clusters apart
+	// from every plane's prefix (/<plane>) in the shared etcd.
+	aggregatedEtcdPrefix = "/karmada-aggregated-apiserver"
+)
+
+// Cluster health timing for a local platform: Karmada's defaults make a dead
+// member NotReady after ~31 s and Ready again ~37 s after it returns.
+var clusterHealthArgs = map[string]string{
+	"cluster-status-update-frequency": "1s",
+	"cluster-failure-threshold":       "3s",
+	"cluster-success-threshold":       "1s",
+	"cluster-monitor-period":          "1s",
+	"cluster-monitor-grace-period":    "10s",
+	"cluster-startup-grace-period":    "10s",
+	"cluster-lease-duration":          "10s",
+}
+
+// karmadaPorts are the ports of the Karmada components, chosen free at Up.
+type karmadaPorts struct {
+	aggregated       int
+	webhook          int
+	webhookHealth    int
+	webhookMetrics   int
+	controllerHealth int
+	controllerMetric int
+	schedulerHealth  int
+	schedulerMetrics int
+}
+
+// newKarmadaPorts assigns ports from a list of at least 8 free ports.
+func newKarmadaPorts(p []int) karmadaPorts {
+	return karmadaPorts{
+		aggregated: p[0], webhook: p[1], webhookHealth: p[2], webhookMetrics: p[3],
+		controllerHealth: p[4], controllerMetric: p[5], schedulerHealth: p[6], schedulerMetrics: p[7],
+	}
+}
+
+// aggregatedAPIServerArgs are karmada-aggregated-apiserver's flags. It
+// stores Clusters in the shared etcd under its own prefix and authenticates
+// and authorizes through the hub, whose front proxy it trusts by reading
+// kube-system/extension-apiserver-authentication.
+func aggregatedAPIServerArgs(hubKubeconfig, etcdURL, certFile, keyFile string, port int) []string {
+	return flagList(map[string]string{
+		"kubeconfig":                   hubKubeconfig,
+		"authentication-kubeconfig":    hubKubeconfig,
+		"authorization-kubeconfig":     hubKubeconfig,
+		"etcd-servers":                 etcdURL,
+		"etcd-prefix":                  aggregatedEtcdPrefix,
+		"tls-cert-file":                certFile,
+		"tls-private-key-file":         keyFile,
+		"bind-address":                 "127.0.0.1",
+		"secure-port":                  strconv.Itoa(port),
+		"enable-priority-and-fairness": "false",
+		"profiling":                    "false",
+	})
+}
+
+// webhookArgs are karmada-webhook's flags; certDir holds tls.crt/tls.key.
+func webhookArgs(hubKubeconfig, certDir string, ports karmadaPorts) []string {
+	return flagList(map[string]string{
+		"kubeconfig":                hubKubeconfig,
+		"bind-address":              "127.0.0.1",
+		"secure-port":               strconv.Itoa(ports.webhook),
+		"cert-dir":                  certDir,
+		"health-probe-bind-address": hostPort(ports.webhookHealth),
+		"metrics-bind-address":      hostPort(ports.webhookMetrics),
+		"kube-api-qps":              "100",
+		"kube-api-burst":            "200",
+	})
+}
+
+// controllerManagerArgs are karmada-controller-manager's flags: every
+// default port overridden, no leader election, fast cluster health.
+func controllerManagerArgs(hubKubeconfig string, ports karmadaPorts) []string {
+	flags := map[string]string{
+		"kubeconfig":                hubKubeconfig,
+		"leader-elect":              "false",
+		"health-probe-bind-address": hostPort(ports.controllerHealth),
+		"metrics-bind-address":      hostPort(ports.controllerMetric),
+		"kube-api-qps":              "200",
+		"kube-api-burst":            "400",
+		"cluster-api-qps":           "200",
+		"cluster-api-burst":         "400",
+	}
+	maps.Copy(flags, clusterHealthArgs)
+	return flagList(flags)
+}
+
+// schedulerArgs are karmada-scheduler's flags.
+func schedulerArgs(hubKubeconfig string, ports karmadaPorts) []string {
+	return flagList(map[string]string{
+		"kubeconfig":                hubKubeconfig,
+		"leader-elect":              "false",
+		"health-probe-bind-address": hostPort(ports.schedulerHealth),
+		"metrics-bind-address":      hostPort(ports.schedulerMetrics),
+		"kube-api-qps":              "200",
+		"kube-api-burst":            "400",
+	})
+}
+
+// flagList renders flags as sorted --key=value arguments.
+func flagList(flags map[string]string) []string {
+	args := make([]string, 0, len(flags))
+	for _, k := range slices.Sorted(maps.Keys(flags)) {
+		args = append(args, "--"+k+"="+flags[k])
+	}
+	return args
+}

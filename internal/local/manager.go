@@ -1,0 +1,295 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/citycells/compute/internal/planes"
+)
+
+// managerBinaryName is compute-manager's executable name.
+const managerBinaryName = "compute-manager"
+
+// buildNiceness is the scheduling niceness of the compute-manager build.
+const buildNiceness = 15
+
+// managerFlags are the flags a compute-manager binary accepts, read from its
+// --help, so the platform runs whichever roles the binary has.
+type managerFlags map[string]bool
+
+// flagPattern finds long flags in help output.
+var flagPattern = regexp.MustCompile(`(?m)--([a-z0-9][a-z0-9-]*)`)
+
+// parseManagerFlags collects the long flags mentioned in help output.
+func parseManagerFlags(help string) managerFlags {
+	flags := managerFlags{}
+	for _, m := range flagPattern.FindAllStringSubmatch(help, -1) {
+		flags[m[1]] = true
+	}
+	return flags
+}
+
+// Role flags of compute-manager.
+const (
+	flagManagement        = "enable-management-controllers"
+	flagCell              = "enable-cell-controllers"
+	flagSimulatedProvider = "enable-simulated-provider"
+	flagFederation        = "federation-kubeconfig"
+	flagWebhookCertDir    = "webhook-cert-dir"
+)
+
+// managerRole is one compute-manager process of the platform.
+type managerRole struct {
+	// name is the component name: compute-manager-<plane>.
+	name string
+	// plane is the plane it runs against.
+	plane string
+	// kubeconfig is that plane's kubeconfig.
+	kubeconfig string
+	// cell selects the cell role (with the simulated provider); otherwise
+	// the management role.
+	cell bool
+	// project is the management role's project: its cluster name.
+	project string
+	// webhookCertDir and webhookPort configure the management role's
+	// admission webhook server; empty when it serves none.
+	webhookCertDir string
+	webhookPort    int
+}
+
+// managerPorts are one compute-manager's ports.
+type managerPorts struct {
+	metrics, probe int
+}
+
+// managerArgs returns the flags of a compute-manager role, or false when
+// the binary lacks the role. Optional flags are passed only when the binary
+// has them: the federation kubeconfig (the management role requires it, the
+// cell role writes Instances back through it), no leader election, the
+// simulated provider of the cell role, and the management role's project
+// cluster name and webhook server (loopback port, certificate directory).
+func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports managerPorts) ([]string, bool) {
+	role := flagManagement
+	if r.cell {
+		role = flagCell
+	}
+	if !flags[role] {
+		return nil, false
+	}
+	args := map[string]string{
+		role:                        "true",
+		"kubeconfig":                r.kubeconfig,
+		"metrics-bind-address":      hostPort(ports.metrics),
+		"health-probe-bind-address": hostPort(ports.probe),
+	}
+	optional := map[string]string{
+		flagFederation: hubKubeconfig,
+		"leader-elect": "false",
+	}
+	if r.cell {
+		optional[flagSimulatedProvider] = "true"
+	} else {
+		optional["single-project-cluster-name"] = r.project
+		if r.webhookCertDir != "" {
+			optional[flagWebhookCertDir] = r.webhookCertDir
+			optional["webhook-port"] = strconv.Itoa(r.webhookPort)
+			optional["webhook-host"] = "127.0.0.1"
+		}
+	}
+	for k, v := range optional {
+		if flags[k] {
+			args[k] = v
+		}
+	}
+	return flagList(args), true
+}
+
+// managerResult is the outcome of finding or building compute-manager.
+type managerResult struct {
+	binary string
+	// skip explains why no binary is available (ManagersAuto only).
+	skip string
+	err  error
+}
+
+// findManager resolves compute-manager in the background: Config's binary,
+// else a build from the repository into <state>/bin, else the binary next to
+// the running executable. The build runs while the planes start.
+func (p *Platform) findManager(ctx context.Context) <-chan managerResult {
+	out := make(chan managerResult, 1)
+	if p.cfg.Managers == ManagersOff {
+		out <- managerResult{skip: "switched off"}
+		return out
+	}
+	go func() {
+		res := p.resolveManager(ctx)
+		if res.skip != "" && p.cfg.Managers == ManagersRequired {
+			res = managerResult{err: errors.New("compute-manager is required but " + res.skip)}
+		}
+		out <- res
+	}()
+	return out
+}
+
+// resolveManager does the work of findManager.
+func (p *Platform) resolveManager(ctx context.Context) managerResult {
+	if p.cfg.ManagerBinary != "" {
+		if _, err := os.Stat(p.cfg.ManagerBinary); err != nil {
+			return managerResult{err: fmt.Errorf("compute-manager binary %s: %w", p.cfg.ManagerBinary, err)}
+		}
+		return managerResult{binary: p.cfg.ManagerBinary}
+	}
+	if _, err := os.Stat(filepath.Join(p.repo, "cmd", managerBinaryName, "main.go")); err == nil {
+		return p.buildManager(ctx)
+	}
+	if exe, err := os.Executable(); err == nil {
+		candidate := filepath.Join(filepath.Dir(exe), managerBinaryName)
+		if _, err := os.Stat(candidate); err == nil {
+			return managerResult{binary: candidate}
+		}
+	}
+	return managerResult{skip: "no cmd/compute-manager in " + p.repo + " and no compute-manager next to this binary"}
+}
+
+// buildManager runs go build for compute-manager into <state>/bin; its
+// output goes to logs/compute-manager-build.log.
+func (p *Platform) buildManager(ctx context.Context) managerResult {
+	began := time.Now()
+	bin := filepath.Join(p.cfg.StateDir, "bin", managerBinaryName)
+	logPath := p.logPath("compute-manager-build")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return managerResult{err: err}
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return managerResult{err: fmt.Errorf("failed to create %s: %w", logPath, err)}
+	}
+	defer func() { _ = logFile.Close() }()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/"+managerBinaryName)
+	cmd.Dir = p.repo
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	err = cmd.Start()
+	if err == nil {
+		// The build overlaps the planes' start on a machine with few cores:
+		// let the apiservers have the CPU first. The compiler and linker
+		// the go command forks inherit the niceness.
+		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, buildNiceness)
+		err = cmd.Wait()
+	}
+	if err != nil {
+		reason := fmt.Sprintf("go build ./cmd/compute-manager failed (%v): fix the build, or run with --managers=off; see %s", err, logPath)
+		tail := tailLines(logPath, 15)
+		if p.cfg.Managers == ManagersRequired {
+			return managerResult{err: fmt.Errorf("%s:\n%s", reason, tail)}
+		}
+		p.progress.linef("go build ./cmd/compute-manager failed; last lines of %s:\n%s", logPath, tail)
+		return managerResult{skip: reason}
+	}
+	p.progress.linef("built %s (%s)", bin, since(began))
+	return managerResult{binary: bin}
+}
+
+// startManagers starts compute-manager in the management role for every
+// project and in the cell role for every city, concurrently, when the binary
+// has those roles; roles it lacks are recorded as skipped.
+func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult) error {
+	var res managerResult
+	select {
+	case res = <-found:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if res.err != nil {
+		return res.err
+	}
+	if res.binary == "" {
+		p.skip(componentManagerPrefix+"*", res.skip)
+		return nil
+	}
+	helpOut, _ := exec.CommandContext(ctx, res.binary, "--help").CombinedOutput()
+	flags := parseManagerFlags(string(helpOut))
+
+	free, err := freePorts(3 * (len(p.cfg.Projects) + len(p.cfg.Cities)))
+	if err != nil {
+		return err
+	}
+	webhooks, err := p.webhookManifests(flags)
+	if err != nil {
+		return err
+	}
+	roles := make([]managerRole, 0, len(p.cfg.Projects)+len(p.cfg.Cities))
+	for i, project := range p.cfg.Projects {
+		plane := ProjectPlane(project)
+		r := managerRole{name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), project: project}
+		if len(webhooks) > 0 {
+			r.webhookPort = free[3*i+2]
+			r.webhookCertDir = filepath.Join(p.cfg.StateDir, "managers", r.name, "webhook-certs")
+			if _, _, err := p.writeServingCert(r.webhookCertDir, r.name); err != nil {
+				return err
+			}
+		}
+		roles = append(roles, r)
+	}
+	for _, city := range p.cfg.Cities {
+		plane := CellPlane(city)
+		roles = append(roles, managerRole{name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true})
+	}
+	began := time.Now()
+	hubKubeconfig := p.env.Plane(HubPlane).KubeconfigPath()
+	g, gctx := errgroup.WithContext(ctx)
+	for i, r := range roles {
+		ports := managerPorts{metrics: free[3*i], probe: free[3*i+1]}
+		args, ok := managerArgs(r, flags, hubKubeconfig, ports)
+		if !ok {
+			role := flagManagement
+			if r.cell {
+				role = flagCell
+			}
+			p.skip(r.name, fmt.Sprintf("%s has no --%s yet", res.binary, role))
+			continue
+		}
+		g.Go(func() error {
+			err := p.startComponent(gctx, planes.ComponentSpec{
+				Name: r.name, Plane: r.plane, Binary: res.binary, Args: args, Port: ports.probe,
+			}, "http://"+hostPort(ports.probe)+"/readyz")
+			if err != nil || r.webhookCertDir == "" {
+				return err
+			}
+			return p.registerWebhooks(gctx, r, webhooks)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	p.timing("compute-manager roles", began)
+	return nil
+}
+
+// tailLines returns the last n lines of a file, indented.
+func tailLines(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "    (cannot read " + path + ": " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "    " + strings.Join(lines, "\n    ")
+}
+
+// since formats the time elapsed since t.
+func since(t time.Time) string {
+	return time.Since(t).Round(10 * time.Millisecond).String()
+}

@@ -1,0 +1,245 @@
+//go:build bench
+
+// Package platform benchmarks the local platform itself — the baseline the
+// federation benchmarks compare against:
+//
+//   - cold start: `Up` in an empty state directory (fresh etcd, certificates,
+//     compute-manager linked from the Go build cache);
+//   - warm start: `Up` again in the same directory after `Down`;
+//   - total platform RSS (sum of VmRSS of every process) once it has run
+//     for a few seconds;
+//   - raw Karmada propagation of a ConfigMap from the hub to each cell:
+//     create → present and delete → gone, p50/p99 over RUNS runs per cell
+//     (default 50; set COMPUTE_BENCH_RUNS to change it).
+//
+// Run with:
+//
+//	go test -tags bench -run '^$' -bench . -benchtime 1x -timeout 20m ./test/bench/platform/
+//
+// Figures are printed (b.Log) and reported as benchmark metrics; nothing is
+// asserted about them.
+package platform
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/local"
+)
+
+// settle is how long the platform runs before its memory is measured.
+const settle = 5 * time.Second
+
+// benchNamespace holds the propagated ConfigMaps.
+const benchNamespace = "bench-propagation"
+
+func BenchmarkPlatform(b *testing.B) {
+	runs := 50
+	if v, err := strconv.Atoi(os.Getenv("COMPUTE_BENCH_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	dir, err := os.MkdirTemp("", "compute-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	ctx := context.Background()
+	// Progress goes to stderr: benchmark logs are truncated.
+	cfg := local.Config{StateDir: dir, Log: os.Stderr}
+
+	cold, p := start(b, ctx, cfg)
+	p.Down()
+	warm, p := start(b, ctx, cfg)
+	defer p.Down()
+	b.ReportMetric(cold.Seconds(), "cold-start-s")
+	b.ReportMetric(warm.Seconds(), "warm-start-s")
+	report("cold start %s, warm start %s; warm phases:", cold.Round(10*time.Millisecond), warm.Round(10*time.Millisecond))
+	for _, t := range p.Timings() {
+		report("  %-58s %s", t.Phase, t.Duration.Round(10*time.Millisecond))
+	}
+
+	time.Sleep(settle)
+	rss, n := platformRSS(p)
+	b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
+	report("platform RSS %d MiB over %d processes (after %s)", rss>>20, n, settle)
+
+	hub := mustClient(b, p, local.HubPlane)
+	prepare(b, ctx, hub, p)
+	for _, c := range p.State().Clusters {
+		cell := mustClient(b, p, c.Name)
+		create, del := propagate(b, ctx, hub, cell, c.City, runs)
+		slices.Sort(create)
+		slices.Sort(del)
+		b.ReportMetric(ms(percentile(create, 50)), c.Name+"-create-p50-ms")
+		b.ReportMetric(ms(percentile(create, 99)), c.Name+"-create-p99-ms")
+		b.ReportMetric(ms(percentile(del, 50)), c.Name+"-delete-p50-ms")
+		b.ReportMetric(ms(percentile(del, 99)), c.Name+"-delete-p99-ms")
+		report("%s: ConfigMap create→present p50 %s p99 %s; delete→gone p50 %s p99 %s (%d runs)", c.Name,
+			percentile(create, 50), percentile(create, 99), percentile(del, 50), percentile(del, 99), runs)
+	}
+}
+
+// start brings the platform up and returns how long it took.
+func start(b *testing.B, ctx context.Context, cfg local.Config) (time.Duration, *local.Platform) {
+	b.Helper()
+	began := time.Now()
+	p, err := local.Up(ctx, cfg)
+	if err != nil {
+		b.Fatalf("failed to start the platform: %v", err)
+	}
+	return time.Since(began), p
+}
+
+// platformRSS sums VmRSS over the platform's live processes.
+func platformRSS(p *local.Platform) (int64, int) {
+	var total int64
+	n := 0
+	for _, proc := range p.Processes() {
+		if rss, err := local.RSSBytes(proc.PID); err == nil {
+			total += rss
+			n++
+		}
+	}
+	return total, n
+}
+
+// prepare creates the benchmark namespace, waits until Karmada has
+// propagated it to every cell, and creates one policy per city.
+func prepare(b *testing.B, ctx context.Context, hub client.Client, p *local.Platform) {
+	b.Helper()
+	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range p.State().Clusters {
+		selector := &metav1.LabelSelector{MatchLabels: map[string]string{computev1alpha.CityCodeTopologyLabel: c.City}}
+		policy := &policyv1alpha1.PropagationPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "city-" + strings.ToLower(c.City), Namespace: benchNamespace},
+			Spec: policyv1alpha1.PropagationSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: selector}},
+				Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{LabelSelector: selector}},
+			},
+		}
+		if err := hub.Create(ctx, policy); err != nil {
+			b.Fatal(err)
+		}
+		cell := mustClient(b, p, c.Name)
+		deadline := time.Now().Add(time.Minute)
+		for {
+			err := cell.Get(ctx, client.ObjectKey{Name: benchNamespace}, &corev1.Namespace{})
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("namespace %s never reached %s: %v", benchNamespace, c.Name, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// propagate creates and deletes runs ConfigMaps for city in the hub, one at
+// a time, and times each create until a watch on the cell sees it and each
+// delete until the watch sees it go.
+func propagate(b *testing.B, ctx context.Context, hub, cell client.WithWatch, city string, runs int) (create, del []time.Duration) {
+	b.Helper()
+	w, err := cell.Watch(ctx, &corev1.ConfigMapList{}, client.InNamespace(benchNamespace))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	for i := range runs {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: fmt.Sprintf("bench-%s-%d", strings.ToLower(city), i), Namespace: benchNamespace,
+				Labels: map[string]string{computev1alpha.CityCodeTopologyLabel: city},
+			},
+			Data: map[string]string{"run": strconv.Itoa(i)},
+		}
+		began := time.Now()
+		if err := hub.Create(ctx, cm); err != nil {
+			b.Fatal(err)
+		}
+		waitEvent(b, w, watch.Added, cm.Name)
+		create = append(create, time.Since(began))
+
+		began = time.Now()
+		if err := hub.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
+			b.Fatal(err)
+		}
+		waitEvent(b, w, watch.Deleted, cm.Name)
+		del = append(del, time.Since(began))
+	}
+	return create, del
+}
+
+// waitEvent waits for an event of type t about the named object.
+func waitEvent(b *testing.B, w watch.Interface, t watch.EventType, name string) {
+	b.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				b.Fatalf("the watch closed while waiting for %s %s", t, name)
+			}
+			if obj, isObj := ev.Object.(client.Object); isObj && ev.Type == t && obj.GetName() == name {
+				return
+			}
+		case <-timeout:
+			b.Fatalf("no %s event for %s within a minute", t, name)
+		}
+	}
+}
+
+// mustClient returns a client of a plane.
+func mustClient(b *testing.B, p *local.Platform, plane string) client.WithWatch {
+	b.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		b.Fatal(err)
+	}
+	if err := policyv1alpha1.Install(s); err != nil {
+		b.Fatal(err)
+	}
+	c, err := client.NewWithWatch(p.Config(plane), client.Options{Scheme: s})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// percentile returns the p-th percentile of sorted durations (nearest rank).
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1].Round(time.Millisecond / 10)
+}
+
+// report prints one line of figures to stdout, which a benchmark run shows
+// in full.
+func report(format string, args ...any) {
+	fmt.Printf("platform: "+format+"\n", args...)
+}
+
+// ms is a duration in milliseconds.
+func ms(d time.Duration) float64 {
+	return float64(d) / float64(time.Millisecond)
+}
