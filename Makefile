@@ -33,6 +33,7 @@ generate: ## Generate deepcopy, CRDs, RBAC and the pinned-version constants.
 	$(CONTROLLER_GEN) crd paths=./api/v1alpha/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd paths=./api/quota/... paths=./api/networking/... paths=./api/services/... output:crd:artifacts:config=config/crd/external
 	$(CONTROLLER_GEN) rbac:roleName=compute-manager paths=./internal/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
 
 .PHONY: verify
 verify: generate ## Regenerate and fail if anything generated drifted; check gofmt and go vet.

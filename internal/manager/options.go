@@ -13,6 +13,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/citycells/compute/internal/features"
+	"github.com/citycells/compute/internal/management"
 )
 
 // Options is compute-manager's configuration.
@@ -50,6 +51,10 @@ type Options struct {
 	// network addresses from.
 	SimulatedProviderCIDR string
 
+	// Management configures the management role (project discovery,
+	// webhooks).
+	Management management.Options
+
 	// FeatureGates are compute's feature gates.
 	FeatureGates featuregate.MutableFeatureGate
 
@@ -64,6 +69,7 @@ func NewOptions() *Options {
 		SimulatedProviderDelay: 2 * time.Second,
 		SimulatedProviderCIDR:  "10.128.0.0/16",
 		FeatureGates:           features.New(),
+		Management:             management.NewOptions(),
 	}
 }
 
@@ -87,6 +93,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long the simulated provider takes to make an instance available.")
 	fs.StringVar(&o.SimulatedProviderCIDR, "simulated-provider-cidr", o.SimulatedProviderCIDR,
 		"Range the simulated provider assigns instance network addresses from.")
+	o.Management.AddFlags(fs)
 	// Registers --feature-gates with the list of known gates; $FEATURE_GATES is
 	// read in Complete when the flag is not given.
 	o.FeatureGates.AddFlag(fs)
@@ -107,6 +114,11 @@ func (o *Options) Validate() error {
 	}
 	if o.EnableSimulatedProvider && o.SimulatedProviderDelay < 0 {
 		errs = append(errs, fmt.Errorf("--simulated-provider-delay must not be negative, got %s", o.SimulatedProviderDelay))
+	}
+	if o.EnableManagement {
+		if err := o.Management.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if o.Kubeconfig != "" {
 		if _, err := os.Stat(o.Kubeconfig); err != nil {

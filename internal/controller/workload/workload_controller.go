@@ -1,0 +1,182 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/placement"
+	"github.com/citycells/compute/internal/revision"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "workload"
+
+// Reconciler is the WorkloadReconciler: it keeps the WorkloadDeployments,
+// revisions and status of Workloads in every project cluster of a
+// multicluster manager.
+type Reconciler struct {
+	// Manager resolves the project cluster of each request.
+	Manager mcmanager.Manager
+	// Clock stamps revisions; the real clock when nil.
+	Clock clock.PassiveClock
+}
+
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads,verbs=get;list;watch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads/finalizers,verbs=update
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.datumapis.com,resources=locationbindings;locations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the reconciler with mgr: it watches Workloads,
+// the WorkloadDeployments and revisions they own, and the LocationBindings
+// and Locations that decide which cities are bound.
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
+	if mgr == nil {
+		return errors.New("workload controller: a manager is required")
+	}
+	r.Manager = mgr
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	return mcbuilder.ControllerManagedBy(mgr).
+		Named(ControllerName).
+		// The multicluster builder does not apply the manager's global
+		// name validation setting, as controller-runtime's builder does.
+		WithOptions(controller.TypedOptions[mcreconcile.Request]{
+			SkipNameValidation: mgr.GetControllerOptions().SkipNameValidation,
+		}).
+		For(&computev1alpha.Workload{}).
+		Owns(&computev1alpha.WorkloadDeployment{}).
+		Owns(&appsv1.ControllerRevision{}).
+		Watches(&networkingv1alpha.LocationBinding{}, enqueueForBinding).
+		Watches(&networkingv1alpha.Location{}, enqueueForLocation).
+		Complete(r)
+}
+
+// scope is everything one reconcile observed.
+type scope struct {
+	client   client.Client
+	recorder events.EventRecorder
+	workload *computev1alpha.Workload
+	cities   locations.Cities
+	// deployments are the WorkloadDeployments of the namespace.
+	deployments []computev1alpha.WorkloadDeployment
+	// revisions are the revisions of the Workload.
+	revisions []appsv1.ControllerRevision
+}
+
+// Reconcile brings one Workload's deployments, revisions and status up to
+// date.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	if req.ClusterName == "" {
+		// The empty name is the host cluster; a request for a project
+		// object must never be served there.
+		log.Info("Dropping a Workload request without a cluster name", "workload", req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to get project cluster %q: %w", req.ClusterName, err)
+	}
+	c := cl.GetClient()
+
+	w := &computev1alpha.Workload{}
+	if err := c.Get(ctx, req.NamespacedName, w); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log = log.WithValues("cluster", req.ClusterName, "workload", klog.KObj(w), "uid", w.UID)
+	ctx = ctrl.LoggerInto(ctx, log)
+	if !w.DeletionTimestamp.IsZero() {
+		// Deployments and revisions carry the Workload as owner: the
+		// garbage collector removes them.
+		return ctrl.Result{}, nil
+	}
+
+	s, err := observe(ctx, c, w)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.recorder = cl.GetEventRecorder(ControllerName)
+
+	current, revErr := r.reconcileRevisions(ctx, s)
+	cities, deployErr := reconcileDeployments(ctx, s)
+
+	st := computeStatus(statusInput{
+		workload: w,
+		cities:   cities,
+		revision: current,
+		settled:  revErr == nil && deployErr == nil,
+	})
+	statusErr := patchStatus(ctx, c, w, st)
+	return ctrl.Result{}, errors.Join(revErr, deployErr, statusErr)
+}
+
+// observe reads what the reconcile of w depends on.
+func observe(ctx context.Context, c client.Client, w *computev1alpha.Workload) (*scope, error) {
+	cities, err := locations.Load(ctx, c, w.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	var wds computev1alpha.WorkloadDeploymentList
+	if err := c.List(ctx, &wds, client.InNamespace(w.Namespace)); err != nil {
+		return nil, fmt.Errorf("failed to list WorkloadDeployments in namespace %s: %w", w.Namespace, err)
+	}
+	var revs appsv1.ControllerRevisionList
+	if err := c.List(ctx, &revs, client.InNamespace(w.Namespace),
+		client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}); err != nil {
+		return nil, fmt.Errorf("failed to list ControllerRevisions of Workload %s: %w", w.Name, err)
+	}
+	return &scope{
+		client:      c,
+		workload:    w,
+		cities:      cities,
+		deployments: wds.Items,
+		revisions:   revision.Owned(w, revs.Items),
+	}, nil
+}
+
+// patchStatus writes st as w's status when it differs from what w reports.
+func patchStatus(ctx context.Context, c client.Client, w *computev1alpha.Workload, st computev1alpha.WorkloadStatus) error {
+	if equality.Semantic.DeepEqual(w.Status, st) {
+		return nil
+	}
+	patched := w.DeepCopy()
+	patched.Status = st
+	if err := c.Status().Patch(ctx, patched, client.MergeFrom(w)); err != nil {
+		return fmt.Errorf("failed to patch status of Workload %s: %w", w.Name, client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+// observedCities pairs each planned target with the deployment that holds
+// its name after the reconcile's writes.
+func observedCities(plan placement.Plan, current map[string]*computev1alpha.WorkloadDeployment) []observedCity {
+	out := make([]observedCity, 0, len(plan.Targets))
+	for _, t := range plan.Targets {
+		oc := observedCity{Target: t.Target}
+		if t.Reason != computev1alpha.ReasonDeploymentConflict {
+			oc.Deployment = current[t.Name]
+		}
+		out = append(out, oc)
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package workload
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+func TestReconcileDropsRequestsWithoutClusterName(t *testing.T) {
+	// No manager: a request without a cluster must not get as far as
+	// resolving one (the empty name is the host cluster).
+	r := &Reconciler{}
+	req := mcreconcile.Request{Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "web"}}}
+	res, err := r.Reconcile(context.Background(), req)
+	if err != nil || res != (reconcile.Result{}) {
+		t.Fatalf("Reconcile() = %v, %v; want an empty result and no error", res, err)
+	}
+}
+
+func TestWorkloadsBoundToALocation(t *testing.T) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{computev1alpha.AddToScheme, networkingv1alpha.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	binding := func(ns, location string) *networkingv1alpha.LocationBinding {
+		return &networkingv1alpha.LocationBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "b-" + location, Namespace: ns},
+			Spec: networkingv1alpha.LocationBindingSpec{LocationRef: networkingv1alpha.LocationReference{
+				Namespace: "locations", Name: location,
+			}},
+		}
+	}
+	workload := func(ns, name string) *computev1alpha.Workload {
+		return &computev1alpha.Workload{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		binding("shop", "dfw-1"), binding("blog", "dfw-1"), binding("blog", "lhr-1"), binding("wiki", "lhr-1"),
+		workload("shop", "web"), workload("shop", "api"), workload("blog", "site"), workload("wiki", "docs"),
+	).Build()
+
+	loc := &networkingv1alpha.Location{ObjectMeta: metav1.ObjectMeta{Namespace: "locations", Name: "dfw-1"}}
+	got := map[string]bool{}
+	for _, req := range workloadsBoundTo(context.Background(), c, "project-a", loc) {
+		if req.ClusterName != "project-a" {
+			t.Errorf("request %v lost its cluster name", req)
+		}
+		got[req.String()] = true
+	}
+	want := map[string]bool{
+		"cluster://project-a/shop/web": true, "cluster://project-a/shop/api": true, "cluster://project-a/blog/site": true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("workloadsBoundTo() mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,256 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/placement"
+	"github.com/citycells/compute/internal/revision"
+)
+
+// scenario builds the input of computeStatus: a Workload, its cities and
+// what their cells report.
+type scenario struct {
+	w       *computev1alpha.Workload
+	cities  locations.Cities
+	reports map[string]func(*computev1alpha.WorkloadDeployment)
+	missing map[string]bool
+}
+
+func makeScenario(cities ...string) *scenario {
+	w := &computev1alpha.Workload{}
+	w.Name, w.Namespace, w.UID, w.Generation = "web", "default", "u-1", 3
+	w.Spec.Template.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{
+		Containers: []computev1alpha.SandboxContainer{{Name: "app", Image: "nginx"}},
+	}
+	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", CityCodes: cities,
+		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2}}}
+	s := &scenario{w: w, cities: locations.Cities{}, reports: map[string]func(*computev1alpha.WorkloadDeployment){}, missing: map[string]bool{}}
+	for _, c := range cities {
+		s.cities[c] = locations.City{Code: c, Ready: true}
+	}
+	return s
+}
+
+// unbound removes a city from the project.
+func (s *scenario) unbound(city string) *scenario {
+	delete(s.cities, city)
+	return s
+}
+
+// notCreated leaves a city's deployment uncreated.
+func (s *scenario) notCreated(city string) *scenario {
+	s.missing[city] = true
+	return s
+}
+
+// ready has a city's cell report ready of desired replicas ready.
+func (s *scenario) ready(city string, ready int32) *scenario {
+	s.reports[city] = func(wd *computev1alpha.WorkloadDeployment) {
+		report(wd, ready, metav1.ConditionTrue, computev1alpha.ReasonReplicasAvailable, "ready")
+	}
+	return s
+}
+
+// blocked has a city's cell report no replica ready, for reason.
+func (s *scenario) blocked(city, reason string) *scenario {
+	s.reports[city] = func(wd *computev1alpha.WorkloadDeployment) {
+		report(wd, 0, metav1.ConditionFalse, reason, "instance "+wd.Name+"-0 is blocked: "+reason)
+	}
+	return s
+}
+
+// stale has a city's cell report for an older generation.
+func (s *scenario) stale(city string) *scenario {
+	s.reports[city] = func(wd *computev1alpha.WorkloadDeployment) {
+		report(wd, 2, metav1.ConditionTrue, computev1alpha.ReasonReplicasAvailable, "ready")
+		wd.Status.ObservedGeneration = wd.Generation - 1
+	}
+	return s
+}
+
+func report(wd *computev1alpha.WorkloadDeployment, ready int32, status metav1.ConditionStatus, reason, msg string) {
+	wd.Status.ObservedGeneration = wd.Generation
+	wd.Status.ReplicaCounts = computev1alpha.ReplicaCounts{Replicas: 2, CurrentReplicas: ready, UpdatedReplicas: 2, ReadyReplicas: ready, DesiredReplicas: 2}
+	wd.Status.Conditions = []metav1.Condition{
+		{Type: computev1alpha.ConditionAvailable, Status: status, Reason: reason, Message: msg},
+		{Type: computev1alpha.ConditionProgressing, Status: metav1.ConditionFalse, Reason: computev1alpha.ReasonRolloutComplete},
+	}
+}
+
+// input observes the scenario as the reconciler would after its writes.
+func (s *scenario) input() statusInput {
+	plan := placement.Diff(s.w, placement.Expand(s.w, s.cities), nil)
+	current := map[string]*computev1alpha.WorkloadDeployment{}
+	for _, wd := range plan.Create {
+		if s.missing[wd.Spec.CityCode] {
+			continue
+		}
+		wd = wd.DeepCopy()
+		wd.Generation = 1
+		if r := s.reports[wd.Spec.CityCode]; r != nil {
+			r(wd)
+		}
+		current[wd.Name] = wd
+	}
+	return statusInput{
+		workload: s.w,
+		cities:   observedCities(plan, current),
+		revision: &revision.Current{Number: 4, TemplateHash: "abc"},
+		settled:  true,
+	}
+}
+
+func TestComputeStatus(t *testing.T) {
+	type want struct {
+		observed           int64
+		available          metav1.ConditionStatus
+		availableReason    string
+		availableMessage   string
+		progressing        metav1.ConditionStatus
+		progressingReason  string
+		deployments, ready int32
+		cityReasons        map[string]string
+	}
+	tests := map[string]struct {
+		scenario *scenario
+		want     want
+	}{
+		"every cell ready: available, settled and observed": {
+			scenario: makeScenario("DFW", "LHR").ready("DFW", 2).ready("LHR", 2),
+			want: want{
+				observed: 3, available: metav1.ConditionTrue, availableReason: computev1alpha.ReasonReplicasAvailable,
+				availableMessage: "4 of 4 desired replicas ready; available in edge/DFW, edge/LHR",
+				progressing:      metav1.ConditionFalse, progressingReason: computev1alpha.ReasonRolloutComplete,
+				deployments: 2, ready: 4,
+				cityReasons: map[string]string{"DFW": computev1alpha.ReasonReplicasAvailable, "LHR": computev1alpha.ReasonReplicasAvailable},
+			},
+		},
+		"a cell that has not reported holds back the observed generation": {
+			scenario: makeScenario("DFW", "LHR").ready("DFW", 2),
+			want: want{
+				available: metav1.ConditionTrue, availableReason: computev1alpha.ReasonReplicasAvailable,
+				availableMessage: "2 of 2 desired replicas ready; available in edge/DFW; not available in edge/LHR (DeploymentPending)",
+				progressing:      metav1.ConditionTrue, progressingReason: computev1alpha.ReasonDeploymentPending,
+				deployments: 2, ready: 2,
+				cityReasons: map[string]string{"DFW": computev1alpha.ReasonReplicasAvailable, "LHR": computev1alpha.ReasonDeploymentPending},
+			},
+		},
+		"a cell reporting an older generation holds back the observed generation": {
+			scenario: makeScenario("DFW").stale("DFW"),
+			want: want{
+				available: metav1.ConditionTrue, availableReason: computev1alpha.ReasonReplicasAvailable,
+				availableMessage: "2 of 2 desired replicas ready; available in edge/DFW",
+				progressing:      metav1.ConditionTrue, progressingReason: computev1alpha.ReasonDeploymentPending,
+				deployments: 1, ready: 2,
+				cityReasons: map[string]string{"DFW": computev1alpha.ReasonDeploymentPending},
+			},
+		},
+		"nothing ready: the worst blocking reason wins": {
+			scenario: makeScenario("DFW", "LHR", "SIN").blocked("DFW", computev1alpha.ReasonPendingQuota).
+				blocked("LHR", computev1alpha.ReasonImageUnavailable).blocked("SIN", computev1alpha.ReasonProvisioning),
+			want: want{
+				observed: 3, available: metav1.ConditionFalse, availableReason: computev1alpha.ReasonImageUnavailable,
+				availableMessage: "edge/LHR: instance " + names.WorkloadDeploymentName("web", "u-1", "edge", "LHR") +
+					"-0 is blocked: ImageUnavailable; also not available: edge/DFW (PendingQuota), edge/SIN (Provisioning)",
+				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonRolloutComplete,
+				deployments: 3,
+				cityReasons: map[string]string{
+					"DFW": computev1alpha.ReasonPendingQuota, "LHR": computev1alpha.ReasonImageUnavailable, "SIN": computev1alpha.ReasonProvisioning,
+				},
+			},
+		},
+		"an unbound city outranks every cell reason and is not waited for": {
+			scenario: makeScenario("DFW", "XYZ").unbound("XYZ").blocked("DFW", computev1alpha.ReasonQuotaExceeded),
+			want: want{
+				observed: 3, available: metav1.ConditionFalse, availableReason: computev1alpha.ReasonLocationNotBound,
+				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonRolloutComplete,
+				deployments: 1,
+				cityReasons: map[string]string{"DFW": computev1alpha.ReasonQuotaExceeded, "XYZ": computev1alpha.ReasonLocationNotBound},
+			},
+		},
+		"a deployment not created yet is pending": {
+			scenario: makeScenario("DFW").notCreated("DFW"),
+			want: want{
+				available: metav1.ConditionFalse, availableReason: computev1alpha.ReasonDeploymentPending,
+				progressing: metav1.ConditionTrue, progressingReason: computev1alpha.ReasonDeploymentPending,
+				cityReasons: map[string]string{"DFW": computev1alpha.ReasonDeploymentPending},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			st := computeStatus(tc.scenario.input())
+			avail := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionAvailable)
+			prog := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionProgressing)
+			got := want{
+				observed: st.ObservedGeneration, available: avail.Status, availableReason: avail.Reason,
+				progressing: prog.Status, progressingReason: prog.Reason,
+				deployments: st.Deployments, ready: st.ReadyReplicas, cityReasons: map[string]string{},
+			}
+			if tc.want.availableMessage != "" {
+				got.availableMessage = avail.Message
+			}
+			for _, c := range st.Placements[0].Cities {
+				got.cityReasons[c.CityCode] = c.Reason
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Fatalf("computeStatus() mismatch (-want +got):\n%s", diff)
+			}
+			if st.CurrentRevision != 4 || st.CurrentTemplateHash != "abc" {
+				t.Errorf("current revision = %d/%q, want 4/abc", st.CurrentRevision, st.CurrentTemplateHash)
+			}
+		})
+	}
+}
+
+func TestComputeStatusIsStable(t *testing.T) {
+	in := makeScenario("DFW", "LHR").ready("DFW", 2).blocked("LHR", computev1alpha.ReasonPendingQuota).input()
+	first := computeStatus(in)
+
+	// Feed the status back as the Workload's current status: nothing may
+	// change, so the reconciler writes nothing.
+	in.workload = in.workload.DeepCopy()
+	in.workload.Status = first
+	second := computeStatus(in)
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Fatalf("an unchanged world changes the status (-first +second):\n%s", diff)
+	}
+}
+
+func TestComputeStatusKeepsRevisionWhenItCouldNotBeRecorded(t *testing.T) {
+	in := makeScenario("DFW").ready("DFW", 2).input()
+	in.workload.Status.CurrentRevision, in.workload.Status.CurrentTemplateHash = 2, "old"
+	in.revision, in.settled = nil, false
+	st := computeStatus(in)
+	if st.CurrentRevision != 2 || st.CurrentTemplateHash != "old" {
+		t.Fatalf("current revision = %d/%q, want the previous 2/old", st.CurrentRevision, st.CurrentTemplateHash)
+	}
+	if st.ObservedGeneration != 0 {
+		t.Fatalf("observedGeneration = %d after a failed reconcile, want it unchanged (0)", st.ObservedGeneration)
+	}
+}
+
+func TestSeverityRanksManagementReasonsAroundTheCellTable(t *testing.T) {
+	order := []string{
+		computev1alpha.ReasonDeploymentConflict,
+		computev1alpha.ReasonLocationNotBound,
+		computev1alpha.ReasonQuotaExceeded,
+		computev1alpha.ReasonImageUnavailable,
+		computev1alpha.ReasonPendingQuota,
+		computev1alpha.ReasonProvisioning,
+		computev1alpha.ReasonDeploymentPending,
+		computev1alpha.ReasonNoReplicasDesired,
+	}
+	for i := 1; i < len(order); i++ {
+		if severity(order[i-1]) <= severity(order[i]) {
+			t.Errorf("%s (%d) should rank above %s (%d)", order[i-1], severity(order[i-1]), order[i], severity(order[i]))
+		}
+	}
+}

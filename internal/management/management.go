@@ -1,0 +1,257 @@
+// Package management assembles the management role of compute-manager: a
+// multicluster manager over the project planes (internal/projects), the
+// WorkloadReconciler and the admission webhooks.
+//
+// compute-manager calls Setup (or Run) when --enable-management-controllers
+// is set:
+//
+//	role, err := management.Setup(cfg, opts)   // cfg: --kubeconfig (project plane, or host cluster in kubeconfig mode)
+//	...
+//	err = role.Start(ctx)
+//
+// Seam for federation: the WorkloadDeploymentFederator and InstanceProjector
+// register on Role.Manager() (project side) and resolve projects with
+// Role.Projects(); their federation-plane settings join Options, and Setup
+// registers them after the Workload controller.
+package management
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/workload"
+	"github.com/citycells/compute/internal/projects"
+	"github.com/citycells/compute/internal/webhook"
+)
+
+// Options configure the management role.
+type Options struct {
+	// Projects say how project planes are discovered.
+	Projects projects.Options
+	// Webhook configures the admission webhook server.
+	Webhook WebhookOptions
+	// Manager are the controller-runtime manager options (metrics, health
+	// probes, leader election). Setup fills in Scheme, WebhookServer and
+	// the cache's narrowing when they are unset.
+	Manager ctrl.Options
+}
+
+// WebhookOptions configure the admission webhook server.
+type WebhookOptions struct {
+	// Disabled turns the webhooks off (development only: nothing validates
+	// Workloads then).
+	Disabled bool
+	// Host is the address the server binds; all interfaces when empty.
+	Host string
+	// Port is the port the server listens on.
+	Port int
+	// CertDir holds tls.crt and tls.key, reloaded when they change.
+	CertDir string
+	// ProjectionWriters are users, besides the manager's own identity in
+	// each project plane, allowed to write projected Instances.
+	ProjectionWriters []string
+	// ProjectionWriterGroups are groups allowed to write projected
+	// Instances.
+	ProjectionWriterGroups []string
+}
+
+// NewOptions returns the defaults: single mode, webhooks on 9443 with
+// certificates from /tmp/k8s-webhook-server/serving-certs.
+func NewOptions() Options {
+	return Options{
+		Projects: projects.NewOptions(),
+		Webhook: WebhookOptions{
+			Port:    crwebhook.DefaultPort,
+			CertDir: "/tmp/k8s-webhook-server/serving-certs",
+		},
+	}
+}
+
+// AddFlags binds the options, except Manager, to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.Projects.AddFlags(fs)
+	fs.BoolVar(&o.Webhook.Disabled, "disable-webhooks", o.Webhook.Disabled,
+		"Do not serve the admission webhooks (development only).")
+	fs.StringVar(&o.Webhook.Host, "webhook-host", o.Webhook.Host, "Address the admission webhook server binds (all when empty).")
+	fs.IntVar(&o.Webhook.Port, "webhook-port", o.Webhook.Port, "Port of the admission webhook server.")
+	fs.StringVar(&o.Webhook.CertDir, "webhook-cert-dir", o.Webhook.CertDir,
+		"Directory holding the webhook server's tls.crt and tls.key (a mounted Secret or CSI volume).")
+	fs.StringSliceVar(&o.Webhook.ProjectionWriters, "projection-writers", o.Webhook.ProjectionWriters,
+		"Users allowed to write projected Instances besides compute-manager's own identity in each project plane.")
+	fs.StringSliceVar(&o.Webhook.ProjectionWriterGroups, "projection-writer-groups", o.Webhook.ProjectionWriterGroups,
+		"Groups allowed to write projected Instances.")
+}
+
+// Validate reports every configuration error at once, each naming its flag.
+func (o Options) Validate() error {
+	errs := []error{o.Projects.Validate()}
+	if !o.Webhook.Disabled {
+		if o.Webhook.CertDir == "" {
+			errs = append(errs, errors.New("--webhook-cert-dir is required unless --disable-webhooks is set"))
+		}
+		if o.Webhook.Port <= 0 || o.Webhook.Port > 65535 {
+			errs = append(errs, fmt.Errorf("--webhook-port must be between 1 and 65535, got %d", o.Webhook.Port))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// NewScheme returns the scheme of the management role: Kubernetes' built-in
+// types, compute and networking.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(computev1alpha.AddToScheme(s))
+	utilruntime.Must(networkingv1alpha.AddToScheme(s))
+	return s
+}
+
+// Role is the management role, set up and ready to start.
+type Role struct {
+	mgr      mcmanager.Manager
+	resolver projects.Resolver
+}
+
+// Manager returns the multicluster manager over the project planes, for
+// controllers that join the role.
+func (r *Role) Manager() mcmanager.Manager { return r.mgr }
+
+// Projects returns the resolver of namespaces to projects.
+func (r *Role) Projects() projects.Resolver { return r.resolver }
+
+// Start runs the role until ctx ends.
+func (r *Role) Start(ctx context.Context) error {
+	if err := r.mgr.Start(ctx); err != nil {
+		return fmt.Errorf("management role: %w", err)
+	}
+	return nil
+}
+
+// Run sets up the role and runs it until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	role, err := Setup(cfg, opts)
+	if err != nil {
+		return err
+	}
+	return role.Start(ctx)
+}
+
+// Setup builds the multicluster manager for opts against cfg — the project
+// plane in single mode, the host cluster holding the kubeconfig Secrets in
+// kubeconfig mode — and registers the Workload controller and the webhooks.
+func Setup(cfg *rest.Config, opts Options) (*Role, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid management configuration: %w", err)
+	}
+	mgrOpts := opts.Manager
+	if mgrOpts.Scheme == nil {
+		mgrOpts.Scheme = NewScheme()
+	}
+	if !opts.Webhook.Disabled && mgrOpts.WebhookServer == nil {
+		mgrOpts.WebhookServer = crwebhook.NewServer(crwebhook.Options{
+			Host: opts.Webhook.Host, Port: opts.Webhook.Port, CertDir: opts.Webhook.CertDir,
+		})
+	}
+	narrowCache(&mgrOpts.Cache, opts.Projects)
+
+	local, err := ctrl.NewManager(cfg, mgrOpts)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the management manager: %w", err)
+	}
+	provider, err := projects.NewProvider(opts.Projects, local, func(o *cluster.Options) {
+		o.Scheme = mgrOpts.Scheme
+		o.Cache = projectCache()
+	})
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := mcmanager.WithMultiCluster(local, provider)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the multicluster manager: %w", err)
+	}
+	if p, ok := provider.(interface {
+		SetupWithManager(context.Context, mcmanager.Manager) error
+	}); ok {
+		if err := p.SetupWithManager(context.Background(), mgr); err != nil {
+			return nil, fmt.Errorf("failed to set up project discovery: %w", err)
+		}
+	}
+
+	if err := (&workload.Reconciler{}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("failed to set up the Workload controller: %w", err)
+	}
+	if !opts.Webhook.Disabled {
+		wopts := webhook.Options{
+			// Webhooks answer on every replica, not only on the leader
+			// that engaged the project planes.
+			Clusters: projects.NewAdmissionClusters(opts.Projects, mgr, local.GetClient(), mgrOpts.Scheme),
+			Scheme:   mgrOpts.Scheme,
+			ProjectionWriters: webhook.Identities{
+				Users: opts.Webhook.ProjectionWriters, Groups: opts.Webhook.ProjectionWriterGroups,
+			},
+		}
+		if opts.Projects.Mode == projects.ModeSingle {
+			wopts.SingleCluster = opts.Projects.SingleClusterName
+		}
+		if err := webhook.Register(mgr.GetWebhookServer(), wopts); err != nil {
+			return nil, fmt.Errorf("failed to register the webhooks: %w", err)
+		}
+		if err := mgr.AddReadyzCheck("management-webhooks", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return nil, fmt.Errorf("failed to add the webhook readiness check: %w", err)
+		}
+	}
+	return &Role{mgr: mgr, resolver: projects.NewResolver(opts.Projects, mgr)}, nil
+}
+
+// narrowCache limits what the manager's own cache holds: in single mode its
+// cluster is the project plane (revisions narrowed to compute's); in
+// kubeconfig mode it only needs the kubeconfig Secrets.
+func narrowCache(c *cache.Options, p projects.Options) {
+	if c.ByObject == nil {
+		c.ByObject = map[client.Object]cache.ByObject{}
+	}
+	if p.Mode == projects.ModeSingle {
+		for obj, by := range projectCache().ByObject {
+			if _, set := c.ByObject[obj]; !set {
+				c.ByObject[obj] = by
+			}
+		}
+		return
+	}
+	secret := &corev1.Secret{}
+	if _, set := c.ByObject[secret]; !set {
+		c.ByObject[secret] = cache.ByObject{
+			Namespaces: map[string]cache.Config{p.SecretNamespace: {}},
+			Label:      labels.SelectorFromSet(p.SecretSelector()),
+		}
+	}
+}
+
+// projectCache is the cache of a project plane: ControllerRevisions narrowed
+// to those compute records for Workloads.
+func projectCache() cache.Options {
+	req, err := labels.NewRequirement(computev1alpha.WorkloadUIDLabel, selection.Exists, nil)
+	utilruntime.Must(err)
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&appsv1.ControllerRevision{}: {Label: labels.NewSelector().Add(*req)},
+	}}
+}

@@ -1,0 +1,112 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/citycells/compute/internal/cell"
+	"github.com/citycells/compute/internal/features"
+	"github.com/citycells/compute/internal/management"
+)
+
+// Run starts the enabled roles and blocks until ctx ends or a role fails.
+// When both roles are enabled (single-cluster mode) they share one manager:
+// the cell controllers run on the management role's own cluster.
+func Run(ctx context.Context, o *Options) error {
+	cfg, err := loadConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	mgrOpts := ctrl.Options{
+		Scheme:                  management.NewScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaderElectionID:        o.leaderElectionID(),
+	}
+
+	var (
+		mgr   ctrl.Manager
+		start func(context.Context) error
+	)
+	if o.EnableManagement {
+		mo := o.Management
+		mo.Manager = mgrOpts
+		role, err := management.Setup(cfg, mo)
+		if err != nil {
+			return err
+		}
+		mgr, start = role.Manager().GetLocalManager(), role.Start
+	} else {
+		m, err := ctrl.NewManager(cfg, mgrOpts)
+		if err != nil {
+			return fmt.Errorf("failed to create the manager: %w", err)
+		}
+		mgr, start = m, m.Start
+	}
+
+	if o.EnableCell {
+		if err := cell.Setup(mgr, cell.Options{
+			NetworkingIntegration: o.FeatureGates.Enabled(features.NetworkingIntegration),
+		}); err != nil {
+			return err
+		}
+	}
+	if o.EnableSimulatedProvider {
+		if err := cell.SetupSimulatedProvider(mgr, cell.SimOptions{
+			Delay: o.SimulatedProviderDelay,
+			CIDR:  o.SimulatedProviderCIDR,
+		}); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("failed to add the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("failed to add the readiness check: %w", err)
+	}
+	ctrl.Log.WithName("compute-manager").Info("starting",
+		"management", o.EnableManagement, "cell", o.EnableCell, "simulatedProvider", o.EnableSimulatedProvider,
+		"host", cfg.Host)
+	return start(ctx)
+}
+
+// leaderElectionID names the lease after the roles so a cell manager and a
+// management manager in one namespace never contend.
+func (o *Options) leaderElectionID() string {
+	if o.LeaderElectionID != "" {
+		return o.LeaderElectionID
+	}
+	switch {
+	case o.EnableManagement && o.EnableCell:
+		return "compute-manager.compute.datumapis.com"
+	case o.EnableManagement:
+		return "compute-management.compute.datumapis.com"
+	default:
+		return "compute-cell.compute.datumapis.com"
+	}
+}
+
+// loadConfig reads --kubeconfig, or $KUBECONFIG / in-cluster when empty.
+func loadConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return nil, fmt.Errorf("cannot find a cluster to run against: pass --kubeconfig or set $KUBECONFIG: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load --kubeconfig %q: %w", path, err)
+	}
+	return cfg, nil
+}

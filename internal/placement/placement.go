@@ -1,0 +1,151 @@
+package placement
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/names"
+)
+
+// Target is one placement × city of a Workload.
+type Target struct {
+	// Placement is the placement name.
+	Placement string
+	// CityCode is the city.
+	CityCode string
+	// Name is the WorkloadDeployment name of the target, whether or not it
+	// gets one.
+	Name string
+	// Desired is the WorkloadDeployment the target wants; nil when the city
+	// gets no new deployment (see Reason).
+	Desired *computev1alpha.WorkloadDeployment
+	// Reason and Message say why the city has no deployment or is held
+	// back; empty when it is bound and ready.
+	Reason, Message string
+	// KeepExisting is set on a city whose Location is not ready: an existing
+	// deployment is kept and updated, but none is created.
+	KeepExisting bool
+}
+
+// Expand returns the targets of w, sorted by placement name and city code.
+// cities are the cities bound to w's namespace.
+func Expand(w *computev1alpha.Workload, cities locations.Cities) []Target {
+	var out []Target
+	for i := range w.Spec.Placements {
+		p := &w.Spec.Placements[i]
+		codes := slices.Clone(p.CityCodes)
+		slices.Sort(codes)
+		for _, code := range slices.Compact(codes) {
+			t := Target{
+				Placement: p.Name,
+				CityCode:  code,
+				Name:      names.WorkloadDeploymentName(w.Name, w.UID, p.Name, code),
+			}
+			city, bound := cities[code]
+			switch {
+			case !bound:
+				t.Reason = computev1alpha.ReasonLocationNotBound
+				t.Message = fmt.Sprintf("city %s is not bound to this project (no LocationBinding in namespace %s); bound cities: %s",
+					code, w.Namespace, cities.Describe())
+			case !city.Ready:
+				t.Reason = computev1alpha.ReasonLocationNotReady
+				t.Message = city.Message
+				t.KeepExisting = true
+				t.Desired = Desired(w, p, code, t.Name)
+			default:
+				t.Desired = Desired(w, p, code, t.Name)
+			}
+			out = append(out, t)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Target) int {
+		return cmp.Or(cmp.Compare(a.Placement, b.Placement), cmp.Compare(a.CityCode, b.CityCode))
+	})
+	return out
+}
+
+// Desired returns the WorkloadDeployment placement p of w wants in city,
+// named name.
+func Desired(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, city, name string) *computev1alpha.WorkloadDeployment {
+	wd := &computev1alpha.WorkloadDeployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: w.Namespace,
+			Labels: map[string]string{
+				computev1alpha.WorkloadUIDLabel:      string(w.UID),
+				computev1alpha.WorkloadNameLabel:     w.Name,
+				computev1alpha.PlacementNameLabel:    p.Name,
+				computev1alpha.CityCodeLabel:         city,
+				computev1alpha.CityCodeTopologyLabel: city,
+			},
+			OwnerReferences: []metav1.OwnerReference{OwnerReference(w)},
+		},
+		Spec: computev1alpha.WorkloadDeploymentSpec{
+			WorkloadRef:     computev1alpha.WorkloadReference{Name: w.Name, UID: w.UID},
+			PlacementName:   p.Name,
+			CityCode:        city,
+			Template:        *w.Spec.Template.DeepCopy(),
+			ScaleSettings:   *p.ScaleSettings.DeepCopy(),
+			RolloutStrategy: p.RolloutStrategy.DeepCopy(),
+		},
+	}
+	wd.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))
+	return wd
+}
+
+// OwnerReference is the controller reference a Workload puts on its
+// WorkloadDeployments (and revisions): deleting the Workload lets the
+// garbage collector delete them.
+func OwnerReference(w *computev1alpha.Workload) metav1.OwnerReference {
+	return *metav1.NewControllerRef(w, computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadKind))
+}
+
+// BelongsTo reports whether wd belongs to the Workload with uid: its
+// controller reference names uid, or it has no controller and its
+// spec.workloadRef.uid is uid.
+func BelongsTo(wd *computev1alpha.WorkloadDeployment, uid types.UID) bool {
+	if ref := metav1.GetControllerOfNoCopy(wd); ref != nil {
+		return ref.UID == uid
+	}
+	return wd.Spec.WorkloadRef.UID == uid
+}
+
+// Merge returns existing updated to carry desired: the Workload-owned spec
+// fields are replaced, spec.replicas is kept, desired labels and
+// annotations are added over the existing ones, and desired's controller
+// reference is added when existing has none. changed reports whether the
+// result differs from existing. existing is not modified.
+func Merge(existing, desired *computev1alpha.WorkloadDeployment) (merged *computev1alpha.WorkloadDeployment, changed bool) {
+	out := existing.DeepCopy()
+	out.Labels = mergeMaps(out.Labels, desired.Labels)
+	out.Annotations = mergeMaps(out.Annotations, desired.Annotations)
+	if metav1.GetControllerOfNoCopy(out) == nil {
+		out.OwnerReferences = append(out.OwnerReferences, desired.OwnerReferences...)
+	}
+	replicas := out.Spec.Replicas
+	out.Spec = *desired.Spec.DeepCopy()
+	out.Spec.Replicas = replicas
+	return out, !equality.Semantic.DeepEqual(existing, out)
+}
+
+// mergeMaps returns base with every entry of over set; base is not
+// modified. It returns base itself when over adds nothing.
+func mergeMaps(base, over map[string]string) map[string]string {
+	if len(over) == 0 {
+		return base
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = make(map[string]string, len(over))
+	}
+	maps.Copy(out, over)
+	return out
+}

@@ -1,0 +1,89 @@
+package validation
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/locations"
+)
+
+// workloadBuilder builds Workloads for tests: makeWorkload() is valid, each
+// with* method changes one thing.
+type workloadBuilder struct{ computev1alpha.Workload }
+
+func makeWorkload() *workloadBuilder {
+	w := &workloadBuilder{}
+	w.Name, w.Namespace = "web", "default"
+	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{
+		Name:          "edge",
+		CityCodes:     []string{"DFW", "LHR"},
+		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2},
+	}}
+	w.Spec.Template.Spec.Runtime.Resources.InstanceType = "datumcloud/d1-standard-2"
+	w.Spec.Template.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{
+		Containers: []computev1alpha.SandboxContainer{{
+			Name:  "app",
+			Image: "ghcr.io/example/app:1.0",
+			Ports: []computev1alpha.NamedPort{{Name: "http", Port: 8080}},
+		}},
+	}
+	return w
+}
+
+func (w *workloadBuilder) with(f func(*computev1alpha.Workload)) *workloadBuilder {
+	f(&w.Workload)
+	return w
+}
+
+func (w *workloadBuilder) container() *computev1alpha.SandboxContainer {
+	return &w.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
+}
+
+func (w *workloadBuilder) withContainer(c computev1alpha.SandboxContainer) *workloadBuilder {
+	w.Spec.Template.Spec.Runtime.Sandbox.Containers = append(w.Spec.Template.Spec.Runtime.Sandbox.Containers, c)
+	return w
+}
+
+func (w *workloadBuilder) withVolume(v computev1alpha.InstanceVolume) *workloadBuilder {
+	w.Spec.Template.Spec.Volumes = append(w.Spec.Template.Spec.Volumes, v)
+	return w
+}
+
+func (w *workloadBuilder) withMount(volume, path string) *workloadBuilder {
+	a := computev1alpha.VolumeAttachment{Name: volume}
+	if path != "" {
+		a.MountPath = ptr.To(path)
+	}
+	w.container().VolumeAttachments = append(w.container().VolumeAttachments, a)
+	return w
+}
+
+func (w *workloadBuilder) asVirtualMachine(attach ...string) *workloadBuilder {
+	w.Spec.Template.Spec.Runtime.Sandbox = nil
+	vm := &computev1alpha.VirtualMachineRuntime{}
+	for _, a := range attach {
+		vm.VolumeAttachments = append(vm.VolumeAttachments, computev1alpha.VolumeAttachment{Name: a})
+	}
+	w.Spec.Template.Spec.Runtime.VirtualMachine = vm
+	return w
+}
+
+func (w *workloadBuilder) build() *computev1alpha.Workload { return w.DeepCopy() }
+
+func disk(name, image string) computev1alpha.InstanceVolume {
+	return computev1alpha.InstanceVolume{Name: name, Disk: &computev1alpha.DiskVolumeSource{Image: image, Size: ptr.To(resource.MustParse("10Gi"))}}
+}
+
+func configMap(name, source string) computev1alpha.InstanceVolume {
+	return computev1alpha.InstanceVolume{Name: name, ConfigMap: &computev1alpha.ObjectVolumeSource{Name: source}}
+}
+
+// bound returns an environment with the given cities bound.
+func bound(codes ...string) Environment {
+	c := locations.Cities{}
+	for _, code := range codes {
+		c[code] = locations.City{Code: code, Ready: true}
+	}
+	return Environment{Cities: c}
+}

@@ -1,0 +1,131 @@
+package validation
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// corev1Protocol converts a fuzzed string to a protocol.
+func corev1Protocol(s string) corev1.Protocol { return corev1.Protocol(s) }
+
+// seedWorkloads are valid and invalid Workloads the fuzzers start from; the
+// committed corpus in testdata/fuzz holds more.
+func seedWorkloads(t testing.TB) [][]byte {
+	ws := []*computev1alpha.Workload{
+		makeWorkload().build(),
+		makeWorkload().withVolume(disk("boot", "ubuntu")).asVirtualMachine("boot").build(),
+		makeWorkload().withVolume(configMap("conf", "c")).withMount("conf", "/etc/c").withContainer(computev1alpha.SandboxContainer{
+			Name: "side", Image: "envoy", Ports: []computev1alpha.NamedPort{{Name: "admin", Port: 9901, Protocol: "UDP"}},
+			Env: []computev1alpha.EnvVar{{Name: "A", Value: "b"}},
+		}).build(),
+	}
+	out := make([][]byte, 0, len(ws))
+	for _, w := range ws {
+		b, err := json.Marshal(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// checkErrors asserts what every validation result must satisfy.
+func checkErrors(t *testing.T, errs field.ErrorList) {
+	t.Helper()
+	for _, e := range errs {
+		if !strings.HasPrefix(e.Field, "spec.") && e.Field != "spec" && e.Field != "metadata.name" {
+			t.Fatalf("error %q points outside the Workload's spec and name", e.Error())
+		}
+		if e.Detail == "" && e.Type != field.ErrorTypeDuplicate && e.Type != field.ErrorTypeNotFound &&
+			e.Type != field.ErrorTypeNotSupported && e.Type != field.ErrorTypeTooMany && e.Type != field.ErrorTypeTooLong {
+			t.Fatalf("error %q has no detail", e.Error())
+		}
+	}
+}
+
+// FuzzValidateWorkload checks that defaulting and create validation never
+// panic, that defaulting is idempotent, that validation is deterministic
+// and that every error points into the Workload.
+func FuzzValidateWorkload(f *testing.F) {
+	for _, b := range seedWorkloads(f) {
+		f.Add(b)
+	}
+	env := bound("DFW", "LHR", "SIN")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var w computev1alpha.Workload
+		if err := json.Unmarshal(data, &w); err != nil {
+			return
+		}
+		DefaultWorkload(&w)
+		again := w.DeepCopy()
+		DefaultWorkload(again)
+		if diff := cmp.Diff(&w, again); diff != "" {
+			t.Fatalf("defaulting is not idempotent (-once +twice):\n%s", diff)
+		}
+		errs := ValidateWorkloadCreate(&w, env)
+		checkErrors(t, errs)
+		if diff := cmp.Diff(errs.ToAggregate(), ValidateWorkloadCreate(&w, env).ToAggregate()); errs != nil && diff != "" {
+			t.Fatalf("validation is not deterministic:\n%s", diff)
+		}
+		_ = UnusedVolumes(&w.Spec.Template.Spec)
+	})
+}
+
+// FuzzValidateWorkloadUpdate checks that update validation never panics,
+// accepts an unchanged spec and keeps its errors inside the Workload.
+func FuzzValidateWorkloadUpdate(f *testing.F) {
+	seeds := seedWorkloads(f)
+	for _, a := range seeds {
+		for _, b := range seeds {
+			f.Add(a, b)
+		}
+	}
+	env := bound("DFW", "LHR")
+	f.Fuzz(func(t *testing.T, oldData, newData []byte) {
+		var old, w computev1alpha.Workload
+		if json.Unmarshal(oldData, &old) != nil || json.Unmarshal(newData, &w) != nil {
+			return
+		}
+		checkErrors(t, ValidateWorkloadUpdate(&w, &old, env))
+		if errs := ValidateWorkloadUpdate(old.DeepCopy(), &old, env); len(errs) != 0 {
+			t.Fatalf("an update that changes nothing is rejected: %v", errs)
+		}
+	})
+}
+
+// FuzzValidateFields drives the field rules with arbitrary values in a
+// valid Workload: a JSON fuzzer rarely gets past the decoder, this one
+// reaches every rule.
+func FuzzValidateFields(f *testing.F) {
+	f.Add("web", "edge", "DFW", "nginx:1", "app", "http", int32(8080), "TCP", int32(2), "datumcloud/d1-standard-2", "/data", "HOME", "2026-05-01T12:00:00Z")
+	f.Add("Web", "", "dfw", " ", "-", "", int32(0), "HTTP", int32(-1), "", "data", "1A", "now")
+	env := bound("DFW", "LHR")
+	f.Fuzz(func(t *testing.T, name, placement, city, image, container, portName string, port int32, protocol string,
+		minReplicas int32, instanceType, mountPath, envName, restartedAt string) {
+		w := makeWorkload().withVolume(configMap("conf", "c")).withMount("conf", mountPath).with(func(w *computev1alpha.Workload) {
+			w.Name = name
+			w.Spec.Placements[0].Name = placement
+			w.Spec.Placements[0].CityCodes = []string{city, "LHR"}
+			w.Spec.Placements[0].ScaleSettings.MinReplicas = minReplicas
+			w.Spec.Template.Metadata.Annotations = map[string]string{computev1alpha.RestartedAtAnnotation: restartedAt}
+			w.Spec.Template.Spec.Runtime.Resources.InstanceType = instanceType
+			c := &w.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
+			c.Name, c.Image = container, image
+			c.Ports = []computev1alpha.NamedPort{{Name: portName, Port: port, Protocol: corev1Protocol(protocol)}}
+			c.Env = []computev1alpha.EnvVar{{Name: envName}}
+		}).build()
+		old := w.DeepCopy()
+		DefaultWorkload(w)
+		errs := ValidateWorkloadCreate(w, env)
+		checkErrors(t, errs)
+		checkErrors(t, ValidateWorkloadUpdate(w, old, env))
+	})
+}

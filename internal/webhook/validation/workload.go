@@ -1,0 +1,229 @@
+package validation
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/locations"
+)
+
+// Bounds of a Workload spec.
+const (
+	MaxPlacements           = 16
+	MaxCityCodes            = 64
+	MaxReplicas             = 1000
+	MaxRevisionHistoryLimit = 100
+)
+
+// cityCodePattern is what a city code looks like.
+var cityCodePattern = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// Environment is what validation needs to know beyond the Workload.
+type Environment struct {
+	// Cities are the cities bound to the Workload's namespace. Every city
+	// code a placement newly names must be one of them.
+	Cities locations.Cities
+	// SkipCityBindings turns off the LocationBinding check, for callers
+	// that cannot read the project's bindings (offline validation).
+	SkipCityBindings bool
+}
+
+// ValidateWorkloadCreate returns every reason w may not be created.
+func ValidateWorkloadCreate(w *computev1alpha.Workload, env Environment) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range utilvalidation.IsDNS1123Label(w.Name) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), w.Name,
+			msg+" (the Workload name labels every Instance, so it must be a DNS label)"))
+	}
+	return sortErrors(append(errs, validateSpec(w, nil, env)...))
+}
+
+// ValidateWorkloadUpdate returns every reason old may not become w. A
+// Workload being deleted, or whose spec did not change, is accepted.
+func ValidateWorkloadUpdate(w, old *computev1alpha.Workload, env Environment) field.ErrorList {
+	if w.DeletionTimestamp != nil || equality.Semantic.DeepEqual(w.Spec, old.Spec) {
+		return nil
+	}
+	errs := validateSpec(w, old, env)
+	return sortErrors(append(errs, validateImmutable(w, old)...))
+}
+
+// validateSpec validates w's spec; old is the Workload being updated, nil
+// on create.
+func validateSpec(w *computev1alpha.Workload, old *computev1alpha.Workload, env Environment) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if l := w.Spec.RevisionHistoryLimit; l != nil && (*l < 0 || *l > MaxRevisionHistoryLimit) {
+		errs = append(errs, field.Invalid(spec.Child("revisionHistoryLimit"), *l,
+			fmt.Sprintf("must be between 0 and %d", MaxRevisionHistoryLimit)))
+	}
+	errs = append(errs, validatePlacements(w, old, env)...)
+	errs = append(errs, validateTemplate(&w.Spec.Template, spec.Child("template"))...)
+	return errs
+}
+
+// validatePlacements validates spec.placements.
+func validatePlacements(w *computev1alpha.Workload, old *computev1alpha.Workload, env Environment) field.ErrorList {
+	path := field.NewPath("spec", "placements")
+	var errs field.ErrorList
+	switch n := len(w.Spec.Placements); {
+	case n == 0:
+		errs = append(errs, field.Required(path, "at least one placement is required: name the cities to run in"))
+	case n > MaxPlacements:
+		errs = append(errs, field.TooMany(path, n, MaxPlacements))
+	}
+
+	grandfathered := sets.New[string]()
+	if old != nil {
+		for _, p := range old.Spec.Placements {
+			grandfathered.Insert(p.CityCodes...)
+		}
+	}
+	seen := sets.New[string]()
+	for i := range w.Spec.Placements {
+		p := &w.Spec.Placements[i]
+		pp := path.Index(i)
+		switch {
+		case p.Name == "":
+			errs = append(errs, field.Required(pp.Child("name"), "every placement needs a name"))
+		case seen.Has(p.Name):
+			errs = append(errs, field.Duplicate(pp.Child("name"), p.Name))
+		default:
+			for _, msg := range utilvalidation.IsDNS1123Label(p.Name) {
+				errs = append(errs, field.Invalid(pp.Child("name"), p.Name, msg))
+			}
+		}
+		seen.Insert(p.Name)
+		errs = append(errs, validateCityCodes(w, p, pp.Child("cityCodes"), grandfathered, env)...)
+		errs = append(errs, validateScaleSettings(&p.ScaleSettings, pp.Child("scaleSettings"))...)
+		if rs := p.RolloutStrategy; rs != nil && rs.MaxUnavailable != nil && (*rs.MaxUnavailable < 1 || *rs.MaxUnavailable > MaxReplicas) {
+			errs = append(errs, field.Invalid(pp.Child("rolloutStrategy", "maxUnavailable"), *rs.MaxUnavailable,
+				fmt.Sprintf("must be between 1 and %d", MaxReplicas)))
+		}
+	}
+	return errs
+}
+
+// validateCityCodes validates one placement's city codes, and that each is
+// bound to the project unless the Workload already used it.
+func validateCityCodes(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, path *field.Path,
+	grandfathered sets.Set[string], env Environment) field.ErrorList {
+	var errs field.ErrorList
+	switch n := len(p.CityCodes); {
+	case n == 0:
+		errs = append(errs, field.Required(path, "at least one city code is required, e.g. DFW"))
+	case n > MaxCityCodes:
+		errs = append(errs, field.TooMany(path, n, MaxCityCodes))
+	}
+	seen := sets.New[string]()
+	for j, code := range p.CityCodes {
+		cp := path.Index(j)
+		switch {
+		case !cityCodePattern.MatchString(code):
+			errs = append(errs, field.Invalid(cp, code, "must be a three-letter upper-case city code, e.g. DFW"))
+		case seen.Has(code):
+			errs = append(errs, field.Duplicate(cp, code))
+		case env.SkipCityBindings || grandfathered.Has(code):
+		default:
+			if _, ok := env.Cities[code]; !ok {
+				errs = append(errs, field.Invalid(cp, code, notEnabledMessage(code, w.Namespace, env.Cities)))
+			}
+		}
+		seen.Insert(code)
+	}
+	return errs
+}
+
+// notEnabledMessage says that a city is not enabled and which are.
+func notEnabledMessage(code, namespace string, cities locations.Cities) string {
+	if len(cities) == 0 {
+		return fmt.Sprintf("city %s is not enabled for this project: no cities are enabled yet "+
+			"(no LocationBinding in namespace %s); ask your platform operator to enable one", code, namespace)
+	}
+	return fmt.Sprintf("city %s is not enabled for this project; enabled cities: %s", code, cities.Describe())
+}
+
+// validateScaleSettings validates a placement's replica bounds and policy.
+func validateScaleSettings(s *computev1alpha.HorizontalScaleSettings, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.MinReplicas < 0 || s.MinReplicas > MaxReplicas {
+		errs = append(errs, field.Invalid(path.Child("minReplicas"), s.MinReplicas,
+			fmt.Sprintf("must be between 0 and %d", MaxReplicas)))
+	}
+	if m := s.MaxReplicas; m != nil {
+		switch {
+		case *m > MaxReplicas:
+			errs = append(errs, field.Invalid(path.Child("maxReplicas"), *m, fmt.Sprintf("must be at most %d", MaxReplicas)))
+		case *m < s.MinReplicas:
+			errs = append(errs, field.Invalid(path.Child("maxReplicas"), *m,
+				fmt.Sprintf("must be greater than or equal to minReplicas (%d)", s.MinReplicas)))
+		}
+	}
+	switch s.InstanceManagementPolicy {
+	case "", computev1alpha.OrderedReadyInstanceManagementPolicy, computev1alpha.ParallelInstanceManagementPolicy:
+	default:
+		errs = append(errs, field.NotSupported(path.Child("instanceManagementPolicy"), s.InstanceManagementPolicy,
+			[]string{string(computev1alpha.OrderedReadyInstanceManagementPolicy), string(computev1alpha.ParallelInstanceManagementPolicy)}))
+	}
+	return errs
+}
+
+// validateImmutable rejects changes to fields that cannot change in place.
+func validateImmutable(w, old *computev1alpha.Workload) field.ErrorList {
+	var errs field.ErrorList
+	if oldKind, newKind := runtimeKind(&old.Spec.Template.Spec.Runtime), runtimeKind(&w.Spec.Template.Spec.Runtime); oldKind != "" && newKind != "" && oldKind != newKind {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "template", "spec", "runtime"), newKind,
+			fmt.Sprintf("the runtime cannot change from %s to %s; create a new Workload instead", oldKind, newKind)))
+	}
+	oldPolicy := map[string]computev1alpha.InstanceManagementPolicyType{}
+	for _, p := range old.Spec.Placements {
+		oldPolicy[p.Name] = effectivePolicy(p.ScaleSettings.InstanceManagementPolicy)
+	}
+	for i, p := range w.Spec.Placements {
+		was, ok := oldPolicy[p.Name]
+		if !ok || was == effectivePolicy(p.ScaleSettings.InstanceManagementPolicy) {
+			continue
+		}
+		errs = append(errs, field.Invalid(field.NewPath("spec", "placements").Index(i).Child("scaleSettings", "instanceManagementPolicy"),
+			p.ScaleSettings.InstanceManagementPolicy,
+			fmt.Sprintf("is immutable (was %s); add a new placement with the other policy instead", was)))
+	}
+	return errs
+}
+
+// effectivePolicy is the policy an empty value defaults to.
+func effectivePolicy(p computev1alpha.InstanceManagementPolicyType) computev1alpha.InstanceManagementPolicyType {
+	if p == "" {
+		return computev1alpha.OrderedReadyInstanceManagementPolicy
+	}
+	return p
+}
+
+// runtimeKind names the runtime a spec chose: "sandbox", "virtualMachine",
+// or "" for none or both.
+func runtimeKind(rt *computev1alpha.InstanceRuntimeSpec) string {
+	switch {
+	case rt.Sandbox != nil && rt.VirtualMachine == nil:
+		return "sandbox"
+	case rt.VirtualMachine != nil && rt.Sandbox == nil:
+		return "virtualMachine"
+	}
+	return ""
+}
+
+// reservedPrefixes are label key prefixes compute stamps on Instances;
+// templates may not set them.
+var reservedPrefixes = []string{"compute.datumapis.com/", "meta.datumapis.com/"}
+
+// isReserved reports whether a template label key is reserved.
+func isReserved(key string) bool {
+	return slices.ContainsFunc(reservedPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
+}

@@ -1,0 +1,137 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/webhook/validation"
+)
+
+// workloadAdmission defaults and validates Workloads.
+type workloadAdmission struct {
+	clusters Clusters
+}
+
+var (
+	_ admission.Defaulter[*computev1alpha.Workload] = &workloadAdmission{}
+	_ admission.Validator[*computev1alpha.Workload] = &workloadAdmission{}
+)
+
+// Default fills in w's defaults and, when the request changes the template,
+// records who made the change.
+func (a *workloadAdmission) Default(ctx context.Context, w *computev1alpha.Workload) error {
+	validation.DefaultWorkload(w)
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		// Called outside an admission request: nobody to attribute.
+		return nil
+	}
+	return recordChangedBy(req, w)
+}
+
+// recordChangedBy sets the template-changed-by annotation to the requesting
+// user when req creates w or changes its template.
+func recordChangedBy(req admission.Request, w *computev1alpha.Workload) error {
+	changed, err := templateChanged(req, w)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if changed && req.UserInfo.Username != "" {
+		if w.Annotations == nil {
+			w.Annotations = map[string]string{}
+		}
+		w.Annotations[computev1alpha.TemplateChangedByAnnotation] = req.UserInfo.Username
+	}
+	return nil
+}
+
+// templateChanged reports whether req creates w or changes its template.
+func templateChanged(req admission.Request, w *computev1alpha.Workload) (bool, error) {
+	if req.Operation != admissionv1.Update {
+		return req.Operation == admissionv1.Create, nil
+	}
+	var old computev1alpha.Workload
+	if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
+		return false, fmt.Errorf("failed to decode the current Workload: %w", err)
+	}
+	validation.DefaultWorkload(&old)
+	return names.TemplateHash(&old.Spec.Template) != names.TemplateHash(&w.Spec.Template), nil
+}
+
+// ValidateCreate validates a new Workload.
+func (a *workloadAdmission) ValidateCreate(ctx context.Context, w *computev1alpha.Workload) (admission.Warnings, error) {
+	env, err := a.environment(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return warnings(w, env), invalid(w, validation.ValidateWorkloadCreate(w, env))
+}
+
+// ValidateUpdate validates a change to a Workload.
+func (a *workloadAdmission) ValidateUpdate(ctx context.Context, old, w *computev1alpha.Workload) (admission.Warnings, error) {
+	if w.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	env, err := a.environment(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return warnings(w, env), invalid(w, validation.ValidateWorkloadUpdate(w, old, env))
+}
+
+// ValidateDelete accepts every deletion.
+func (a *workloadAdmission) ValidateDelete(context.Context, *computev1alpha.Workload) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// environment reads the cities bound to w's namespace in the request's
+// project cluster, straight from its API server so a binding made a moment
+// ago counts.
+func (a *workloadAdmission) environment(ctx context.Context, w *computev1alpha.Workload) (validation.Environment, error) {
+	cl, err := clusterOf(ctx, a.clusters)
+	if err != nil {
+		return validation.Environment{}, apierrors.NewServiceUnavailable(err.Error())
+	}
+	cities, err := locations.Load(ctx, cl.GetAPIReader(), w.Namespace)
+	if err != nil {
+		return validation.Environment{}, apierrors.NewServiceUnavailable(
+			fmt.Sprintf("cannot check the cities of Workload %s: %v", w.Name, err))
+	}
+	return validation.Environment{Cities: cities}, nil
+}
+
+// invalid returns the Invalid error of errs, nil when there are none.
+func invalid(w *computev1alpha.Workload, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadKind).GroupKind(), w.Name, errs)
+}
+
+// warnings point out what is allowed but probably not meant: volumes that
+// nothing attaches, and cities that are bound but not ready.
+func warnings(w *computev1alpha.Workload, env validation.Environment) admission.Warnings {
+	var out admission.Warnings
+	for _, v := range validation.UnusedVolumes(&w.Spec.Template.Spec) {
+		out = append(out, fmt.Sprintf("spec.template.spec.volumes: volume %s is not attached to any container or virtual machine", v))
+	}
+	seen := map[string]bool{}
+	for _, p := range w.Spec.Placements {
+		for _, code := range p.CityCodes {
+			if c, ok := env.Cities[code]; ok && !c.Ready && !seen[code] {
+				seen[code] = true
+				out = append(out, fmt.Sprintf("city %s is enabled but not ready: %s; no instances run there until it is", code, c.Message))
+			}
+		}
+	}
+	return out
+}
