@@ -1,0 +1,145 @@
+// Package cell wires the cell role of compute-manager into a manager: the
+// WorkloadDeployment and Instance controllers (Setup) and, for the local
+// platform and tests, the simulated runtime provider
+// (SetupSimulatedProvider).
+package cell
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/instance"
+	"github.com/citycells/compute/internal/controller/workloaddeployment"
+	"github.com/citycells/compute/internal/simprovider"
+)
+
+// Event reporting controllers: the component named in the events each
+// controller emits.
+const (
+	// WorkloadDeploymentReporter reports events on WorkloadDeployments.
+	WorkloadDeploymentReporter = "compute.datumapis.com/workloaddeployment-controller"
+	// InstanceReporter reports events on Instances.
+	InstanceReporter = "compute.datumapis.com/instance-controller"
+)
+
+// Options configure the cell controllers. The zero value is a cell without
+// quota enforcement or networking integration.
+type Options struct {
+	// NetworkingIntegration is the NetworkingIntegration feature gate: new
+	// Instances also get the Network scheduling gate.
+	NetworkingIntegration bool
+	// Quota is the quota backend. Nil means none is configured: Instances
+	// are admitted with QuotaGranted=True, reason QuotaDisabled.
+	Quota instance.QuotaClient
+	// Recorder emits the controllers' events; nil means a recorder of the
+	// manager per controller.
+	Recorder events.EventRecorder
+	// Clock stamps conditions and measures ages; nil means the real clock.
+	Clock clock.PassiveClock
+	// WorkloadDeploymentConcurrency is the number of WorkloadDeployments
+	// reconciled at once; zero means the controller's default.
+	WorkloadDeploymentConcurrency int
+	// InstanceConcurrency is the number of Instances reconciled at once;
+	// zero means the controller's default.
+	InstanceConcurrency int
+}
+
+// Setup registers the WorkloadDeployment and Instance controllers with mgr.
+// mgr's scheme must know the compute API.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if err := checkScheme(mgr); err != nil {
+		return err
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	gates := []string{computev1alpha.QuotaSchedulingGate}
+	if opts.NetworkingIntegration {
+		gates = append(gates, computev1alpha.NetworkSchedulingGate)
+	}
+	wd := &workloaddeployment.Reconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                recorder(mgr, opts.Recorder, WorkloadDeploymentReporter),
+		Clock:                   clk,
+		SchedulingGates:         gates,
+		MaxConcurrentReconciles: opts.WorkloadDeploymentConcurrency,
+	}
+	if err := wd.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the WorkloadDeployment controller: %w", err)
+	}
+	inst := &instance.Reconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                recorder(mgr, opts.Recorder, InstanceReporter),
+		Clock:                   clk,
+		Quota:                   opts.Quota,
+		MaxConcurrentReconciles: opts.InstanceConcurrency,
+	}
+	if err := inst.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the Instance controller: %w", err)
+	}
+	return nil
+}
+
+// SimOptions configure the simulated runtime provider.
+type SimOptions struct {
+	// Delay is how long provisioning and teardown take; zero makes both
+	// immediate.
+	Delay time.Duration
+	// CIDR is the cell's range of instance network addresses;
+	// simprovider.DefaultCIDR when empty.
+	CIDR string
+	// ExternalCIDR is the range of external addresses; empty means none.
+	ExternalCIDR string
+	// Clock measures the delays; nil means the real clock.
+	Clock clock.PassiveClock
+	// Concurrency is the number of Instances handled at once; zero means
+	// the provider's default.
+	Concurrency int
+}
+
+// SetupSimulatedProvider registers the simulated runtime provider with mgr.
+func SetupSimulatedProvider(mgr ctrl.Manager, opts SimOptions) error {
+	if err := checkScheme(mgr); err != nil {
+		return err
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	p := &simprovider.Reconciler{
+		Client:                  mgr.GetClient(),
+		Clock:                   clk,
+		Delay:                   opts.Delay,
+		CIDR:                    opts.CIDR,
+		ExternalCIDR:            opts.ExternalCIDR,
+		MaxConcurrentReconciles: opts.Concurrency,
+	}
+	if err := p.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the simulated provider: %w", err)
+	}
+	return nil
+}
+
+// recorder returns r, or a recorder of mgr reporting as name.
+func recorder(mgr ctrl.Manager, r events.EventRecorder, name string) events.EventRecorder {
+	if r != nil {
+		return r
+	}
+	return mgr.GetEventRecorder(name)
+}
+
+// checkScheme fails early, with the fix, when the manager cannot encode
+// the compute API.
+func checkScheme(mgr ctrl.Manager) error {
+	if !mgr.GetScheme().Recognizes(computev1alpha.GroupVersion.WithKind(computev1alpha.InstanceKind)) {
+		return errors.New("the manager's scheme does not know compute.datumapis.com/v1alpha: add computev1alpha.AddToScheme to it")
+	}
+	return nil
+}

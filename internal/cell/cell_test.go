@@ -1,0 +1,92 @@
+package cell
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// newManager returns a manager that is never started, so it needs no
+// apiserver.
+func newManager(t *testing.T, withCompute bool) ctrl.Manager {
+	t.Helper()
+	s := apiruntime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	if withCompute {
+		utilruntime.Must(computev1alpha.AddToScheme(s))
+	}
+	mgr, err := ctrl.NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ctrl.Options{
+		Scheme: s,
+		MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) {
+			m := meta.NewDefaultRESTMapper(nil)
+			for _, kind := range []string{computev1alpha.InstanceKind, computev1alpha.WorkloadDeploymentKind} {
+				m.Add(computev1alpha.GroupVersion.WithKind(kind), meta.RESTScopeNamespace)
+			}
+			return m, nil
+		},
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr
+}
+
+func TestSetup(t *testing.T) {
+	tests := map[string]struct {
+		withCompute bool
+		setup       func(ctrl.Manager) error
+		wantErr     string
+	}{
+		"the cell controllers register with a compute scheme": {
+			withCompute: true,
+			setup:       func(m ctrl.Manager) error { return Setup(m, Options{NetworkingIntegration: true}) },
+		},
+		"a scheme without compute fails with the fix": {
+			setup:   func(m ctrl.Manager) error { return Setup(m, Options{}) },
+			wantErr: "add computev1alpha.AddToScheme",
+		},
+		"the simulated provider registers with defaults": {
+			withCompute: true,
+			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{}) },
+		},
+		"a negative provider delay is refused": {
+			withCompute: true,
+			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{Delay: -time.Second}) },
+			wantErr:     "delay -1s is negative",
+		},
+		"an invalid provider range is refused": {
+			withCompute: true,
+			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{CIDR: "10.0.0.0"}) },
+			wantErr:     `invalid address range "10.0.0.0"`,
+		},
+		"an invalid external range is refused": {
+			withCompute: true,
+			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{ExternalCIDR: "10.0.0.0/32"}) },
+			wantErr:     "too small",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := tc.setup(newManager(t, tc.withCompute))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,366 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/names"
+)
+
+// ControllerName names the federator in logs, metrics and events.
+const ControllerName = "workloaddeployment-federator"
+
+// DefaultMaxConcurrentReconciles is the number of WorkloadDeployments
+// federated at once unless Reconciler.MaxConcurrentReconciles says
+// otherwise.
+const DefaultMaxConcurrentReconciles = 8
+
+// Event reasons.
+const (
+	// EventFederated: the hub copy was created.
+	EventFederated = "Federated"
+	// EventFederationFailed: the hub copy could not be written or removed.
+	EventFederationFailed = "FederationFailed"
+	// EventHubCopyDeleted: the hub copy was deleted with the
+	// WorkloadDeployment.
+	EventHubCopyDeleted = "HubCopyDeleted"
+)
+
+// Reconciler is the WorkloadDeploymentFederator: it keeps a copy of every
+// project WorkloadDeployment in the federation plane and mirrors the copy's
+// status back.
+type Reconciler struct {
+	// Manager resolves the project cluster of each request.
+	Manager mcmanager.Manager
+	// Hub reads the federation plane from its cache and writes to it.
+	Hub client.Client
+	// HubReader reads the federation plane directly, for the decisions a
+	// stale cache must not make (releasing the finalizer).
+	HubReader client.Reader
+	// Clock stamps condition transitions; the real clock when nil.
+	Clock clock.PassiveClock
+	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
+}
+
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=policy.karmada.io,resources=propagationpolicies,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the federator with mgr. It watches the project
+// WorkloadDeployments of every engaged project cluster, and the hub copies
+// in hubCluster, whose events it maps back to the project request with the
+// project cluster name preserved. hubCluster must be added to mgr's local
+// manager by the caller (it is shared with other controllers).
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.Cluster) error {
+	switch {
+	case mgr == nil:
+		return errors.New("federator: a manager is required")
+	case hubCluster == nil:
+		return errors.New("federator: the federation plane is required (--federation-kubeconfig)")
+	}
+	r.Manager = mgr
+	if r.Hub == nil {
+		r.Hub = hubCluster.GetClient()
+	}
+	if r.HubReader == nil {
+		r.HubReader = hubCluster.GetAPIReader()
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	return mcbuilder.ControllerManagedBy(mgr).
+		Named(ControllerName).
+		WithOptions(controller.TypedOptions[mcreconcile.Request]{
+			SkipNameValidation:      mgr.GetControllerOptions().SkipNameValidation,
+			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
+		}).
+		// The federator's own status writes need no reconcile.
+		For(&computev1alpha.WorkloadDeployment{}, mcbuilder.WithPredicates(specOrMetadataChanged())).
+		WatchesRawSource(source.TypedKind[*computev1alpha.WorkloadDeployment, mcreconcile.Request](hubCluster.GetCache(), &computev1alpha.WorkloadDeployment{},
+			mchandler.TypedEnqueueRequestsFromMapFuncWithClusterPreservation(r.mapHubDeployment))).
+		Complete(r)
+}
+
+// specOrMetadataChanged passes creations, deletions and updates that change
+// anything but the status.
+func specOrMetadataChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		return o.GetGeneration() != n.GetGeneration() ||
+			!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
+			!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations()) ||
+			!equality.Semantic.DeepEqual(o.GetFinalizers(), n.GetFinalizers()) ||
+			!equality.Semantic.DeepEqual(o.GetDeletionTimestamp(), n.GetDeletionTimestamp())
+	}}
+}
+
+// mapHubDeployment maps a hub copy event to its project request. Requests
+// for a project cluster that is not engaged (yet, or any more) are dropped:
+// the project side's own watch brings the deployment back once it is.
+func (r *Reconciler) mapHubDeployment(ctx context.Context, obj *computev1alpha.WorkloadDeployment) []mcreconcile.Request {
+	req, ok := RequestForHubDeployment(obj)
+	if !ok {
+		return nil
+	}
+	if _, err := r.Manager.GetCluster(ctx, req.ClusterName); err != nil {
+		return nil
+	}
+	return []mcreconcile.Request{req}
+}
+
+// scope is one reconcile's project side.
+type scope struct {
+	cluster  string
+	client   client.Client
+	reader   client.Reader
+	recorder events.EventRecorder
+	wd       *computev1alpha.WorkloadDeployment
+}
+
+// Reconcile federates one project WorkloadDeployment.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	if req.ClusterName == "" {
+		// The empty name is the host cluster; a request for a project
+		// object must never be served there.
+		log.Info("Dropping a WorkloadDeployment request without a cluster name", "workloadDeployment", req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	cl, err := r.Manager.GetCluster(ctx, req.ClusterName)
+	if errors.Is(err, multicluster.ErrClusterNotFound) {
+		// Disengaged: nothing of it can be served now; engaging it
+		// again brings its deployments back.
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to get project cluster %q: %w", req.ClusterName, err)
+	}
+	wd := &computev1alpha.WorkloadDeployment{}
+	if err := cl.GetClient().Get(ctx, req.NamespacedName, wd); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log = log.WithValues("cluster", req.ClusterName, "workloadDeployment", klog.KObj(wd), "uid", wd.UID)
+	ctx = ctrl.LoggerInto(ctx, log)
+	s := &scope{
+		cluster:  req.ClusterName,
+		client:   cl.GetClient(),
+		reader:   cl.GetAPIReader(),
+		recorder: cl.GetEventRecorder(ControllerName),
+		wd:       wd,
+	}
+
+	if wd.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.reconcileDelete(ctx, s)
+	}
+	if !controllerutil.ContainsFinalizer(wd, computev1alpha.FederationFinalizer) {
+		// The update this makes brings the deployment back.
+		return ctrl.Result{}, r.setFinalizer(ctx, s, true)
+	}
+
+	hubCopy, hubNamespace, fedErr := r.federate(ctx, s)
+	var cond metav1.Condition
+	switch {
+	case fedErr == nil && hubCopy == nil:
+		// The previous copy is still being deleted; its deletion event
+		// brings the deployment back.
+		return ctrl.Result{}, nil
+	case fedErr == nil:
+		cond = federatedCondition(hubNamespace)
+	case apierrors.IsConflict(fedErr):
+		// A stale read: the retry resolves it, and it is no news.
+		return ctrl.Result{}, fedErr
+	default:
+		cond = failedCondition(fedErr.Error())
+	}
+	return ctrl.Result{}, errors.Join(fedErr, r.patchStatus(ctx, s, hubCopy, cond))
+}
+
+// federate writes the hub namespace, the city policy and the hub copy, and
+// records the hub namespace on the project WorkloadDeployment. It returns
+// the hub copy as written; nil, without error, while an earlier copy of the
+// same name is still being deleted.
+func (r *Reconciler) federate(ctx context.Context, s *scope) (*computev1alpha.WorkloadDeployment, string, error) {
+	ns := &corev1.Namespace{}
+	// Read directly: the mapping must come from the namespace's UID, never
+	// from anything a user can write, and the management role has no
+	// namespace informer in project planes.
+	if err := s.reader.Get(ctx, client.ObjectKey{Name: s.wd.Namespace}, ns); err != nil {
+		return nil, "", fmt.Errorf("failed to read project namespace %s: %w", s.wd.Namespace, err)
+	}
+	hubNamespace := names.FederationNamespace(ns.UID)
+	if err := r.recordHubNamespace(ctx, s, hubNamespace); err != nil {
+		return nil, "", err
+	}
+	if err := r.ensureHubNamespace(ctx, HubNamespace(s.cluster, ns)); err != nil {
+		return nil, hubNamespace, err
+	}
+	if err := EnsurePolicy(ctx, r.Hub, r.HubReader, CityPolicy(hubNamespace, s.wd.Spec.CityCode)); err != nil {
+		return nil, hubNamespace, err
+	}
+	hubCopy, err := r.ensureHubCopy(ctx, s, HubCopy(s.cluster, hubNamespace, s.wd))
+	return hubCopy, hubNamespace, err
+}
+
+// recordHubNamespace stamps the hub namespace on the project
+// WorkloadDeployment when it is not there yet.
+func (r *Reconciler) recordHubNamespace(ctx context.Context, s *scope, hubNamespace string) error {
+	if s.wd.Annotations[computev1alpha.FederationNamespaceAnnotation] == hubNamespace {
+		return nil
+	}
+	before := s.wd.DeepCopy()
+	metav1.SetMetaDataAnnotation(&s.wd.ObjectMeta, computev1alpha.FederationNamespaceAnnotation, hubNamespace)
+	if err := s.client.Patch(ctx, s.wd, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("failed to record the federation namespace on WorkloadDeployment %s: %w", s.wd.Name, err)
+	}
+	return nil
+}
+
+// ensureHubNamespace creates the hub namespace, or adds the upstream labels
+// to one that lacks them. A namespace labelled for another project
+// namespace is never taken over.
+func (r *Reconciler) ensureHubNamespace(ctx context.Context, desired *corev1.Namespace) error {
+	existing := &corev1.Namespace{}
+	err := r.Hub.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		// The cache only holds labelled namespaces: an unlabelled one
+		// answers AlreadyExists here and is read directly.
+		err = r.Hub.Create(ctx, desired)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create namespace %s in the federation plane: %w", desired.Name, err)
+		}
+		err = r.HubReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to read namespace %s in the federation plane: %w", desired.Name, err)
+	}
+	merged := existing.DeepCopy()
+	for k, v := range desired.Labels {
+		if cur, ok := existing.Labels[k]; ok && cur != v {
+			return fmt.Errorf("namespace %s of the federation plane belongs to %s=%s, not %s", desired.Name, k, cur, v)
+		}
+		metav1.SetMetaDataLabel(&merged.ObjectMeta, k, v)
+	}
+	if equality.Semantic.DeepEqual(existing.Labels, merged.Labels) {
+		return nil
+	}
+	if err := r.Hub.Patch(ctx, merged, client.MergeFrom(existing)); err != nil {
+		return fmt.Errorf("failed to label namespace %s in the federation plane: %w", desired.Name, err)
+	}
+	return nil
+}
+
+// ensureHubCopy creates the hub copy, or patches the existing one when its
+// spec, labels or annotations differ from desired. It returns the copy as
+// written; nil while an earlier copy is still being deleted.
+func (r *Reconciler) ensureHubCopy(ctx context.Context, s *scope, desired *computev1alpha.WorkloadDeployment) (*computev1alpha.WorkloadDeployment, error) {
+	existing := &computev1alpha.WorkloadDeployment{}
+	err := r.Hub.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		created := desired.DeepCopy()
+		err = r.Hub.Create(ctx, created)
+		if err == nil {
+			s.recorder.Eventf(s.wd, nil, corev1.EventTypeNormal, EventFederated, "Federate",
+				"Copied to namespace %s of the federation plane", desired.Namespace)
+			return created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("failed to create the copy of WorkloadDeployment %s in the federation plane: %w", desired.Name, err)
+		}
+		// The cache has not seen a copy made moments ago.
+		err = r.HubReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the copy of WorkloadDeployment %s in the federation plane: %w", desired.Name, err)
+	}
+	if !BelongsTo(existing, s.cluster, s.wd.Namespace) {
+		return nil, fmt.Errorf("WorkloadDeployment %s/%s of the federation plane belongs to another project namespace (%s=%s)",
+			existing.Namespace, existing.Name, computev1alpha.UpstreamClusterNameLabel, existing.Labels[computev1alpha.UpstreamClusterNameLabel])
+	}
+	if existing.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	merged, changed := MergeHubCopy(existing, desired)
+	if !changed {
+		return existing, nil
+	}
+	if err := r.Hub.Patch(ctx, merged, client.MergeFrom(existing)); err != nil {
+		return nil, fmt.Errorf("failed to update the copy of WorkloadDeployment %s in the federation plane: %w", desired.Name, err)
+	}
+	return merged, nil
+}
+
+// patchStatus writes the mirrored status and the Federated condition when
+// they differ from what the project WorkloadDeployment reports, and emits
+// an event when federation starts failing.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope, hubCopy *computev1alpha.WorkloadDeployment, cond metav1.Condition) error {
+	wd := s.wd
+	st := MirrorStatus(wd, hubCopy, cond, metav1.NewTime(r.Clock.Now()))
+	if equality.Semantic.DeepEqual(wd.Status, st) {
+		return nil
+	}
+	prev := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionFederated)
+	patched := wd.DeepCopy()
+	patched.Status = st
+	if err := s.client.Status().Patch(ctx, patched, client.MergeFrom(wd)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("failed to patch status of WorkloadDeployment %s: %w", wd.Name, err)
+	}
+	if cond.Status == metav1.ConditionFalse && (prev == nil || prev.Status != metav1.ConditionFalse || prev.Message != cond.Message) {
+		s.recorder.Eventf(wd, nil, corev1.EventTypeWarning, EventFederationFailed, "Federate", "%s", truncate(cond.Message))
+	}
+	*wd = *patched
+	return nil
+}
+
+// setFinalizer adds (present) or removes the federation finalizer with a
+// patch guarded by the resourceVersion, so a concurrent change of the
+// finalizer list is never lost.
+func (r *Reconciler) setFinalizer(ctx context.Context, s *scope, present bool) error {
+	before := s.wd.DeepCopy()
+	if present {
+		controllerutil.AddFinalizer(s.wd, computev1alpha.FederationFinalizer)
+	} else {
+		controllerutil.RemoveFinalizer(s.wd, computev1alpha.FederationFinalizer)
+	}
+	err := s.client.Patch(ctx, s.wd, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to update the finalizers of WorkloadDeployment %s: %w", s.wd.Name, err)
+	}
+	return nil
+}

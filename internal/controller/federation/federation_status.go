@@ -1,0 +1,106 @@
+package federation
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// maxMessageLength bounds the Federated condition's message.
+const maxMessageLength = 1024
+
+// MirrorStatus returns the status project should report given its hub copy
+// (nil when there is none to read) and its Federated condition. The hub's
+// counts, conditions, location, selector and template hash are copied; the
+// hub's observedGeneration is translated into project's generation
+// (UpstreamGeneration); the project's own Federated condition is kept and
+// updated. Condition transition times are kept when a condition did not
+// change. It is pure: the same inputs give the same status.
+func MirrorStatus(project, hubCopy *computev1alpha.WorkloadDeployment, federated metav1.Condition, now metav1.Time) computev1alpha.WorkloadDeploymentStatus {
+	out := *project.Status.DeepCopy()
+	if hubCopy != nil {
+		hs := hubCopy.Status
+		out.ObservedGeneration = UpstreamGeneration(project, hubCopy)
+		out.ReplicaCounts = hs.ReplicaCounts
+		out.Location = hs.Location.DeepCopy()
+		out.Selector = hs.Selector
+		out.TemplateHash = hs.TemplateHash
+		var conds []metav1.Condition
+		for _, c := range hs.Conditions {
+			if c.Type == computev1alpha.ConditionFederated {
+				continue
+			}
+			c.ObservedGeneration = out.ObservedGeneration
+			conds = append(conds, c)
+		}
+		if prev := meta.FindStatusCondition(project.Status.Conditions, computev1alpha.ConditionFederated); prev != nil {
+			conds = append(conds, *prev)
+		}
+		out.Conditions = conds
+	}
+	federated.Type = computev1alpha.ConditionFederated
+	federated.ObservedGeneration = project.Generation
+	federated.Message = truncate(federated.Message)
+	if prev := meta.FindStatusCondition(out.Conditions, federated.Type); prev == nil || prev.Status != federated.Status {
+		federated.LastTransitionTime = now
+	} else {
+		federated.LastTransitionTime = prev.LastTransitionTime
+	}
+	meta.RemoveStatusCondition(&out.Conditions, federated.Type)
+	out.Conditions = append(out.Conditions, federated)
+	slices.SortFunc(out.Conditions, func(a, b metav1.Condition) int { return cmp.Compare(a.Type, b.Type) })
+	return out
+}
+
+// UpstreamGeneration returns the project generation the hub copy's status
+// describes: the generation recorded on the copy when every member cluster
+// has caught up with the copy's current generation (Karmada's aggregated
+// observedGeneration equals the copy's generation), otherwise what the
+// project already reports. It never goes backwards and never exceeds the
+// project's generation.
+func UpstreamGeneration(project, hubCopy *computev1alpha.WorkloadDeployment) int64 {
+	current := project.Status.ObservedGeneration
+	if hubCopy.Generation == 0 || hubCopy.Status.ObservedGeneration != hubCopy.Generation {
+		return current
+	}
+	copied, err := strconv.ParseInt(hubCopy.Annotations[UpstreamGenerationAnnotation], 10, 64)
+	if err != nil || copied > project.Generation {
+		return current
+	}
+	return max(current, copied)
+}
+
+// federatedCondition reports the hub copy in hubNamespace as up to date.
+func federatedCondition(hubNamespace string) metav1.Condition {
+	return metav1.Condition{
+		Type:    computev1alpha.ConditionFederated,
+		Status:  metav1.ConditionTrue,
+		Reason:  computev1alpha.ReasonFederated,
+		Message: fmt.Sprintf("copied to namespace %s of the federation plane", hubNamespace),
+	}
+}
+
+// failedCondition reports that the hub copy could not be written or
+// removed; message says what failed and why.
+func failedCondition(message string) metav1.Condition {
+	return metav1.Condition{
+		Type:    computev1alpha.ConditionFederated,
+		Status:  metav1.ConditionFalse,
+		Reason:  computev1alpha.ReasonFederationFailed,
+		Message: message,
+	}
+}
+
+// truncate bounds a message.
+func truncate(s string) string {
+	if len(s) <= maxMessageLength {
+		return s
+	}
+	return s[:maxMessageLength-3] + "..."
+}

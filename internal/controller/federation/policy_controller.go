@@ -1,0 +1,175 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/hub"
+)
+
+// PolicyControllerName names the PropagationPolicy controller in logs and
+// metrics.
+const PolicyControllerName = "propagationpolicy"
+
+// PolicyReconciler keeps one PropagationPolicy per city in every hub
+// namespace compute maps a project namespace to, for as long as a hub
+// WorkloadDeployment of that city exists there. Its requests are
+// CityRequest(hub namespace, city code).
+type PolicyReconciler struct {
+	// Hub reads the federation plane from its cache and writes to it.
+	Hub client.Client
+	// HubReader reads the federation plane directly: a policy is deleted
+	// only when a live list shows no deployment of its city.
+	HubReader client.Reader
+}
+
+// SetupWithManager registers the controller with mgr (the management role's
+// local manager). It watches the hub WorkloadDeployments compute copied and
+// compute's PropagationPolicies in hubCluster, which the caller adds to
+// mgr.
+func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager, hubCluster cluster.Cluster) error {
+	if mgr == nil || hubCluster == nil {
+		return errors.New("propagationpolicy controller: a manager and the federation plane are required")
+	}
+	if r.Hub == nil {
+		r.Hub = hubCluster.GetClient()
+	}
+	if r.HubReader == nil {
+		r.HubReader = hubCluster.GetAPIReader()
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(PolicyControllerName).
+		WatchesRawSource(source.Kind(hubCluster.GetCache(), &computev1alpha.WorkloadDeployment{},
+			handler.TypedEnqueueRequestsFromMapFunc(cityRequests[*computev1alpha.WorkloadDeployment]))).
+		WatchesRawSource(source.Kind(hubCluster.GetCache(), &policyv1alpha1.PropagationPolicy{},
+			handler.TypedEnqueueRequestsFromMapFunc(cityRequests[*policyv1alpha1.PropagationPolicy]))).
+		Complete(r)
+}
+
+// cityRequests maps a hub object to the request of its city.
+func cityRequests[T client.Object](_ context.Context, obj T) []reconcile.Request {
+	if req, ok := cityRequestFor(obj); ok {
+		return []reconcile.Request{req}
+	}
+	return nil
+}
+
+// Reconcile keeps or deletes the policy of one city in one hub namespace.
+func (r *PolicyReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	ns := &corev1.Namespace{}
+	if err := r.Hub.Get(ctx, client.ObjectKey{Name: req.Namespace}, ns); err != nil {
+		// Not a namespace compute maps a project namespace to (the cache
+		// holds only those): its policies are somebody else's.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, ReconcileCityPolicy(ctx, r.Hub, r.HubReader, req.Namespace, req.Name)
+}
+
+// ReconcileCityPolicy ensures the PropagationPolicy of city in hub namespace
+// namespace while a WorkloadDeployment copy of that city, not being
+// deleted, exists there, and deletes it otherwise. The cache decides that a
+// policy is wanted; only a live list decides that it is not.
+func ReconcileCityPolicy(ctx context.Context, c client.Client, reader client.Reader, namespace, city string) error {
+	wanted, err := cityWanted(ctx, c, namespace, city)
+	if err != nil {
+		return err
+	}
+	if !wanted {
+		if wanted, err = cityWanted(ctx, reader, namespace, city); err != nil {
+			return err
+		}
+	}
+	desired := CityPolicy(namespace, city)
+	if wanted {
+		return EnsurePolicy(ctx, c, reader, desired)
+	}
+	return deletePolicy(ctx, c, reader, desired)
+}
+
+// cityWanted reports whether a compute copy of a WorkloadDeployment of city
+// that is not being deleted exists in namespace.
+func cityWanted(ctx context.Context, reader client.Reader, namespace, city string) (bool, error) {
+	var list computev1alpha.WorkloadDeploymentList
+	if err := reader.List(ctx, &list, client.InNamespace(namespace),
+		client.MatchingLabels{computev1alpha.CityCodeTopologyLabel: city}); err != nil {
+		return false, fmt.Errorf("failed to list the WorkloadDeployments of %s in namespace %s of the federation plane: %w", city, namespace, err)
+	}
+	for i := range list.Items {
+		wd := &list.Items[i]
+		if wd.DeletionTimestamp == nil && wd.Labels[computev1alpha.UpstreamClusterNameLabel] != "" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// EnsurePolicy creates the policy desired, or restores the fields compute
+// decides on the existing one. A policy of that name that compute did not
+// create is never touched; one still being deleted is waited for (the
+// error retries; its deletion event brings the city back).
+func EnsurePolicy(ctx context.Context, c client.Client, reader client.Reader, desired *policyv1alpha1.PropagationPolicy) error {
+	existing := &policyv1alpha1.PropagationPolicy{}
+	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		err = c.Create(ctx, desired.DeepCopy())
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
+		}
+		err = reader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to read PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
+	}
+	if existing.Labels[hub.ManagedByLabel] != hub.ManagedByValue {
+		return fmt.Errorf("PropagationPolicy %s/%s exists and was not created by compute; delete it so compute can route %s",
+			desired.Namespace, desired.Name, desired.Labels[computev1alpha.CityCodeTopologyLabel])
+	}
+	if existing.DeletionTimestamp != nil {
+		return fmt.Errorf("PropagationPolicy %s/%s is still being deleted", desired.Namespace, desired.Name)
+	}
+	if !policyDrifted(existing, desired) {
+		return nil
+	}
+	patched := existing.DeepCopy()
+	patched.Spec.ResourceSelectors = desired.Spec.ResourceSelectors
+	patched.Spec.Placement.ClusterAffinity = desired.Spec.Placement.ClusterAffinity
+	patched.Spec.Placement.ReplicaScheduling = desired.Spec.Placement.ReplicaScheduling
+	if err := c.Patch(ctx, patched, client.MergeFrom(existing)); err != nil {
+		return fmt.Errorf("failed to update PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
+	}
+	return nil
+}
+
+// deletePolicy deletes compute's policy of desired's name, if there is one.
+func deletePolicy(ctx context.Context, c client.Client, reader client.Reader, desired *policyv1alpha1.PropagationPolicy) error {
+	existing := &policyv1alpha1.PropagationPolicy{}
+	err := reader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to read PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
+	}
+	if existing.Labels[hub.ManagedByLabel] != hub.ManagedByValue || existing.DeletionTimestamp != nil {
+		return nil
+	}
+	if err := c.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to delete PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,254 @@
+package instance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cell/ownwrites"
+	"github.com/citycells/compute/internal/status"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "instance"
+
+// FieldOwner is the server-side apply field manager of the conditions this
+// controller owns: Ready and QuotaGranted.
+const FieldOwner = "compute-instance-controller"
+
+// DefaultMaxConcurrentReconciles is the number of Instances reconciled at
+// once unless Reconciler.MaxConcurrentReconciles says otherwise.
+const DefaultMaxConcurrentReconciles = 8
+
+// Reconciler computes the Ready and QuotaGranted conditions of the
+// Instances in a cell and releases their Quota scheduling gate.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the cell.
+	Client client.Client
+	// Recorder emits events on Instances.
+	Recorder events.EventRecorder
+	// Clock stamps condition transitions and ages Instances for the quota
+	// requeue.
+	Clock clock.PassiveClock
+	// Quota is the quota backend. Nil means none is configured: every
+	// Instance gets QuotaGranted=True with reason QuotaDisabled and no
+	// finalizer.
+	Quota QuotaClient
+	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
+
+	// own recognises Instance versions this controller's writes superseded.
+	own ownwrites.Tracker
+}
+
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/finalizers,verbs=update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager checks the reconciler's dependencies and registers the
+// controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	switch {
+	case r.Client == nil:
+		return errors.New("instance controller: Client is required")
+	case r.Recorder == nil:
+		return errors.New("instance controller: Recorder is required")
+	case r.Clock == nil:
+		return errors.New("instance controller: Clock is required")
+	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&computev1alpha.Instance{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Complete(r)
+}
+
+// Reconcile settles an Instance's quota decision, Ready condition and
+// Quota gate.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	inst := &computev1alpha.Instance{}
+	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.own.Forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.own.Stale(req.NamespacedName, inst.UID, inst.ResourceVersion) {
+		// The event of this controller's last write is on its way.
+		return ctrl.Result{}, nil
+	}
+	if inst.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.reconcileDelete(ctx, inst)
+	}
+	if r.Quota != nil && !controllerutil.ContainsFinalizer(inst, computev1alpha.InstanceFinalizer) {
+		// The update this makes brings the Instance back.
+		return ctrl.Result{}, r.applyFinalizer(ctx, inst, true)
+	}
+
+	quota, requeue := r.evaluateQuota(ctx, inst)
+	if err := r.applyConditions(ctx, inst, quota, readyCondition(inst, quota)); err != nil {
+		return ctrl.Result{}, err
+	}
+	// Federation write-back (a later issue) goes here, once status is settled.
+	if err := r.releaseQuotaGate(ctx, inst); err != nil {
+		if apierrors.IsConflict(err) {
+			// Someone else changed the Instance; its update event brings it
+			// back, and this requeue bounds the wait without error backoff.
+			return ctrl.Result{RequeueAfter: quotaRequeueAfter(r.age(inst))}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// reconcileDelete reports the Instance as Terminating and, when it holds
+// the compute finalizer, releases its quota claim and then the finalizer.
+func (r *Reconciler) reconcileDelete(ctx context.Context, inst *computev1alpha.Instance) error {
+	// Quota is not evaluated again for an Instance that is going; its
+	// condition is re-applied as it is, since leaving it out of the apply
+	// would remove it.
+	conds := []metav1.Condition{readyCondition(inst, metav1.Condition{})}
+	if c := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionQuotaGranted); c != nil {
+		conds = append(conds, *c)
+	}
+	if err := r.applyConditions(ctx, inst, conds...); err != nil {
+		return err
+	}
+	if !controllerutil.ContainsFinalizer(inst, computev1alpha.InstanceFinalizer) {
+		return nil
+	}
+	if r.Quota != nil {
+		if err := r.Quota.Release(ctx, inst); err != nil {
+			return fmt.Errorf("failed to release the quota claim of Instance %s: %w", inst.Name, err)
+		}
+	}
+	// Removing the federation write-back (a later issue) goes here.
+	return r.applyFinalizer(ctx, inst, false)
+}
+
+// applyFinalizer adds (present) or removes the compute finalizer with
+// server-side apply: finalizers are a set whose entries each manager owns,
+// so this never conflicts with other writers and never drops their
+// finalizers.
+func (r *Reconciler) applyFinalizer(ctx context.Context, inst *computev1alpha.Instance, present bool) error {
+	md := map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)}
+	if present {
+		md["finalizers"] = []any{computev1alpha.InstanceFinalizer}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": computev1alpha.GroupVersion.String(),
+		"kind":       computev1alpha.InstanceKind,
+		"metadata":   md,
+	}}
+	err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		// With ownership forced, a conflict can only be the UID: this
+		// Instance is gone (and the UID keeps apply from recreating it).
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to apply the finalizer of Instance %s: %w", inst.Name, err)
+	}
+	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, obj.GetResourceVersion())
+	return nil
+}
+
+// releaseQuotaGate removes the Quota scheduling gate once the stored
+// QuotaGranted condition admits the Instance's current generation. The
+// patch is guarded by the resourceVersion of the object that condition was
+// read from.
+func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.Instance) error {
+	if !hasGate(inst, computev1alpha.QuotaSchedulingGate) || !quotaAdmits(inst) {
+		return nil
+	}
+	before := inst.DeepCopy()
+	kept := inst.Spec.Controller.SchedulingGates[:0:0]
+	for _, g := range inst.Spec.Controller.SchedulingGates {
+		if g.Name != computev1alpha.QuotaSchedulingGate {
+			kept = append(kept, g)
+		}
+	}
+	inst.Spec.Controller.SchedulingGates = kept
+	if err := r.Client.Patch(ctx, inst, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("failed to remove the Quota scheduling gate of Instance %s: %w", inst.Name, err)
+	}
+	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, inst.ResourceVersion)
+	ctrl.LoggerFrom(ctx).V(1).Info("Released the Quota scheduling gate")
+	return nil
+}
+
+// applyConditions writes the conditions this controller owns, with
+// server-side apply under FieldOwner, only when they changed. inst is
+// updated from the response, so later steps see the new resourceVersion.
+// A Warning event is emitted when Ready starts failing for a new reason.
+func (r *Reconciler) applyConditions(ctx context.Context, inst *computev1alpha.Instance, conds ...metav1.Condition) error {
+	now := metav1.NewTime(r.Clock.Now())
+	merged := append([]metav1.Condition(nil), inst.Status.Conditions...)
+	changed := false
+	for _, c := range conds {
+		changed = status.SetCondition(&merged, c, now) || changed
+	}
+	if !changed {
+		return nil
+	}
+	oldReady := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady)
+
+	items := make([]any, 0, len(conds))
+	for _, c := range conds {
+		stored := meta.FindStatusCondition(merged, c.Type)
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(stored)
+		if err != nil {
+			return fmt.Errorf("failed to encode condition %s: %w", c.Type, err)
+		}
+		items = append(items, u)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": computev1alpha.GroupVersion.String(),
+		"kind":       computev1alpha.InstanceKind,
+		"metadata":   map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)},
+		"status":     map[string]any{"conditions": items},
+	}}
+	err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to apply status of Instance %s: %w", inst.Name, err)
+	}
+	fresh := &computev1alpha.Instance{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, fresh); err != nil {
+		return fmt.Errorf("failed to decode Instance %s: %w", inst.Name, err)
+	}
+	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, fresh.ResourceVersion)
+	*inst = *fresh
+
+	ready := meta.FindStatusCondition(merged, computev1alpha.ConditionReady)
+	if ready != nil && status.Failing(ready.Reason) && (oldReady == nil || oldReady.Reason != ready.Reason) {
+		r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, ready.Reason, "Reconcile", "%s", ready.Message)
+	}
+	return nil
+}
+
+// age returns how long the Instance has existed.
+func (r *Reconciler) age(inst *computev1alpha.Instance) time.Duration {
+	return r.Clock.Since(inst.CreationTimestamp.Time)
+}

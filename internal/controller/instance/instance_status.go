@@ -1,0 +1,176 @@
+package instance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/status"
+)
+
+// gates returns the names of an Instance's scheduling gates.
+func gates(inst *computev1alpha.Instance) []string {
+	if inst.Spec.Controller == nil {
+		return nil
+	}
+	out := make([]string, 0, len(inst.Spec.Controller.SchedulingGates))
+	for _, g := range inst.Spec.Controller.SchedulingGates {
+		out = append(out, g.Name)
+	}
+	return out
+}
+
+// hasGate reports whether an Instance is held by the named gate.
+func hasGate(inst *computev1alpha.Instance, name string) bool {
+	return slices.Contains(gates(inst), name)
+}
+
+// quotaFailures are the QuotaGranted reasons that explain a denial or a
+// fault better than "pending quota" does.
+var quotaFailures = map[string]bool{
+	computev1alpha.ReasonQuotaExceeded:              true,
+	computev1alpha.ReasonValidationFailed:           true,
+	computev1alpha.ReasonQuotaNoBudget:              true,
+	computev1alpha.ReasonQuotaBackendUnavailable:    true,
+	computev1alpha.ReasonQuotaProjectNotFound:       true,
+	computev1alpha.ReasonQuotaNamespaceNotFound:     true,
+	computev1alpha.ReasonQuotaMisconfigured:         true,
+	computev1alpha.ReasonQuotaProjectIDUnresolvable: true,
+}
+
+// providerReasons are the provider sub-reasons Ready passes on as they are.
+var providerReasons = map[string]bool{
+	computev1alpha.ReasonImageUnavailable:   true,
+	computev1alpha.ReasonInstanceCrashing:   true,
+	computev1alpha.ReasonConfigurationError: true,
+	computev1alpha.ReasonProvisioning:       true,
+}
+
+// quotaDisabledCondition is QuotaGranted when no quota backend is
+// configured.
+func quotaDisabledCondition() metav1.Condition {
+	return metav1.Condition{
+		Type:    computev1alpha.ConditionQuotaGranted,
+		Status:  metav1.ConditionTrue,
+		Reason:  computev1alpha.ReasonQuotaDisabled,
+		Message: "no quota backend is configured; the instance is admitted without a quota claim",
+	}
+}
+
+// quotaAdmits reports whether the QuotaGranted condition stored on the
+// Instance lets the Quota gate go: True, and evaluated for the Instance's
+// current generation, so a grant for an older spec never releases a newer
+// one.
+func quotaAdmits(inst *computev1alpha.Instance) bool {
+	c := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionQuotaGranted)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == inst.Generation
+}
+
+// quotaRequeueAfter is how long to wait before looking at a pending quota
+// decision again, anchored on the Instance's age: a grant that lands
+// moments after the claim is caught within a second, and one whose watch
+// event was missed is still caught, later.
+func quotaRequeueAfter(age time.Duration) time.Duration {
+	switch {
+	case age < time.Minute:
+		return time.Second
+	case age < 5*time.Minute:
+		return 15 * time.Second
+	case age < 10*time.Minute:
+		return time.Minute
+	default:
+		return 5 * time.Minute
+	}
+}
+
+// readyCondition computes an Instance's Ready condition from what is
+// observed: deletion, then the scheduling gates (the most specific reason
+// one holds it), then the provider's conditions (Available True means
+// ready; otherwise the worst of its known sub-reasons with its message).
+// quota is the QuotaGranted condition being written alongside.
+func readyCondition(inst *computev1alpha.Instance, quota metav1.Condition) metav1.Condition {
+	c := metav1.Condition{Type: computev1alpha.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: inst.Generation}
+	c.Reason, c.Message = notReadyReason(inst, quota)
+	if c.Reason == computev1alpha.ReasonAvailable {
+		c.Status = metav1.ConditionTrue
+	}
+	c.Message = status.Truncate(c.Message)
+	return c
+}
+
+// notReadyReason returns the reason and message of Ready; reason
+// Available means the Instance is ready.
+func notReadyReason(inst *computev1alpha.Instance, quota metav1.Condition) (string, string) {
+	if inst.DeletionTimestamp != nil {
+		return computev1alpha.ReasonTerminating, "the instance is being deleted"
+	}
+	if gs := gates(inst); len(gs) > 0 {
+		return gateReason(gs, quota)
+	}
+	available := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionAvailable)
+	if available != nil && available.Status == metav1.ConditionTrue {
+		return computev1alpha.ReasonAvailable, "the instance is available"
+	}
+	programmed := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionProgrammed)
+
+	var candidates []status.Blocker
+	for _, pc := range []*metav1.Condition{available, programmed} {
+		if pc != nil && pc.Status != metav1.ConditionTrue && providerReasons[pc.Reason] {
+			candidates = append(candidates, status.Blocker{Object: pc.Type, Reason: pc.Reason, Message: pc.Message})
+		}
+	}
+	if worst, _, ok := status.Worst(candidates); ok {
+		if worst.Message == "" {
+			worst.Message = fmt.Sprintf("the runtime provider reports %s", worst.Reason)
+		}
+		return worst.Reason, worst.Message
+	}
+	switch {
+	case available != nil:
+		return computev1alpha.ReasonNotAvailable, providerSays(available)
+	case programmed != nil && programmed.Status != metav1.ConditionTrue:
+		return computev1alpha.ReasonNotAvailable, providerSays(programmed)
+	case programmed != nil:
+		return computev1alpha.ReasonProvisioning, "the instance is programmed; waiting for it to become available"
+	default:
+		return computev1alpha.ReasonProvisioning, "waiting for the runtime provider to start the instance"
+	}
+}
+
+// gateReason is the most specific reason scheduling gates hold an
+// Instance: a quota denial or fault when the Quota gate holds it, then
+// pending quota, then pending network, then any other gate.
+func gateReason(gs []string, quota metav1.Condition) (string, string) {
+	switch {
+	case slices.Contains(gs, computev1alpha.QuotaSchedulingGate):
+		if quota.Status != metav1.ConditionTrue && quotaFailures[quota.Reason] {
+			return quota.Reason, quota.Message
+		}
+		if quota.Status == metav1.ConditionTrue {
+			return computev1alpha.ReasonPendingQuota, "quota is granted; releasing the Quota scheduling gate"
+		}
+		return computev1alpha.ReasonPendingQuota, "waiting for quota to be granted"
+	case slices.Contains(gs, computev1alpha.NetworkSchedulingGate):
+		return computev1alpha.ReasonPendingNetwork, "waiting for the instance's network to be ready"
+	default:
+		sorted := slices.Sorted(slices.Values(gs))
+		return computev1alpha.ReasonSchedulingGatesPresent, "waiting for scheduling gates: " + strings.Join(sorted, ", ")
+	}
+}
+
+// providerSays renders a provider condition that has no known sub-reason.
+func providerSays(c *metav1.Condition) string {
+	msg := fmt.Sprintf("the runtime provider reports %s=%s", c.Type, c.Status)
+	if c.Reason != "" {
+		msg += " (" + c.Reason + ")"
+	}
+	if c.Message != "" {
+		msg += ": " + c.Message
+	}
+	return msg
+}

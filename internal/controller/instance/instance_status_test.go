@@ -1,0 +1,197 @@
+package instance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// instBuilder builds Instances.
+type instBuilder struct{ i computev1alpha.Instance }
+
+func makeInst() *instBuilder {
+	return &instBuilder{i: computev1alpha.Instance{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Generation: 2},
+		Spec:       computev1alpha.InstanceSpec{Controller: &computev1alpha.InstanceController{TemplateHash: "h"}},
+	}}
+}
+
+func (b *instBuilder) gated(names ...string) *instBuilder {
+	for _, n := range names {
+		b.i.Spec.Controller.SchedulingGates = append(b.i.Spec.Controller.SchedulingGates, computev1alpha.SchedulingGate{Name: n})
+	}
+	return b
+}
+
+func (b *instBuilder) cond(t string, s metav1.ConditionStatus, reason, msg string) *instBuilder {
+	b.i.Status.Conditions = append(b.i.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: b.i.Generation})
+	return b
+}
+
+func (b *instBuilder) programmed() *instBuilder {
+	return b.cond(computev1alpha.ConditionProgrammed, metav1.ConditionTrue, "Programmed", "placed")
+}
+
+func (b *instBuilder) available(s metav1.ConditionStatus, reason, msg string) *instBuilder {
+	return b.cond(computev1alpha.ConditionAvailable, s, reason, msg)
+}
+
+func (b *instBuilder) deleting() *instBuilder {
+	b.i.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+	return b
+}
+
+func (b *instBuilder) noController() *instBuilder {
+	b.i.Spec.Controller = nil
+	return b
+}
+
+// quota returns a QuotaGranted condition.
+func quota(s metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: computev1alpha.ConditionQuotaGranted, Status: s, Reason: reason, Message: msg}
+}
+
+var granted = quota(metav1.ConditionTrue, computev1alpha.ReasonQuotaDisabled, "")
+
+func TestReadyCondition(t *testing.T) {
+	type want struct {
+		Status          metav1.ConditionStatus
+		Reason, Message string
+	}
+	tests := map[string]struct {
+		inst  *instBuilder
+		quota metav1.Condition
+		want  want
+	}{
+		"a deleting instance is terminating": {
+			inst: makeInst().programmed().available(metav1.ConditionTrue, "Available", "").deleting(), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being deleted"},
+		},
+		"the Quota gate waits for quota": {
+			inst: makeInst().gated("Quota"), quota: quota(metav1.ConditionUnknown, computev1alpha.ReasonPendingEvaluation, "evaluating"),
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonPendingQuota, "waiting for quota to be granted"},
+		},
+		"the Quota gate reports a quota denial as it is": {
+			inst: makeInst().gated("Quota", "Network"), quota: quota(metav1.ConditionFalse, computev1alpha.ReasonQuotaExceeded, "project p is at its limit of 10 instances"),
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonQuotaExceeded, "project p is at its limit of 10 instances"},
+		},
+		"the Quota gate reports an unreachable backend as it is": {
+			inst: makeInst().gated("Quota"), quota: quota(metav1.ConditionUnknown, computev1alpha.ReasonQuotaBackendUnavailable, "dial tcp: refused"),
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonQuotaBackendUnavailable, "dial tcp: refused"},
+		},
+		"granted quota with the gate still present is about to be released": {
+			inst: makeInst().gated("Quota"), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonPendingQuota, "quota is granted; releasing the Quota scheduling gate"},
+		},
+		"the Network gate waits for the network": {
+			inst: makeInst().gated("Network"), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonPendingNetwork, "waiting for the instance's network to be ready"},
+		},
+		"other gates are listed sorted": {
+			inst: makeInst().gated("Zeta", "Alpha"), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonSchedulingGatesPresent, "waiting for scheduling gates: Alpha, Zeta"},
+		},
+		"an available instance is ready": {
+			inst: makeInst().programmed().available(metav1.ConditionTrue, "Available", "running"), quota: granted,
+			want: want{metav1.ConditionTrue, computev1alpha.ReasonAvailable, "the instance is available"},
+		},
+		"a provider sub-reason is passed on with its message": {
+			inst: makeInst().programmed().available(metav1.ConditionFalse, computev1alpha.ReasonImageUnavailable, "failed to pull image"), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonImageUnavailable, "failed to pull image"},
+		},
+		"the worst provider sub-reason wins": {
+			inst: makeInst().cond(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonConfigurationError, "rejected").
+				available(metav1.ConditionFalse, computev1alpha.ReasonProvisioning, "starting"), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonConfigurationError, "rejected"},
+		},
+		"ready goes back to False when the instance stops being available": {
+			inst: makeInst().programmed().available(metav1.ConditionFalse, computev1alpha.ReasonInstanceCrashing, "exited with code 1"), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonInstanceCrashing, "exited with code 1"},
+		},
+		"an unknown provider reason is NotAvailable with what the provider said": {
+			inst: makeInst().programmed().available(metav1.ConditionFalse, "Stopped", "stopped by the operator"), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonNotAvailable, "the runtime provider reports Available=False (Stopped): stopped by the operator"},
+		},
+		"the old Running condition is not read": {
+			inst: makeInst().programmed().cond("Running", metav1.ConditionTrue, "Running", ""), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonProvisioning, "the instance is programmed; waiting for it to become available"},
+		},
+		"an instance the provider has not touched is provisioning": {
+			inst: makeInst(), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonProvisioning, "waiting for the runtime provider to start the instance"},
+		},
+		"an instance without controller fields does not panic": {
+			inst: makeInst().noController(), quota: granted,
+			want: want{metav1.ConditionFalse, computev1alpha.ReasonProvisioning, "waiting for the runtime provider to start the instance"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := readyCondition(&tc.inst.i, tc.quota)
+			if diff := cmp.Diff(tc.want, want{c.Status, c.Reason, c.Message}); diff != "" {
+				t.Errorf("Ready mismatch (-want +got):\n%s", diff)
+			}
+			if c.Type != computev1alpha.ConditionReady || c.ObservedGeneration != tc.inst.i.Generation {
+				t.Errorf("Ready has type %q and observedGeneration %d", c.Type, c.ObservedGeneration)
+			}
+		})
+	}
+}
+
+func TestQuotaAdmits(t *testing.T) {
+	tests := map[string]struct {
+		inst *instBuilder
+		want bool
+	}{
+		"True for the current generation admits": {
+			inst: makeInst().cond(computev1alpha.ConditionQuotaGranted, metav1.ConditionTrue, computev1alpha.ReasonQuotaDisabled, ""),
+			want: true,
+		},
+		"True for an older generation does not admit": {
+			inst: func() *instBuilder {
+				b := makeInst().cond(computev1alpha.ConditionQuotaGranted, metav1.ConditionTrue, computev1alpha.ReasonQuotaAvailable, "")
+				b.i.Generation = 3
+				return b
+			}(),
+			want: false,
+		},
+		"a denial does not admit": {
+			inst: makeInst().cond(computev1alpha.ConditionQuotaGranted, metav1.ConditionFalse, computev1alpha.ReasonQuotaExceeded, ""),
+			want: false,
+		},
+		"no condition does not admit": {
+			inst: makeInst(),
+			want: false,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := quotaAdmits(&tc.inst.i); got != tc.want {
+				t.Errorf("quotaAdmits = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestQuotaRequeueAfter(t *testing.T) {
+	tests := map[string]struct {
+		age, want time.Duration
+	}{
+		"a new instance is looked at every second":      {age: 10 * time.Second, want: time.Second},
+		"after a minute, every 15 seconds":              {age: 2 * time.Minute, want: 15 * time.Second},
+		"after five minutes, every minute":              {age: 7 * time.Minute, want: time.Minute},
+		"after ten minutes, every five minutes":         {age: time.Hour, want: 5 * time.Minute},
+		"a clock running behind still gets the fastest": {age: -time.Second, want: time.Second},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := quotaRequeueAfter(tc.age); got != tc.want {
+				t.Errorf("quotaRequeueAfter(%s) = %s, want %s", tc.age, got, tc.want)
+			}
+		})
+	}
+}

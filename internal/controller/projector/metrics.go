@@ -1,0 +1,41 @@
+package projector
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metric names, part of compute's operational contract.
+const (
+	// UnresolvableMetric counts hub Instances that could not be projected,
+	// by reason.
+	UnresolvableMetric = "compute_projection_unresolvable_total"
+	// LagMetric observes, for each projection status change, the time from
+	// the latest condition transition of the Instance in its cell to the
+	// projection showing it.
+	LagMetric = "compute_projection_lag_seconds"
+)
+
+var (
+	unresolvable = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: UnresolvableMetric,
+		Help: "Instances written back to the federation plane that could not be projected into their project, by reason.",
+	}, []string{"reason"})
+	lag = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    LagMetric,
+		Help:    "Seconds from an Instance condition changing in its cell to its projection showing the change.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+	})
+
+	registerOnce sync.Once
+)
+
+// registerMetrics registers the metrics on controller-runtime's registry,
+// once: binaries that never project expose none of them.
+func registerMetrics() {
+	registerOnce.Do(func() {
+		metrics.Registry.MustRegister(unresolvable, lag)
+	})
+}

@@ -1,0 +1,222 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// ControllerName names the projector in logs, metrics and events.
+const ControllerName = "instance-projector"
+
+// DefaultMaxConcurrentReconciles is the number of hub Instances projected
+// at once unless Reconciler.MaxConcurrentReconciles says otherwise.
+const DefaultMaxConcurrentReconciles = 8
+
+// EventProjectionUnresolvable is the reason of the Warning event on a hub
+// Instance that cannot be projected.
+const EventProjectionUnresolvable = "ProjectionUnresolvable"
+
+// clusterRetryAfter is how long to wait before trying again to project into
+// a project cluster that is not engaged.
+const clusterRetryAfter = 30 * time.Second
+
+// Reconciler is the InstanceProjector.
+type Reconciler struct {
+	// Manager resolves project clusters by name.
+	Manager mcmanager.Manager
+	// Hub reads the federation plane from its cache.
+	Hub client.Client
+	// Recorder emits events on hub Instances.
+	Recorder events.EventRecorder
+	// Clock ages hub Instances and measures projection lag; the real clock
+	// when nil.
+	Clock clock.PassiveClock
+	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
+}
+
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the projector on mgr's local manager: its
+// requests are hub Instances, from hubCluster (which the caller adds to
+// mgr); the projections go to mgr's project clusters.
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.Cluster) error {
+	switch {
+	case mgr == nil:
+		return errors.New("instance projector: a manager is required")
+	case hubCluster == nil:
+		return errors.New("instance projector: the federation plane is required (--federation-kubeconfig)")
+	}
+	r.Manager = mgr
+	if r.Hub == nil {
+		r.Hub = hubCluster.GetClient()
+	}
+	if r.Recorder == nil {
+		r.Recorder = hubCluster.GetEventRecorder("compute.datumapis.com/" + ControllerName)
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	registerMetrics()
+	return ctrl.NewControllerManagedBy(mgr.GetLocalManager()).
+		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		WatchesRawSource(source.Kind(hubCluster.GetCache(), &computev1alpha.Instance{},
+			&handler.TypedEnqueueRequestForObject[*computev1alpha.Instance]{})).
+		Complete(r)
+}
+
+// Reconcile projects one hub Instance.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	inst := &computev1alpha.Instance{}
+	if err := r.Hub.Get(ctx, req.NamespacedName, inst); err != nil {
+		// Gone: the projection follows its owner, never this.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("hubInstance", klog.KObj(inst))
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	ns := &corev1.Namespace{}
+	if err := r.Hub.Get(ctx, client.ObjectKey{Name: inst.Namespace}, ns); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("failed to read namespace %s of the federation plane: %w", inst.Namespace, err)
+		}
+		ns = nil
+	}
+	id, reason, message := resolve(inst, ns)
+	if reason != "" {
+		r.unresolvable(inst, reason, message)
+		return ctrl.Result{}, nil
+	}
+	log = log.WithValues("cluster", id.cluster, "namespace", id.namespace, "workloadDeployment", id.deployment)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	cl, err := r.Manager.GetCluster(ctx, id.cluster)
+	if err != nil {
+		r.unresolvable(inst, ReasonClusterNotEngaged, fmt.Sprintf("project cluster %q is not engaged: %v", id.cluster, err))
+		return ctrl.Result{RequeueAfter: clusterRetryAfter}, nil
+	}
+	owner := &computev1alpha.WorkloadDeployment{}
+	if err := cl.GetClient().Get(ctx, client.ObjectKey{Namespace: id.namespace, Name: id.deployment}, owner); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Never project without the owner: wait for it.
+			wait := ownerWaitAfter(r.Clock.Since(inst.CreationTimestamp.Time))
+			log.V(1).Info("Waiting for the project WorkloadDeployment before projecting", "after", wait)
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("failed to read WorkloadDeployment %s/%s: %w", id.namespace, id.deployment, err)
+	}
+	if owner.DeletionTimestamp != nil {
+		// Its projections go with it.
+		return ctrl.Result{}, nil
+	}
+	if hubNS := owner.Annotations[computev1alpha.FederationNamespaceAnnotation]; hubNS != "" && hubNS != inst.Namespace {
+		r.unresolvable(inst, ReasonDeploymentMismatch, fmt.Sprintf(
+			"WorkloadDeployment %s/%s of project cluster %q is federated to namespace %s, not %s",
+			id.namespace, id.deployment, id.cluster, hubNS, inst.Namespace))
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.project(ctx, cl, inst, Projection(inst, id.namespace, owner))
+}
+
+// project creates or updates the projection desired of hub Instance inst
+// in project cluster cl.
+func (r *Reconciler) project(ctx context.Context, cl cluster.Cluster, inst, desired *computev1alpha.Instance) error {
+	c := cl.GetClient()
+	existing := &computev1alpha.Instance{}
+	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		created := desired.DeepCopy()
+		created.Status = computev1alpha.InstanceStatus{}
+		err = c.Create(ctx, created)
+		if err == nil {
+			return r.patchStatus(ctx, c, created, desired.Status)
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create projection %s/%s: %w", desired.Namespace, desired.Name, err)
+		}
+		// The cache has not seen a projection made moments ago.
+		err = cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
+	if err != nil {
+		return fmt.Errorf("failed to read projection %s/%s: %w", desired.Namespace, desired.Name, err)
+	}
+	if !isProjection(existing) {
+		r.unresolvable(inst, ReasonNameTaken, fmt.Sprintf(
+			"Instance %s/%s in the project is not a projection; it is left alone", desired.Namespace, desired.Name))
+		return nil
+	}
+	if merged, changed := MergeProjection(existing, desired); changed {
+		if err := c.Patch(ctx, merged, client.MergeFrom(existing)); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("failed to update projection %s/%s: %w", desired.Namespace, desired.Name, err)
+		}
+		existing = merged
+	}
+	return r.patchStatus(ctx, c, existing, desired.Status)
+}
+
+// patchStatus writes status onto projection proj when it differs.
+func (r *Reconciler) patchStatus(ctx context.Context, c client.Client, proj *computev1alpha.Instance, status computev1alpha.InstanceStatus) error {
+	if equality.Semantic.DeepEqual(proj.Status, status) {
+		return nil
+	}
+	before := proj.DeepCopy()
+	proj.Status = *status.DeepCopy()
+	if err := c.Status().Patch(ctx, proj, client.MergeFrom(before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("failed to update the status of projection %s/%s: %w", proj.Namespace, proj.Name, err)
+	}
+	if newest := latestTransition(status.Conditions); newest.After(latestTransition(before.Status.Conditions).Time) {
+		lag.Observe(r.Clock.Since(newest.Time).Seconds())
+	}
+	return nil
+}
+
+// latestTransition returns the latest transition time of conds.
+func latestTransition(conds []metav1.Condition) metav1.Time {
+	var t metav1.Time
+	for _, c := range conds {
+		if c.LastTransitionTime.After(t.Time) {
+			t = c.LastTransitionTime
+		}
+	}
+	return t
+}
+
+// unresolvable reports a hub Instance that cannot be projected.
+func (r *Reconciler) unresolvable(inst *computev1alpha.Instance, reason, message string) {
+	unresolvable.WithLabelValues(reason).Inc()
+	r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, EventProjectionUnresolvable, "Project", "%s: %s", reason, message)
+}

@@ -1,0 +1,221 @@
+package workloaddeployment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cell/ownwrites"
+	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/rollout"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "workloaddeployment"
+
+// InstanceOwnerIndex is the field index of Instances by the UID of their
+// controlling owner. Instances are found through it rather than through
+// labels, so Instances whose labels are missing are still found (and
+// back-filled).
+const InstanceOwnerIndex = ".metadata.controllerUID"
+
+// DefaultMaxConcurrentReconciles is the number of WorkloadDeployments
+// reconciled at once unless Reconciler.MaxConcurrentReconciles says
+// otherwise.
+const DefaultMaxConcurrentReconciles = 4
+
+// Reconciler keeps one Instance per desired replica of each
+// WorkloadDeployment in the cell and reports them in its status.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the cell.
+	Client client.Client
+	// Recorder emits events on WorkloadDeployments.
+	Recorder events.EventRecorder
+	// Clock stamps condition transitions.
+	Clock clock.PassiveClock
+	// SchedulingGates are put, in this order, on every new Instance:
+	// Quota, plus Network with the NetworkingIntegration feature gate.
+	SchedulingGates []string
+	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
+
+	// expect holds the creates and deletes the cache does not show yet.
+	expect expectations
+	// own recognises WorkloadDeployment versions this controller's status
+	// patches superseded.
+	own ownwrites.Tracker
+}
+
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments/finalizers,verbs=update
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager checks the reconciler's dependencies, indexes Instances
+// by owner and registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	switch {
+	case r.Client == nil:
+		return errors.New("workloaddeployment controller: Client is required")
+	case r.Recorder == nil:
+		return errors.New("workloaddeployment controller: Recorder is required")
+	case r.Clock == nil:
+		return errors.New("workloaddeployment controller: Clock is required")
+	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &computev1alpha.Instance{}, InstanceOwnerIndex, ownerUID); err != nil {
+		return fmt.Errorf("failed to index Instances by owner: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&computev1alpha.WorkloadDeployment{}).
+		Owns(&computev1alpha.Instance{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Complete(r)
+}
+
+// ownerUID indexes an Instance by the UID of its controlling
+// WorkloadDeployment.
+func ownerUID(obj client.Object) []string {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != computev1alpha.WorkloadDeploymentKind || ref.APIVersion != computev1alpha.GroupVersion.String() {
+		return nil
+	}
+	return []string{string(ref.UID)}
+}
+
+// scope is what one reconcile observed.
+type scope struct {
+	wd        *computev1alpha.WorkloadDeployment
+	instances []computev1alpha.Instance
+	input     rollout.Input
+}
+
+// Reconcile moves a WorkloadDeployment's Instances one step towards the
+// desired state and reports what it observed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	wd := &computev1alpha.WorkloadDeployment{}
+	if err := r.Client.Get(ctx, req.NamespacedName, wd); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !wd.DeletionTimestamp.IsZero() {
+		// The garbage collector removes the Instances with their owner.
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	if r.own.Stale(req.NamespacedName, wd.UID, wd.ResourceVersion) {
+		// The event of this controller's last status patch is on its way.
+		return ctrl.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("city", wd.Spec.CityCode, "workload", wd.Spec.WorkloadRef.Name)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	s, err := r.observe(ctx, wd)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := rollout.Compute(r.expect.apply(wd, s.input, s.instances, r.Clock.Now()))
+	if len(plan.Intents) > 0 || plan.Waiting != "" {
+		log.V(1).Info("Planned instance control", "intents", plan.Lines())
+	}
+	applyErr := r.apply(ctx, s, plan)
+	// Status is computed from what the cache shows, without expectations.
+	statusErr := r.patchStatus(ctx, s, rollout.Assess(s.input), applyErr == nil)
+	return ctrl.Result{}, errors.Join(applyErr, statusErr)
+}
+
+// observe reads the Instances wd owns and turns them into planner input.
+func (r *Reconciler) observe(ctx context.Context, wd *computev1alpha.WorkloadDeployment) (*scope, error) {
+	list := &computev1alpha.InstanceList{}
+	// Read-only use: the Instances are never changed in place (writes take
+	// copies), so the cache's objects need not be copied, which matters
+	// when a deployment has a thousand of them and every one of their
+	// changes brings it back here.
+	if err := r.Client.List(ctx, list, client.InNamespace(wd.Namespace), client.MatchingFields{InstanceOwnerIndex: string(wd.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("failed to list Instances of WorkloadDeployment %s: %w", wd.Name, err)
+	}
+	s := &scope{
+		wd:        wd,
+		instances: list.Items,
+		input: rollout.Input{
+			Deployment:     wd.Name,
+			Replicas:       desiredReplicas(wd),
+			Policy:         wd.Spec.ScaleSettings.InstanceManagementPolicy,
+			MaxUnavailable: maxUnavailable(wd),
+			TemplateHash:   names.TemplateHash(&wd.Spec.Template),
+			Labels:         linkingLabels(wd),
+			Instances:      make([]rollout.Instance, 0, len(list.Items)),
+		},
+	}
+	for i := range list.Items {
+		inst := &list.Items[i]
+		s.input.Instances = append(s.input.Instances, rollout.Instance{
+			Name:         inst.Name,
+			Labels:       inst.Labels,
+			TemplateHash: specHash(inst),
+			Ready:        isReady(inst),
+			Deleting:     isDeleting(inst),
+		})
+	}
+	return s, nil
+}
+
+// linkingLabels returns the labels of SPEC section 2 every Instance of wd
+// carries, except instance-index, which the planner adds per slot. The
+// Workload identity comes from the spec (immutable), the deployment's from
+// the deployment itself.
+func linkingLabels(wd *computev1alpha.WorkloadDeployment) map[string]string {
+	return map[string]string{
+		computev1alpha.WorkloadUIDLabel:            string(wd.Spec.WorkloadRef.UID),
+		computev1alpha.WorkloadNameLabel:           wd.Spec.WorkloadRef.Name,
+		computev1alpha.WorkloadDeploymentUIDLabel:  string(wd.UID),
+		computev1alpha.WorkloadDeploymentNameLabel: wd.Name,
+		computev1alpha.CityCodeLabel:               wd.Spec.CityCode,
+		computev1alpha.PlacementNameLabel:          wd.Spec.PlacementName,
+	}
+}
+
+// patchStatus writes the status computed from what was observed, only when
+// it changed. ObservedGeneration advances only when the reconcile
+// succeeded.
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a rollout.Assessment, succeeded bool) error {
+	now := metav1.NewTime(r.Clock.Now())
+	st := computeStatus(s.wd, s.instances, a, now)
+	if succeeded {
+		st.ObservedGeneration = s.wd.Generation
+	}
+	if equality.Semantic.DeepEqual(s.wd.Status, st) {
+		return nil
+	}
+	before := s.wd.DeepCopy()
+	s.wd.Status = st
+	if err := r.Client.Status().Patch(ctx, s.wd, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("failed to patch status of WorkloadDeployment %s: %w", s.wd.Name, err)
+	}
+	r.own.Wrote(client.ObjectKeyFromObject(s.wd), s.wd.UID, s.wd.ResourceVersion)
+	return nil
+}
+
+// forget drops what the controller remembers of a WorkloadDeployment that
+// is going or gone.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.expect.forget(key)
+	r.own.Forget(key)
+}

@@ -1,0 +1,203 @@
+package workloaddeployment
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/rollout"
+	"github.com/citycells/compute/internal/status"
+)
+
+// desiredReplicas returns spec.replicas when set, else minReplicas.
+func desiredReplicas(wd *computev1alpha.WorkloadDeployment) int32 {
+	if wd.Spec.Replicas != nil {
+		return max(*wd.Spec.Replicas, 0)
+	}
+	return max(wd.Spec.ScaleSettings.MinReplicas, 0)
+}
+
+// maxUnavailable returns the rollout budget of wd; zero means the default.
+func maxUnavailable(wd *computev1alpha.WorkloadDeployment) int32 {
+	if rs := wd.Spec.RolloutStrategy; rs != nil && rs.MaxUnavailable != nil {
+		return *rs.MaxUnavailable
+	}
+	return 0
+}
+
+// selector returns the label selector of wd's Instances, for the scale
+// subresource.
+func selector(wd *computev1alpha.WorkloadDeployment) string {
+	return labels.SelectorFromSet(labels.Set{computev1alpha.WorkloadDeploymentUIDLabel: string(wd.UID)}).String()
+}
+
+// isReady reports whether an Instance's Ready condition is True.
+func isReady(i *computev1alpha.Instance) bool {
+	return meta.IsStatusConditionTrue(i.Status.Conditions, computev1alpha.ConditionReady)
+}
+
+// isDeleting reports whether an Instance is being deleted.
+func isDeleting(i *computev1alpha.Instance) bool {
+	return i.DeletionTimestamp != nil
+}
+
+// specHash returns the template hash an Instance was created from.
+func specHash(i *computev1alpha.Instance) string {
+	if i.Spec.Controller == nil {
+		return ""
+	}
+	return i.Spec.Controller.TemplateHash
+}
+
+// observedHash returns the template hash the provider has applied.
+func observedHash(i *computev1alpha.Instance) string {
+	if i.Status.Controller == nil {
+		return ""
+	}
+	return i.Status.Controller.ObservedTemplateHash
+}
+
+// computeStatus derives the status of wd from the Instances it owns and the
+// planner's assessment of them. It leaves ObservedGeneration to the caller,
+// which only advances it when the reconcile succeeded.
+func computeStatus(wd *computev1alpha.WorkloadDeployment, instances []computev1alpha.Instance, a rollout.Assessment, now metav1.Time) computev1alpha.WorkloadDeploymentStatus {
+	st := *wd.Status.DeepCopy()
+	st.Selector = selector(wd)
+	st.TemplateHash = a.TemplateHash
+	st.ReplicaCounts = countReplicas(instances, a.TemplateHash, int32(a.Replicas))
+
+	for _, c := range []metav1.Condition{
+		availableCondition(instances, st.ReplicaCounts),
+		progressingCondition(a),
+		replicasReadyCondition(st.ReplicaCounts),
+	} {
+		c.ObservedGeneration = wd.Generation
+		c.Message = status.Truncate(c.Message)
+		status.SetCondition(&st.Conditions, c, now)
+	}
+	return st
+}
+
+// countReplicas counts the Instances that are not being deleted.
+func countReplicas(instances []computev1alpha.Instance, hash string, desired int32) computev1alpha.ReplicaCounts {
+	c := computev1alpha.ReplicaCounts{DesiredReplicas: desired}
+	for i := range instances {
+		inst := &instances[i]
+		if isDeleting(inst) {
+			continue
+		}
+		c.Replicas++
+		updated := specHash(inst) == hash && observedHash(inst) == hash
+		if updated {
+			c.UpdatedReplicas++
+			if meta.IsStatusConditionTrue(inst.Status.Conditions, computev1alpha.ConditionProgrammed) {
+				c.CurrentReplicas++
+			}
+		}
+		if isReady(inst) {
+			c.ReadyReplicas++
+		}
+	}
+	return c
+}
+
+// availableCondition is True when any replica is ready; otherwise it
+// carries the worst blocking reason across the Instances (see
+// internal/status) with the message of the first Instance reporting it.
+func availableCondition(instances []computev1alpha.Instance, c computev1alpha.ReplicaCounts) metav1.Condition {
+	cond := metav1.Condition{Type: computev1alpha.ConditionAvailable}
+	if c.ReadyReplicas > 0 {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = computev1alpha.ReasonReplicasAvailable
+		cond.Message = fmt.Sprintf("%d of %d replicas ready", c.ReadyReplicas, c.DesiredReplicas)
+		return cond
+	}
+	cond.Status = metav1.ConditionFalse
+	worst, n, ok := status.Worst(blockers(instances))
+	switch {
+	case ok:
+		cond.Reason = worst.Reason
+		cond.Message = fmt.Sprintf("instance %s: %s", worst.Object, worst.Message)
+		if n > 1 {
+			cond.Message = fmt.Sprintf("%d instances report %s; instance %s: %s", n, worst.Reason, worst.Object, worst.Message)
+		}
+	case c.DesiredReplicas == 0:
+		cond.Reason = computev1alpha.ReasonNoReplicasDesired
+		cond.Message = "the deployment is scaled to zero replicas"
+	default:
+		cond.Reason = computev1alpha.ReasonNoReplicasReady
+		cond.Message = fmt.Sprintf("0 of %d replicas ready; no instance exists yet", c.DesiredReplicas)
+	}
+	return cond
+}
+
+// blockers lists why each Instance that is not ready is not.
+func blockers(instances []computev1alpha.Instance) []status.Blocker {
+	var out []status.Blocker
+	for i := range instances {
+		inst := &instances[i]
+		switch ready := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady); {
+		case isDeleting(inst):
+			out = append(out, status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonTerminating, Message: "the instance is being deleted"})
+		case ready == nil:
+			out = append(out, status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonProvisioning, Message: "the instance has not reported readiness yet"})
+		case ready.Status != metav1.ConditionTrue:
+			out = append(out, status.Blocker{Object: inst.Name, Reason: ready.Reason, Message: ready.Message})
+		}
+	}
+	return out
+}
+
+// progressingCondition is True while the controller still has Instances to
+// create, remove or replace.
+func progressingCondition(a rollout.Assessment) metav1.Condition {
+	cond := metav1.Condition{Type: computev1alpha.ConditionProgressing, Status: metav1.ConditionTrue}
+	outdated, terminating := 0, 0
+	for _, s := range a.Slots {
+		switch {
+		case s.Instance.Deleting:
+			terminating++
+		case a.Outdated(s.Instance):
+			outdated++
+		}
+	}
+	switch {
+	case outdated > 0:
+		cond.Reason = computev1alpha.ReasonRollingUpdate
+		cond.Message = fmt.Sprintf("%d of %d replicas run an old template and will be replaced", outdated, a.Replicas)
+	case len(a.Strays) > 0:
+		cond.Reason = computev1alpha.ReasonScalingDown
+		cond.Message = fmt.Sprintf("removing %d instance(s) beyond the %d desired replicas", len(a.Strays), a.Replicas)
+	case len(a.Slots) < a.Replicas:
+		cond.Reason = computev1alpha.ReasonScalingUp
+		cond.Message = fmt.Sprintf("%d of %d replicas created", len(a.Slots), a.Replicas)
+	case terminating > 0:
+		cond.Reason = computev1alpha.ReasonRollingUpdate
+		cond.Message = fmt.Sprintf("waiting for %d replaced instance(s) to terminate", terminating)
+	default:
+		cond.Status = metav1.ConditionFalse
+		cond.Reason = computev1alpha.ReasonRolloutComplete
+		cond.Message = fmt.Sprintf("all %d replicas exist with the current template", a.Replicas)
+	}
+	return cond
+}
+
+// replicasReadyCondition is True when every desired replica is ready and
+// up to date and no other Instance remains.
+func replicasReadyCondition(c computev1alpha.ReplicaCounts) metav1.Condition {
+	cond := metav1.Condition{Type: computev1alpha.ConditionReplicasReady}
+	msg := fmt.Sprintf("%d of %d replicas ready, %d up to date", c.ReadyReplicas, c.DesiredReplicas, c.UpdatedReplicas)
+	if c.ReadyReplicas == c.DesiredReplicas && c.UpdatedReplicas == c.DesiredReplicas && c.Replicas == c.DesiredReplicas {
+		cond.Status = metav1.ConditionTrue
+		cond.Reason = computev1alpha.ReasonAllReplicasReady
+		cond.Message = msg
+		return cond
+	}
+	cond.Status = metav1.ConditionFalse
+	cond.Reason = computev1alpha.ReasonReplicasNotReady
+	cond.Message = msg
+	return cond
+}

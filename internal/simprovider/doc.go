@@ -1,0 +1,25 @@
+// Package simprovider is the simulated runtime provider the local platform
+// and the tests run in place of a real one (which lives outside the
+// product). It plays the provider's part of the Instance contract:
+//
+//   - it acts only on Instances without scheduling gates;
+//   - it holds its own finalizer on every Instance it runs, so deleting an
+//     Instance is gated on the provider's teardown, as with a real
+//     provider;
+//   - after a configurable delay it sets Programmed and Available,
+//     status.controller.observedTemplateHash and one address per network
+//     interface from the cell's range (and an external address when an
+//     external range is configured);
+//   - the annotation simulator.compute.datumapis.com/fail on the Instance
+//     (copied from the instance template) makes it fail the way a real
+//     provider would: ImageUnavailable, InstanceCrashing or
+//     ConfigurationError, each with a realistic message. Adding the
+//     annotation to a running Instance makes it stop being available;
+//     removing it recovers it.
+//
+// Like an external system it keeps its own state in what it writes: the
+// provisioning delay is measured from the transition time of its
+// Programmed=False/Provisioning condition, the teardown delay from the
+// deletion timestamp. Its fields are written with server-side apply under
+// FieldOwner, so compute's own conditions are never touched.
+package simprovider

@@ -1,0 +1,409 @@
+package simprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cell/ownwrites"
+	"github.com/citycells/compute/internal/status"
+)
+
+// ControllerName names the controller in logs and metrics.
+const ControllerName = "simulated-provider"
+
+// FieldOwner is the server-side apply field manager of everything the
+// provider writes in Instance status.
+const FieldOwner = "compute-simulated-provider"
+
+// DefaultCIDR is the cell's instance address range when none is given.
+const DefaultCIDR = "10.128.0.0/16"
+
+// DefaultMaxConcurrentReconciles is the number of Instances handled at once
+// unless Reconciler.MaxConcurrentReconciles says otherwise.
+const DefaultMaxConcurrentReconciles = 8
+
+// Reconciler is the simulated runtime provider.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the cell.
+	Client client.Client
+	// Clock measures the delays.
+	Clock clock.PassiveClock
+	// Delay is how long provisioning and teardown take; zero makes both
+	// immediate.
+	Delay time.Duration
+	// CIDR is the range network addresses come from; DefaultCIDR when
+	// empty.
+	CIDR string
+	// ExternalCIDR is the range external addresses come from; empty means
+	// instances get no external address.
+	ExternalCIDR string
+	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
+
+	network  *allocator
+	external *allocator
+
+	seedMu sync.Mutex
+	seeded bool
+
+	startMu sync.Mutex
+	started map[types.NamespacedName]provisioning
+
+	// own recognises Instance versions the provider's writes superseded.
+	own ownwrites.Tracker
+}
+
+// provisioning remembers when the provider started on an Instance, more
+// precisely than a condition's transition time.
+type provisioning struct {
+	uid types.UID
+	at  time.Time
+}
+
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/finalizers,verbs=update
+
+// SetupWithManager checks the provider's settings and registers it.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	switch {
+	case r.Client == nil:
+		return errors.New("simulated provider: Client is required")
+	case r.Clock == nil:
+		return errors.New("simulated provider: Clock is required")
+	case r.Delay < 0:
+		return fmt.Errorf("simulated provider: delay %s is negative", r.Delay)
+	}
+	if r.CIDR == "" {
+		r.CIDR = DefaultCIDR
+	}
+	var err error
+	if r.network, err = newAllocator(r.CIDR); err != nil {
+		return fmt.Errorf("simulated provider: %w", err)
+	}
+	if r.ExternalCIDR != "" {
+		if r.external, err = newAllocator(r.ExternalCIDR); err != nil {
+			return fmt.Errorf("simulated provider: external %w", err)
+		}
+	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	r.started = map[types.NamespacedName]provisioning{}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&computev1alpha.Instance{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Complete(r)
+}
+
+// Reconcile runs, fails or tears down one Instance.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	inst := &computev1alpha.Instance{}
+	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.own.Stale(req.NamespacedName, inst.UID, inst.ResourceVersion) {
+		// The event of the provider's last write is on its way.
+		return ctrl.Result{}, nil
+	}
+	if inst.DeletionTimestamp != nil {
+		return r.teardown(ctx, inst)
+	}
+	if inst.Spec.Controller != nil && len(inst.Spec.Controller.SchedulingGates) > 0 {
+		return ctrl.Result{}, nil
+	}
+	if err := r.seed(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !controllerutil.ContainsFinalizer(inst, Finalizer) {
+		if err := r.applyFinalizer(ctx, inst, true); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	now := r.Clock.Now()
+	out := decide(inst, now, r.startedAt(inst, now), r.Delay)
+	want := providerStatus{conditions: []metav1.Condition{out.programmed, out.available}, hash: specHash(inst)}
+	if out.addresses {
+		ifaces, err := r.assign(inst)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		want.interfaces = ifaces
+	}
+	if err := r.applyStatus(ctx, inst, want); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: max(out.requeueAfter, 0)}, nil
+}
+
+// teardown stops an Instance: Available turns False at once, and after the
+// delay its addresses are released and the finalizer removed.
+func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(inst, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	if left := teardownLeft(inst, r.Clock.Now(), r.Delay); left > 0 {
+		want := currentStatus(inst)
+		want.conditions = []metav1.Condition{
+			conditionOr(inst, computev1alpha.ConditionProgrammed, condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being deleted")),
+			condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the simulated provider is stopping the instance"),
+		}
+		if err := r.applyStatus(ctx, inst, want); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	if err := r.applyFinalizer(ctx, inst, false); err != nil {
+		return ctrl.Result{}, err
+	}
+	// What the provider wrote stays tracked until the Instance is gone, so
+	// the events still on their way do not tear it down twice.
+	r.release(client.ObjectKeyFromObject(inst))
+	return ctrl.Result{}, nil
+}
+
+// seed records, once, the addresses Instances already hold, so that after
+// a restart no address is handed out twice.
+func (r *Reconciler) seed(ctx context.Context) error {
+	r.seedMu.Lock()
+	defer r.seedMu.Unlock()
+	if r.seeded {
+		return nil
+	}
+	list := &computev1alpha.InstanceList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return fmt.Errorf("failed to list Instances to recover address assignments: %w", err)
+	}
+	for i := range list.Items {
+		inst := &list.Items[i]
+		for n, s := range inst.Status.NetworkInterfaces {
+			r.network.observe(owner(inst, n), parseAddr(s.Assignments.NetworkIP))
+			if r.external != nil {
+				r.external.observe(owner(inst, n), parseAddr(s.Assignments.ExternalIP))
+			}
+		}
+	}
+	r.seeded = true
+	return nil
+}
+
+// assign returns the address status of every interface of an Instance
+// (one for the default network when it lists none).
+func (r *Reconciler) assign(inst *computev1alpha.Instance) ([]computev1alpha.InstanceNetworkInterfaceStatus, error) {
+	n := max(len(inst.Spec.NetworkInterfaces), 1)
+	out := make([]computev1alpha.InstanceNetworkInterfaceStatus, n)
+	for i := range n {
+		var have computev1alpha.InstanceNetworkInterfaceAssignments
+		if i < len(inst.Status.NetworkInterfaces) {
+			have = inst.Status.NetworkInterfaces[i].Assignments
+		}
+		addr, err := r.network.assign(owner(inst, i), parseAddr(have.NetworkIP))
+		if err != nil {
+			return nil, fmt.Errorf("failed to assign a network address to Instance %s: %w", inst.Name, err)
+		}
+		out[i].Assignments.NetworkIP = ptr.To(addr.String())
+		if r.external == nil {
+			continue
+		}
+		ext, err := r.external.assign(owner(inst, i), parseAddr(have.ExternalIP))
+		if err != nil {
+			return nil, fmt.Errorf("failed to assign an external address to Instance %s: %w", inst.Name, err)
+		}
+		out[i].Assignments.ExternalIP = ptr.To(ext.String())
+	}
+	return out, nil
+}
+
+// forget drops what the provider remembers about an Instance that is gone.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.release(key)
+	r.own.Forget(key)
+}
+
+// release frees an Instance's addresses and provisioning record.
+func (r *Reconciler) release(key types.NamespacedName) {
+	prefix := key.String() + "#"
+	r.network.release(prefix)
+	if r.external != nil {
+		r.external.release(prefix)
+	}
+	r.startMu.Lock()
+	delete(r.started, key)
+	r.startMu.Unlock()
+}
+
+// startedAt returns when the provider started provisioning an Instance.
+func (r *Reconciler) startedAt(inst *computev1alpha.Instance, now time.Time) time.Time {
+	key := client.ObjectKeyFromObject(inst)
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	if p, ok := r.started[key]; ok && p.uid == inst.UID {
+		return p.at
+	}
+	at := provisioningStart(inst, now)
+	r.started[key] = provisioning{uid: inst.UID, at: at}
+	return at
+}
+
+// owner names one interface of an Instance for the allocators.
+func owner(inst *computev1alpha.Instance, iface int) string {
+	return client.ObjectKeyFromObject(inst).String() + "#" + strconv.Itoa(iface)
+}
+
+// parseAddr parses an address from status; invalid or missing gives the
+// zero Addr.
+func parseAddr(s *string) netip.Addr {
+	if s == nil {
+		return netip.Addr{}
+	}
+	a, err := netip.ParseAddr(*s)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a
+}
+
+// specHash returns the template hash an Instance was created from.
+func specHash(inst *computev1alpha.Instance) string {
+	if inst.Spec.Controller == nil {
+		return ""
+	}
+	return inst.Spec.Controller.TemplateHash
+}
+
+// conditionOr returns the Instance's condition of type t, or def.
+func conditionOr(inst *computev1alpha.Instance, t string, def metav1.Condition) metav1.Condition {
+	if c := meta.FindStatusCondition(inst.Status.Conditions, t); c != nil {
+		return *c
+	}
+	return def
+}
+
+// providerStatus is everything the provider owns in Instance status.
+type providerStatus struct {
+	conditions []metav1.Condition
+	hash       string
+	interfaces []computev1alpha.InstanceNetworkInterfaceStatus
+}
+
+// currentStatus returns what the provider last wrote.
+func currentStatus(inst *computev1alpha.Instance) providerStatus {
+	ps := providerStatus{interfaces: inst.Status.NetworkInterfaces}
+	if inst.Status.Controller != nil {
+		ps.hash = inst.Status.Controller.ObservedTemplateHash
+	}
+	return ps
+}
+
+// applyStatus writes the provider's status with server-side apply under
+// FieldOwner, only when it differs from what the Instance reports.
+func (r *Reconciler) applyStatus(ctx context.Context, inst *computev1alpha.Instance, want providerStatus) error {
+	now := metav1.NewTime(r.Clock.Now())
+	merged := append([]metav1.Condition(nil), inst.Status.Conditions...)
+	changed := false
+	for _, c := range want.conditions {
+		c.ObservedGeneration = inst.Generation
+		c.Message = status.Truncate(c.Message)
+		changed = status.SetCondition(&merged, c, now) || changed
+	}
+	have := currentStatus(inst)
+	sameIfaces := len(have.interfaces) == 0 && len(want.interfaces) == 0 || equality.Semantic.DeepEqual(have.interfaces, want.interfaces)
+	if !changed && have.hash == want.hash && sameIfaces {
+		return nil
+	}
+
+	st := map[string]any{"controller": map[string]any{"observedTemplateHash": want.hash}}
+	conds := make([]any, 0, len(want.conditions))
+	for _, c := range want.conditions {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(meta.FindStatusCondition(merged, c.Type))
+		if err != nil {
+			return fmt.Errorf("failed to encode condition %s: %w", c.Type, err)
+		}
+		conds = append(conds, u)
+	}
+	st["conditions"] = conds
+	if len(want.interfaces) > 0 {
+		ifaces := make([]any, 0, len(want.interfaces))
+		for i := range want.interfaces {
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&want.interfaces[i])
+			if err != nil {
+				return fmt.Errorf("failed to encode network interface status: %w", err)
+			}
+			ifaces = append(ifaces, u)
+		}
+		st["networkInterfaces"] = ifaces
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": computev1alpha.GroupVersion.String(),
+		"kind":       computev1alpha.InstanceKind,
+		"metadata":   map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)},
+		"status":     st,
+	}}
+	err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("failed to apply status of Instance %s: %w", inst.Name, err)
+	}
+	if err == nil {
+		r.wrote(inst, obj.GetResourceVersion())
+	}
+	return nil
+}
+
+// wrote records that the provider's write turned inst into version rv, and
+// moves inst to that version for the writes that follow.
+func (r *Reconciler) wrote(inst *computev1alpha.Instance, rv string) {
+	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, rv)
+	inst.ResourceVersion = rv
+}
+
+// applyFinalizer adds (present) or removes the provider's finalizer with
+// server-side apply: finalizers are a set whose entries each manager owns,
+// so this never conflicts with other writers of the Instance and never
+// drops their finalizers.
+func (r *Reconciler) applyFinalizer(ctx context.Context, inst *computev1alpha.Instance, present bool) error {
+	md := map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)}
+	if present {
+		md["finalizers"] = []any{Finalizer}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": computev1alpha.GroupVersion.String(),
+		"kind":       computev1alpha.InstanceKind,
+		"metadata":   md,
+	}}
+	err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		// With ownership forced, a conflict can only be the UID: this
+		// Instance is gone (and the UID keeps apply from recreating it).
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to apply the finalizer of Instance %s: %w", inst.Name, err)
+	}
+	r.wrote(inst, obj.GetResourceVersion())
+	return nil
+}

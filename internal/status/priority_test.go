@@ -1,0 +1,186 @@
+package status
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+func TestWorst(t *testing.T) {
+	tests := map[string]struct {
+		blockers  []Blocker
+		want      Blocker
+		wantCount int
+		wantOK    bool
+	}{
+		"no blockers means nothing blocks": {},
+		"quota exceeded beats everything": {
+			blockers: []Blocker{
+				{Object: "a", Reason: computev1alpha.ReasonConfigurationError},
+				{Object: "b", Reason: computev1alpha.ReasonQuotaExceeded, Message: "at limit"},
+				{Object: "c", Reason: computev1alpha.ReasonImageUnavailable},
+			},
+			want: Blocker{Object: "b", Reason: computev1alpha.ReasonQuotaExceeded, Message: "at limit"}, wantCount: 1, wantOK: true,
+		},
+		"provisioning loses to everything": {
+			blockers: []Blocker{
+				{Object: "a", Reason: computev1alpha.ReasonProvisioning},
+				{Object: "b", Reason: computev1alpha.ReasonTerminating},
+			},
+			want: Blocker{Object: "b", Reason: computev1alpha.ReasonTerminating}, wantCount: 1, wantOK: true,
+		},
+		"a failure the user must fix beats waiting for quota": {
+			blockers: []Blocker{
+				{Object: "a", Reason: computev1alpha.ReasonPendingQuota},
+				{Object: "b", Reason: computev1alpha.ReasonInstanceCrashing},
+			},
+			want: Blocker{Object: "b", Reason: computev1alpha.ReasonInstanceCrashing}, wantCount: 1, wantOK: true,
+		},
+		"ties go to the first object by name and are counted": {
+			blockers: []Blocker{
+				{Object: "web-2", Reason: computev1alpha.ReasonImageUnavailable, Message: "x"},
+				{Object: "web-0", Reason: computev1alpha.ReasonImageUnavailable, Message: "y"},
+				{Object: "web-1", Reason: computev1alpha.ReasonProvisioning},
+			},
+			want: Blocker{Object: "web-0", Reason: computev1alpha.ReasonImageUnavailable, Message: "y"}, wantCount: 2, wantOK: true,
+		},
+		"an unknown reason ranks with NotAvailable, above provisioning": {
+			blockers: []Blocker{
+				{Object: "a", Reason: computev1alpha.ReasonProvisioning},
+				{Object: "b", Reason: "SomethingNew"},
+			},
+			want: Blocker{Object: "b", Reason: "SomethingNew"}, wantCount: 1, wantOK: true,
+		},
+		"an unknown reason ranks below waiting for the network": {
+			blockers: []Blocker{
+				{Object: "a", Reason: computev1alpha.ReasonPendingNetwork},
+				{Object: "b", Reason: "SomethingNew"},
+			},
+			want: Blocker{Object: "a", Reason: computev1alpha.ReasonPendingNetwork}, wantCount: 1, wantOK: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, n, ok := Worst(tc.blockers)
+			if diff := cmp.Diff(tc.want, got); diff != "" || n != tc.wantCount || ok != tc.wantOK {
+				t.Errorf("Worst = (%+v, %d, %t), want (%+v, %d, %t)", got, n, ok, tc.want, tc.wantCount, tc.wantOK)
+			}
+		})
+	}
+}
+
+func TestPriorityTableIsOrderedAndComplete(t *testing.T) {
+	table := BlockingReasons()
+	if table[0] != computev1alpha.ReasonQuotaExceeded || table[len(table)-1] != computev1alpha.ReasonProvisioning {
+		t.Errorf("the table runs from %s to %s, want QuotaExceeded to Provisioning", table[0], table[len(table)-1])
+	}
+	for i := 1; i < len(table); i++ {
+		if Severity(table[i-1]) <= Severity(table[i]) {
+			t.Errorf("%s does not rank above %s", table[i-1], table[i])
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range table {
+		if seen[r] {
+			t.Errorf("%s is listed twice", r)
+		}
+		seen[r] = true
+	}
+}
+
+func TestCompareIsAStrictOrder(t *testing.T) {
+	var bs []Blocker
+	for _, r := range append(BlockingReasons(), "Unknown") {
+		for _, o := range []string{"a", "b"} {
+			bs = append(bs, Blocker{Object: o, Reason: r, Message: "m"})
+		}
+	}
+	for _, a := range bs {
+		if Compare(a, a) != 0 {
+			t.Fatalf("%+v does not compare equal to itself", a)
+		}
+		for _, b := range bs {
+			if a != b && (Compare(a, b) == 0 || Compare(a, b) != -Compare(b, a)) {
+				t.Fatalf("Compare(%+v, %+v) = %d and reversed %d", a, b, Compare(a, b), Compare(b, a))
+			}
+		}
+	}
+	sorted := slices.Clone(bs)
+	slices.SortFunc(sorted, Compare)
+	if sorted[0].Reason != computev1alpha.ReasonQuotaExceeded {
+		t.Errorf("sorting puts %s first", sorted[0].Reason)
+	}
+}
+
+func TestFailing(t *testing.T) {
+	for reason, want := range map[string]bool{
+		computev1alpha.ReasonQuotaExceeded:      true,
+		computev1alpha.ReasonImageUnavailable:   true,
+		computev1alpha.ReasonInstanceCrashing:   true,
+		computev1alpha.ReasonConfigurationError: true,
+		computev1alpha.ReasonPendingQuota:       false,
+		computev1alpha.ReasonProvisioning:       false,
+		computev1alpha.ReasonTerminating:        false,
+		"SomethingNew":                          false,
+	} {
+		if got := Failing(reason); got != want {
+			t.Errorf("Failing(%s) = %t, want %t", reason, got, want)
+		}
+	}
+}
+
+func TestSetCondition(t *testing.T) {
+	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	now := metav1.NewTime(earlier.Add(time.Hour))
+	base := metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Provisioning", Message: "m", ObservedGeneration: 1, LastTransitionTime: earlier}
+	tests := map[string]struct {
+		set         metav1.Condition
+		wantChanged bool
+		wantLTT     metav1.Time
+	}{
+		"the same condition changes nothing": {
+			set: base, wantChanged: false, wantLTT: earlier,
+		},
+		"a new reason keeps the transition time while the status holds": {
+			set: func() metav1.Condition { c := base; c.Reason = "ImageUnavailable"; return c }(), wantChanged: true, wantLTT: earlier,
+		},
+		"a new status moves the transition time": {
+			set: func() metav1.Condition { c := base; c.Status = metav1.ConditionTrue; return c }(), wantChanged: true, wantLTT: now,
+		},
+		"a new generation is a change": {
+			set: func() metav1.Condition { c := base; c.ObservedGeneration = 2; return c }(), wantChanged: true, wantLTT: earlier,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			conds := []metav1.Condition{base}
+			changed := SetCondition(&conds, tc.set, now)
+			if changed != tc.wantChanged || !conds[0].LastTransitionTime.Equal(&tc.wantLTT) {
+				t.Errorf("changed=%t ltt=%s, want %t %s", changed, conds[0].LastTransitionTime, tc.wantChanged, tc.wantLTT)
+			}
+		})
+	}
+	t.Run("a condition of a new type is added at now", func(t *testing.T) {
+		var conds []metav1.Condition
+		if !SetCondition(&conds, base, now) || len(conds) != 1 || !conds[0].LastTransitionTime.Equal(&now) {
+			t.Errorf("got %+v", conds)
+		}
+	})
+}
+
+func TestTruncate(t *testing.T) {
+	if got := Truncate("short"); got != "short" {
+		t.Errorf("Truncate changed a short message: %q", got)
+	}
+	long := strings.Repeat("é", MaxMessageLength)
+	got := Truncate(long)
+	if len(got) > MaxMessageLength || !strings.HasSuffix(got, "...") || !strings.HasPrefix(long, strings.TrimSuffix(got, "...")) {
+		t.Errorf("Truncate gave %d bytes ending %q", len(got), got[len(got)-5:])
+	}
+}
