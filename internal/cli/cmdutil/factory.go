@@ -1,0 +1,313 @@
+package cmdutil
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
+	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
+	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// Defaults of the Factory's tunables.
+const (
+	// DefaultPollInterval is how often waits read the server.
+	DefaultPollInterval = time.Second
+	// DefaultActivationWait is how long a command waits for compute to
+	// become active after requesting it, before it stops with ExitPending.
+	DefaultActivationWait = 30 * time.Second
+	// DefaultNamespace is the namespace used when neither --namespace nor
+	// the kubeconfig context names one.
+	DefaultNamespace = "default"
+)
+
+// BuildInfo identifies the binary.
+type BuildInfo struct {
+	// Version is the release version, e.g. v0.1.0; "dev" for a local build.
+	Version string `json:"version"`
+	// Commit is the source commit, when known.
+	Commit string `json:"commit,omitempty"`
+}
+
+// Factory gives commands their streams, clock, environment and API
+// client. The root command binds the global flags to its fields; tests
+// build one with buffers, a fake clock and a kubeconfig of a real API
+// server.
+type Factory struct {
+	// Streams are the standard streams.
+	Streams IOStreams
+	// Clock tells the time and drives waits.
+	Clock clock.WithTicker
+	// Getenv reads the environment (the DATUM_* plugin context).
+	Getenv func(string) string
+	// Build identifies the binary.
+	Build BuildInfo
+	// Run runs the credentials helper; ExecRunner when nil.
+	Run CommandRunner
+	// PollInterval is how often waits read the server;
+	// DefaultPollInterval when zero.
+	PollInterval time.Duration
+	// ActivationWait bounds the wait for a newly requested entitlement;
+	// DefaultActivationWait when zero.
+	ActivationWait time.Duration
+	// Name is how users invoke the binary: "datumctl compute" under
+	// datumctl, "datumctl-compute" standalone. Hints use it.
+	Name string
+
+	// Kubeconfig is --kubeconfig.
+	Kubeconfig string
+	// Context is --context.
+	Context string
+	// Namespace is -n/--namespace.
+	Namespace string
+	// Project is --project (default $DATUM_PROJECT).
+	Project string
+	// Yes is -y/--yes: answer yes to every confirmation.
+	Yes bool
+
+	clients *Clients
+	input   *bufio.Reader
+}
+
+// Target says which project or cluster the CLI talks to, for messages.
+type Target struct {
+	// Project is the Datum project, when known.
+	Project string
+	// Context is the kubeconfig context, in standalone mode.
+	Context string
+	// Namespace is the namespace commands act in.
+	Namespace string
+}
+
+// String describes the target: `project "p"` or `context "c"`.
+func (t Target) String() string {
+	switch {
+	case t.Project != "":
+		return fmt.Sprintf("project %q", t.Project)
+	case t.Context != "":
+		return fmt.Sprintf("context %q", t.Context)
+	}
+	return "this cluster"
+}
+
+// Clients are what commands talk to the project with.
+type Clients struct {
+	// Client reads, writes and watches every kind the CLI uses.
+	Client client.WithWatch
+	// Scheme knows every kind the CLI uses.
+	Scheme *runtime.Scheme
+	// Config is the REST configuration behind Client.
+	Config *rest.Config
+	// Namespace is the namespace commands act in.
+	Namespace string
+	// Target describes the project for messages.
+	Target Target
+}
+
+// NewScheme returns a scheme with the Kubernetes built-in kinds and every
+// kind the CLI reads or writes.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		computev1alpha.AddToScheme,
+		networkingv1alpha.AddToScheme,
+		quotav1alpha1.AddToScheme,
+		servicesv1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(fmt.Sprintf("cmdutil: cannot build the scheme: %v", err))
+		}
+	}
+	return s
+}
+
+// AddGlobalFlags binds the flags every command shares to f.
+func (f *Factory) AddGlobalFlags(cmd *cobra.Command) {
+	fl := cmd.PersistentFlags()
+	fl.StringVar(&f.Kubeconfig, "kubeconfig", f.Kubeconfig,
+		"Path to a kubeconfig: talk to that cluster directly instead of the Datum project (what compute-local prints).")
+	fl.StringVar(&f.Context, "context", f.Context, "The kubeconfig context to use.")
+	fl.StringVarP(&f.Namespace, "namespace", "n", f.Namespace,
+		"Namespace of the workloads (default: the context's namespace, else \"default\").")
+	fl.StringVar(&f.Project, "project", f.Project, "Datum project to act in (default $DATUM_PROJECT).")
+	fl.BoolVarP(&f.Yes, "yes", "y", f.Yes,
+		"Answer yes to every confirmation: deploy plans, destroy, and requesting compute for the project.")
+}
+
+// Cmd returns a command line users can copy: the binary name followed by
+// the formatted arguments.
+func (f *Factory) Cmd(format string, args ...any) string {
+	name := f.Name
+	if name == "" {
+		name = "datumctl compute"
+	}
+	return name + " " + fmt.Sprintf(format, args...)
+}
+
+// Poll returns the wait poll interval.
+func (f *Factory) Poll() time.Duration {
+	if f.PollInterval > 0 {
+		return f.PollInterval
+	}
+	return DefaultPollInterval
+}
+
+// Now returns the current time of the Factory's clock.
+func (f *Factory) Now() time.Time { return f.Clock.Now() }
+
+// Clients connects to the project, once per process, after checking that
+// compute is enabled for it (see EnsureEnabled).
+func (f *Factory) Clients(ctx context.Context) (*Clients, error) {
+	if f.clients != nil {
+		return f.clients, nil
+	}
+	c, err := f.connect()
+	if err != nil {
+		return nil, err
+	}
+	if err := f.EnsureEnabled(ctx, c); err != nil {
+		return nil, err
+	}
+	f.clients = c
+	return c, nil
+}
+
+// connect builds the REST configuration and client.
+func (f *Factory) connect() (*Clients, error) {
+	cfg, target, err := f.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.UserAgent = "datumctl-compute/" + f.Build.Version
+	cfg.QPS, cfg.Burst = 50, 100
+	scheme := NewScheme()
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, WithHints(fmt.Errorf("cannot create a client for %s: %w", target, err),
+			"Check the server address and credentials of your kubeconfig or Datum context.")
+	}
+	return &Clients{Client: c, Scheme: scheme, Config: cfg, Namespace: target.Namespace, Target: target}, nil
+}
+
+// restConfig chooses the mode: an explicit --kubeconfig or --context
+// means standalone; otherwise a Datum context from datumctl; otherwise the
+// default kubeconfig.
+func (f *Factory) restConfig() (*rest.Config, Target, error) {
+	pc := ReadPluginContext(f.getenv)
+	if f.Kubeconfig == "" && f.Context == "" && pc.Active() {
+		project := f.Project
+		if project == "" {
+			project = pc.Project
+		}
+		if project == "" {
+			return nil, Target{}, UsageErrorf("no Datum project is selected")
+		}
+		run := f.Run
+		if run == nil {
+			run = ExecRunner
+		}
+		cfg := &rest.Config{
+			Host:          pc.ServerURL(project),
+			WrapTransport: WrapTransport(&TokenSource{Context: pc, Run: run}),
+		}
+		ns := f.Namespace
+		if ns == "" {
+			ns = DefaultNamespace
+		}
+		return cfg, Target{Project: project, Namespace: ns}, nil
+	}
+
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = f.Kubeconfig
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: f.Context})
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return nil, Target{}, WithHints(errors.New("no cluster to talk to: no kubeconfig and no Datum context"),
+				"Run it as `datumctl compute ...` after `datumctl auth login`,",
+				"or pass --kubeconfig (compute-local up prints one).")
+		}
+		return nil, Target{}, WithHints(fmt.Errorf("cannot load the kubeconfig: %w", err),
+			"Check --kubeconfig and --context.")
+	}
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, Target{}, fmt.Errorf("cannot load the kubeconfig: %w", err)
+	}
+	target := Target{Context: f.Context, Project: f.Project}
+	if target.Context == "" {
+		target.Context = raw.CurrentContext
+	}
+	target.Namespace = f.Namespace
+	if target.Namespace == "" {
+		if ns, _, err := loader.Namespace(); err == nil && ns != "" {
+			target.Namespace = ns
+		} else {
+			target.Namespace = DefaultNamespace
+		}
+	}
+	return cfg, target, nil
+}
+
+// getenv reads the environment through Getenv, or sees nothing.
+func (f *Factory) getenv(key string) string {
+	if f.Getenv == nil {
+		return ""
+	}
+	return f.Getenv(key)
+}
+
+// CanPrompt reports whether the user can be asked: stdin is a terminal.
+func (f *Factory) CanPrompt() bool { return f.Streams.InTerminal }
+
+// Confirm asks question on stderr and reads a yes/no answer from stdin;
+// an empty answer is no. --yes answers yes without asking. Ctrl-C while
+// waiting for the answer returns ctx's cause.
+func (f *Factory) Confirm(ctx context.Context, question string) (bool, error) {
+	if f.Yes {
+		return true, nil
+	}
+	_, _ = fmt.Fprintf(f.Streams.ErrOut, "%s [y/N]: ", question)
+	if f.input == nil {
+		f.input = bufio.NewReader(f.Streams.In)
+	}
+	type answer struct {
+		line string
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		line, err := f.input.ReadString('\n')
+		ch <- answer{line, err}
+	}()
+	select {
+	case <-ctx.Done():
+		_, _ = fmt.Fprintln(f.Streams.ErrOut)
+		return false, context.Cause(ctx)
+	case a := <-ch:
+		if a.err != nil && !errors.Is(a.err, io.EOF) {
+			return false, fmt.Errorf("cannot read the answer: %w", a.err)
+		}
+		switch strings.ToLower(strings.TrimSpace(a.line)) {
+		case "y", "yes":
+			return true, nil
+		}
+		return false, nil
+	}
+}

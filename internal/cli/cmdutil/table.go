@@ -1,0 +1,153 @@
+package cmdutil
+
+import (
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"k8s.io/cli-runtime/pkg/printers"
+)
+
+// columnGap separates table columns on a terminal, as kubectl does.
+const columnGap = "   "
+
+// minFlexibleWidth is the narrowest a flexible column is cut to.
+const minFlexibleWidth = 12
+
+// Column is one column of a Table.
+type Column struct {
+	// Header is the column title, upper case by convention.
+	Header string
+	// Flexible columns (messages, reasons) are cut to make the table fit
+	// the terminal width; the others are never cut.
+	Flexible bool
+}
+
+// Table is rows of cells under column headers, rendered for a terminal
+// (aligned, fitted to the width, escape sequences neutralised) or for a
+// pipe (tab-separated, complete values, one header line).
+type Table struct {
+	// Columns are the headers.
+	Columns []Column
+	// Rows hold one cell per column.
+	Rows [][]string
+}
+
+// NewTable returns a table with the given headers; a header ending in "~"
+// is flexible (the "~" is dropped).
+func NewTable(headers ...string) *Table {
+	t := &Table{}
+	for _, h := range headers {
+		c := Column{Header: h}
+		if trimmed, ok := strings.CutSuffix(h, "~"); ok {
+			c = Column{Header: trimmed, Flexible: true}
+		}
+		t.Columns = append(t.Columns, c)
+	}
+	return t
+}
+
+// AddRow appends a row; missing cells are empty.
+func (t *Table) AddRow(cells ...string) {
+	row := make([]string, len(t.Columns))
+	copy(row, cells)
+	t.Rows = append(t.Rows, row)
+}
+
+// Render writes the table to w for a terminal of the given width (zero:
+// unknown) or, when terminal is false, as tab-separated values.
+func (t *Table) Render(w io.Writer, terminal bool, width int) error {
+	var b strings.Builder
+	if !terminal {
+		t.renderTSV(&b)
+	} else {
+		t.renderAligned(&b, width)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// RenderTo writes the table to the output stream of s.
+func (t *Table) RenderTo(s IOStreams) error {
+	return t.Render(s.Out, s.OutTerminal, s.Width)
+}
+
+// renderTSV writes tab-separated values with a header line.
+func (t *Table) renderTSV(b *strings.Builder) {
+	clean := strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
+	headers := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		headers[i] = c.Header
+	}
+	b.WriteString(strings.Join(headers, "\t"))
+	b.WriteByte('\n')
+	for _, row := range t.Rows {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			cells[i] = clean.Replace(c)
+		}
+		b.WriteString(strings.Join(cells, "\t"))
+		b.WriteByte('\n')
+	}
+}
+
+// renderAligned writes padded columns, cutting flexible columns so a row
+// fits width.
+func (t *Table) renderAligned(b *strings.Builder, width int) {
+	rows := make([][]string, 0, len(t.Rows)+1)
+	headers := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		headers[i] = c.Header
+	}
+	rows = append(rows, headers)
+	for _, r := range t.Rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = printers.EscapeTerminal(OneLine(c))
+		}
+		rows = append(rows, cells)
+	}
+	widths := make([]int, len(t.Columns))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	t.fit(widths, width)
+	for _, r := range rows {
+		var line strings.Builder
+		for i, c := range r {
+			c = Truncate(c, widths[i])
+			line.WriteString(c)
+			if i < len(r)-1 {
+				line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)))
+				line.WriteString(columnGap)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteByte('\n')
+	}
+}
+
+// fit shrinks the flexible columns, last first, until the table fits
+// width.
+func (t *Table) fit(widths []int, width int) {
+	if width <= 0 {
+		return
+	}
+	total := len(columnGap) * (len(widths) - 1)
+	for _, w := range widths {
+		total += w
+	}
+	for i := len(t.Columns) - 1; i >= 0 && total > width; i-- {
+		if !t.Columns[i].Flexible {
+			continue
+		}
+		floor := max(minFlexibleWidth, utf8.RuneCountInString(t.Columns[i].Header))
+		cut := min(total-width, widths[i]-floor)
+		if cut > 0 {
+			widths[i] -= cut
+			total -= cut
+		}
+	}
+}

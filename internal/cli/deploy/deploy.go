@@ -1,0 +1,442 @@
+// Package deploy implements `datumctl compute deploy`: create or update a
+// workload from flags or a manifest, validate it locally and against the
+// project's enabled cities, show the plan, ask, apply, and wait for the
+// rollout with live per-city progress.
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/plan"
+	"github.com/citycells/compute/internal/cli/progress"
+	"github.com/citycells/compute/internal/cli/rollout"
+	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/revision"
+	"github.com/citycells/compute/internal/webhook/validation"
+)
+
+// Options are the options of `deploy`.
+type Options struct {
+	// Factory gives streams, clock and clients.
+	Factory *cmdutil.Factory
+	// Output is -o: json or yaml print the workload (with --dry-run, the
+	// workload that would be applied: a manifest to keep).
+	Output *cmdutil.OutputFlags
+
+	// Name is the workload name (argument, manifest or derived from the
+	// image).
+	Name string
+	// Filename is -f: a Workload manifest ("-" for stdin).
+	Filename string
+
+	// Image is --image.
+	Image string
+	// CityValues are the raw --city values; Cities the parsed codes.
+	CityValues []string
+	Cities     []string
+	// Min and Max are --min and --max: instances per city.
+	Min, Max int32
+	// PortValues are the raw --port values; Ports the parsed ports.
+	PortValues []string
+	Ports      []Port
+	// EnvValues are the raw --env values; Env the parsed changes.
+	EnvValues []string
+	Env       []EnvChange
+	// Command and Args are --command and --args, one token per flag.
+	Command, Args []string
+	// InstanceType is --instance-type.
+	InstanceType string
+	// Policy is --policy.
+	Policy string
+	// Placement is --placement.
+	Placement string
+
+	// DryRun is --dry-run: show the plan and stop.
+	DryRun bool
+	// Detach is --detach: do not wait for the rollout.
+	Detach bool
+	// Timeout is --timeout: how long to wait for the rollout.
+	Timeout time.Duration
+
+	// manifest is the Workload read from Filename.
+	manifest *computev1alpha.Workload
+	// changed records the flags given on the command line.
+	changed map[string]bool
+	// cause is the change cause recorded with the revision.
+	cause string
+	// namespaceFlag is set when -n/--namespace was given.
+	namespaceFlag bool
+}
+
+// workloadFlags are the flags that describe the workload; -f excludes
+// them.
+func workloadFlags() []string {
+	return []string{"image", "city", "min", "max", "port", "env", "command", "args", "instance-type", "policy", "placement"}
+}
+
+// NewCommand returns the deploy command.
+func NewCommand(f *cmdutil.Factory) *cobra.Command {
+	cmd, _ := newCommand(f)
+	return cmd
+}
+
+// newCommand returns the command and the options it fills.
+func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
+	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: progress.DefaultTimeout}
+	cmd := &cobra.Command{
+		Use:   "deploy [NAME] (--image IMAGE --city CITIES [flags] | -f FILE)",
+		Short: "Create or update a workload and wait for it to roll out",
+		Long: "Deploy a container image to one or more cities, or apply a Workload manifest with -f.\n\n" +
+			"deploy checks the workload locally and against the cities enabled for the project, shows what it\n" +
+			"will create or change, asks for confirmation on a terminal (not with -y, or when stdin is not a\n" +
+			"terminal), applies it and waits for the rollout with live per-city progress. It stops early with\n" +
+			"exit 1 when an instance fails in a way waiting will not fix, with exit 3 at --timeout, and on\n" +
+			"Ctrl-C with exit 130 — the rollout continues on the server. --detach returns once applied.\n\n" +
+			"When the workload exists, only the flags given change it: --image replaces the image, --city the\n" +
+			"cities of the placement, --env NAME=value sets a variable (NAME- removes it), --port replaces the\n" +
+			"ports. Without NAME the workload is named after the image.",
+		Example: "  # Two instances in DFW and LHR each\n" +
+			"  datumctl compute deploy web --image ghcr.io/acme/web:1.2 --city DFW,LHR --min 2 --port http:8080\n\n" +
+			"  # Roll out a new image\n" +
+			"  datumctl compute deploy web --image ghcr.io/acme/web:1.3\n\n" +
+			"  # Apply a manifest without waiting\n" +
+			"  datumctl compute deploy -f workload.yaml --detach",
+		Args:              cmdutil.MaximumArgs("NAME"),
+		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
+		RunE:              cmdutil.RunE(o),
+	}
+	o.Output.AddFlags(cmd)
+	fl := cmd.Flags()
+	fl.StringVarP(&o.Filename, "filename", "f", "", "A Workload manifest (YAML or JSON) to apply; - reads standard input.")
+	fl.StringVar(&o.Image, "image", "", "Container image to run, e.g. ghcr.io/acme/web:1.2.")
+	fl.StringSliceVar(&o.CityValues, "city", nil, "Cities to run in, e.g. DFW,LHR (comma-separated or repeated).")
+	fl.Int32Var(&o.Min, "min", 1, "Instances per city.")
+	fl.Int32Var(&o.Max, "max", 0, "Most instances per city (optional; at least --min).")
+	fl.StringArrayVar(&o.PortValues, "port", nil, "A port the container listens on: [name:]port[/protocol], e.g. http:8080 (repeatable).")
+	fl.StringArrayVar(&o.EnvValues, "env", nil, "An environment variable NAME=value, or NAME- to remove it (repeatable).")
+	fl.StringArrayVar(&o.Command, "command", nil, "The command to run instead of the image's entrypoint, one token per flag (repeatable).")
+	fl.StringArrayVar(&o.Args, "args", nil, "Arguments for the command, one per flag (repeatable).")
+	fl.StringVar(&o.InstanceType, "instance-type", "", "Instance type, e.g. "+DefaultInstanceTypeHint+".")
+	fl.StringVar(&o.Policy, "policy", "", "Instance ordering: OrderedReady (default: one after another) or Parallel.")
+	fl.StringVar(&o.Placement, "placement", "", "The placement to create or change (default \""+DefaultPlacement+"\").")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "Validate and show the plan without changing anything.")
+	fl.BoolVar(&o.Detach, "detach", false, "Return once applied, without waiting for the rollout.")
+	fl.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the rollout (exit 3 when it passes).")
+	_ = cmd.RegisterFlagCompletionFunc("policy", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"OrderedReady", "Parallel"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd, o
+}
+
+// DefaultInstanceTypeHint is the instance type the flag help mentions.
+const DefaultInstanceTypeHint = "datumcloud/d1-standard-2"
+
+// Complete reads the arguments, the manifest and the flags given.
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
+	o.changed = map[string]bool{}
+	cmd.Flags().Visit(func(fl *pflag.Flag) { o.changed[fl.Name] = true })
+	o.namespaceFlag = cmd.Flags().Changed("namespace")
+	if len(args) > 0 {
+		o.Name = args[0]
+	}
+	var err error
+	if o.Cities, err = ParseCities(o.CityValues); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	for _, v := range o.PortValues {
+		p, err := ParsePort(v)
+		if err != nil {
+			return cmdutil.UsageErrorf("%v", err)
+		}
+		o.Ports = append(o.Ports, p)
+	}
+	for _, v := range o.EnvValues {
+		e, err := ParseEnv(v)
+		if err != nil {
+			return cmdutil.UsageErrorf("%v", err)
+		}
+		o.Env = append(o.Env, e)
+	}
+	if o.Filename != "" {
+		var in []byte
+		if o.Filename == "-" {
+			if in, err = io.ReadAll(o.Factory.Streams.In); err != nil {
+				return cmdutil.UsageErrorf("cannot read the manifest from standard input: %v", err)
+			}
+		}
+		if o.manifest, err = ReadManifest(o.Filename, in); err != nil {
+			return err
+		}
+		o.cause = "deploy -f " + o.Filename
+	} else {
+		o.cause = strings.Join(append([]string{"deploy", o.Name}, changedFlags(cmd.Flags(),
+			"yes", "dry-run", "detach", "timeout", "kubeconfig", "context", "namespace", "project")...), " ")
+	}
+	if o.Name == "" && o.manifest == nil && o.Image != "" {
+		o.Name = nameFromImage(o.Image)
+	}
+	return nil
+}
+
+// Validate checks the flags, without the server.
+func (o *Options) Validate() error {
+	if o.Filename != "" {
+		var both []string
+		for _, f := range workloadFlags() {
+			if o.changed[f] {
+				both = append(both, "--"+f)
+			}
+		}
+		if len(both) > 0 {
+			return cmdutil.UsageErrorf("-f cannot be combined with %s: put them in the manifest", strings.Join(both, ", "))
+		}
+		if o.Name != "" && o.Name != o.manifest.Name {
+			return cmdutil.UsageErrorf("NAME %q differs from the manifest's metadata.name %q", o.Name, o.manifest.Name)
+		}
+		if o.manifest.Name == "" {
+			return cmdutil.UsageErrorf("%s has no metadata.name: name the workload in the manifest", o.Filename)
+		}
+	} else if o.Name == "" {
+		return cmdutil.UsageErrorf("deploy needs a workload: give NAME and --image, or -f FILE")
+	}
+	if o.changed["min"] && (o.Min < 0 || o.Min > validation.MaxReplicas) {
+		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", validation.MaxReplicas, o.Min)
+	}
+	if o.changed["max"] && (o.Max < o.Min || o.Max > validation.MaxReplicas) {
+		return cmdutil.UsageErrorf("--max must be between --min (%d) and %d, got %d", o.Min, validation.MaxReplicas, o.Max)
+	}
+	switch computev1alpha.InstanceManagementPolicyType(o.Policy) {
+	case "", computev1alpha.OrderedReadyInstanceManagementPolicy, computev1alpha.ParallelInstanceManagementPolicy:
+	default:
+		return cmdutil.UsageErrorf("--policy %q: use OrderedReady or Parallel", o.Policy)
+	}
+	if o.Timeout <= 0 {
+		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return o.Output.Validate()
+}
+
+// workloadName is the name of the workload being deployed.
+func (o *Options) workloadName() string {
+	if o.manifest != nil {
+		return o.manifest.Name
+	}
+	return o.Name
+}
+
+// Run deploys.
+func (o *Options) Run(ctx context.Context) error {
+	c, err := o.Factory.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	ns, err := o.namespace(c)
+	if err != nil {
+		return err
+	}
+	name := o.workloadName()
+	existing := &computev1alpha.Workload{}
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("cannot read workload %s: %w", name, err)
+		}
+		existing = nil
+	}
+	desired, p, cities, warn, err := o.plan(ctx, c, existing, ns)
+	if err != nil {
+		return err
+	}
+
+	f := o.Factory
+	out, terminal := f.Human(o.Output)
+	if p.Empty() {
+		_, _ = fmt.Fprintf(out, "%s is up to date: nothing to deploy.\n", name)
+		_, _ = fmt.Fprintf(out, "See its state with: %s\n", f.Cmd("status %s", name))
+		return f.PrintResult(o.Output, existing, c.Scheme)
+	}
+	RenderPlan(out, desired, c.Target, p, notReady(desired, cities), warn)
+	if o.DryRun {
+		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
+		return f.PrintResult(o.Output, desired, c.Scheme)
+	}
+	if !f.Yes && f.CanPrompt() {
+		ok, err := f.Confirm(ctx, "Deploy?")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return cmdutil.Failf("deploy cancelled: nothing was changed")
+		}
+	}
+	if err := o.apply(ctx, c, existing, desired); err != nil {
+		return err
+	}
+	if o.Detach {
+		_, _ = fmt.Fprintf(out, "Deployed %s. Watch the rollout with: %s\n", name, f.Cmd("rollout status %s", name))
+	} else {
+		pr, err := progress.Wait(ctx, f, c.Client, progress.Options{Name: name, Namespace: ns, Timeout: o.Timeout, Out: out, Terminal: terminal})
+		if err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintln(out, rollout.RolledOut(pr))
+	}
+	if o.Output.IsTable() {
+		return nil
+	}
+	w := &computev1alpha.Workload{}
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, w); err != nil {
+		return f.WorkloadError(err, ns, name)
+	}
+	return f.PrintResult(o.Output, w, c.Scheme)
+}
+
+// plan builds the workload to apply, defaults and validates it (against
+// the cities enabled for the namespace, which it returns with a warning
+// when they could not be read), and computes what applying it changes.
+func (o *Options) plan(ctx context.Context, c *cmdutil.Clients, existing *computev1alpha.Workload, ns string) (
+	*computev1alpha.Workload, plan.Plan, locations.Cities, string, error) {
+	desired, err := o.desired(existing, ns)
+	if err != nil {
+		return nil, plan.Plan{}, nil, "", err
+	}
+	validation.DefaultWorkload(desired)
+	cities, warn := o.enabledCities(ctx, c, ns)
+	if err := o.validate(desired, existing, cities); err != nil {
+		return nil, plan.Plan{}, nil, "", err
+	}
+	var before *computev1alpha.WorkloadSpec
+	if existing != nil {
+		current := existing.DeepCopy()
+		validation.DefaultWorkload(current)
+		before = &current.Spec
+	}
+	return desired, plan.Compute(before, &desired.Spec), cities, warn, nil
+}
+
+// namespace returns the namespace to deploy to: the manifest's, unless
+// -n says otherwise.
+func (o *Options) namespace(c *cmdutil.Clients) (string, error) {
+	if o.manifest == nil || o.manifest.Namespace == "" {
+		return c.Namespace, nil
+	}
+	if o.namespaceFlag && o.manifest.Namespace != c.Namespace {
+		return "", cmdutil.UsageErrorf("the manifest is for namespace %s but --namespace says %s", o.manifest.Namespace, c.Namespace)
+	}
+	return o.manifest.Namespace, nil
+}
+
+// enabledCities reads the cities bound to the namespace. When they cannot
+// be read the server's admission check still applies: the returned
+// warning says so.
+func (o *Options) enabledCities(ctx context.Context, c *cmdutil.Clients, ns string) (locations.Cities, string) {
+	cities, err := locations.Load(ctx, c.Client, ns)
+	if err != nil {
+		return nil, "the project's enabled cities could not be read, so cities are checked when the workload is applied"
+	}
+	return cities, ""
+}
+
+// validate runs the admission rules locally: every violation at once,
+// named by flag when the workload came from flags.
+func (o *Options) validate(desired, existing *computev1alpha.Workload, cities locations.Cities) error {
+	env := validation.Environment{Cities: cities, SkipCityBindings: cities == nil}
+	errs := validation.ValidateWorkloadCreate(desired, env)
+	if existing != nil {
+		errs = validation.ValidateWorkloadUpdate(desired, existing, env)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	var hints []string
+	if slices.ContainsFunc(errs, func(e *field.Error) bool { return strings.Contains(e.Field, "instanceType") }) {
+		hints = append(hints, "Instance types: "+instanceTypes()+".")
+	}
+	return cmdutil.WithHints(fmt.Errorf("workload %s is not valid:\n%s", desired.Name, describeErrors(errs, o.manifest == nil)), hints...)
+}
+
+// notReady lists the cities of desired that are enabled but whose location
+// is not ready.
+func notReady(desired *computev1alpha.Workload, cities locations.Cities) []string {
+	var out []string
+	for _, code := range cmdutil.WorkloadCities(desired) {
+		if c, ok := cities[code]; ok && !c.Ready {
+			out = append(out, code)
+		}
+	}
+	return out
+}
+
+// apply creates the workload, or replaces its spec guarded by the
+// generation the plan was made from (status writes by controllers do not
+// interfere; a concurrent spec change does).
+func (o *Options) apply(ctx context.Context, c *cmdutil.Clients, existing, desired *computev1alpha.Workload) error {
+	annotations := map[string]string{revision.ChangeCauseAnnotation: o.cause}
+	if existing == nil {
+		desired.Annotations = merge(desired.Annotations, annotations)
+		if err := c.Client.Create(ctx, desired); err != nil {
+			return applyError(err, desired.Name)
+		}
+		return nil
+	}
+	var labels map[string]string
+	if o.manifest != nil {
+		annotations = merge(o.manifest.Annotations, annotations)
+		labels = o.manifest.Labels
+	}
+	var p cmdutil.JSONPatch
+	p.GuardGeneration(existing.Generation)
+	p.Replace("/spec", desired.Spec)
+	p.SetMapEntries("/metadata/annotations", existing.Annotations, annotations)
+	p.SetMapEntries("/metadata/labels", existing.Labels, labels)
+	if err := p.Apply(ctx, c.Client, existing); err != nil {
+		return applyError(err, desired.Name)
+	}
+	if o.changed["min"] {
+		var placements []string
+		for _, pl := range desired.Spec.Placements {
+			placements = append(placements, pl.Name)
+		}
+		if _, err := cmdutil.ClearReplicaOverrides(ctx, c, existing, placements); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyError explains a failed write.
+func applyError(err error, name string) error {
+	var status apierrors.APIStatus
+	switch {
+	case errors.Is(err, cmdutil.ErrChanged) || apierrors.IsAlreadyExists(err):
+		return cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else while deploying; nothing was applied", name),
+			"Run the command again to see the new plan.")
+	case apierrors.IsInvalid(err) && errors.As(err, &status):
+		var lines []string
+		if d := status.Status().Details; d != nil {
+			for _, cause := range d.Causes {
+				lines = append(lines, fmt.Sprintf("  %s: %s", cause.Field, cause.Message))
+			}
+		}
+		if len(lines) == 0 {
+			lines = append(lines, "  "+status.Status().Message)
+		}
+		return cmdutil.Failf("the server rejected workload %s:\n%s", name, strings.Join(lines, "\n"))
+	case apierrors.IsForbidden(err):
+		return cmdutil.WithHints(fmt.Errorf("you may not deploy %s: %w", name, err), "Ask a project owner for access to compute.")
+	}
+	return fmt.Errorf("cannot deploy %s: %w", name, err)
+}

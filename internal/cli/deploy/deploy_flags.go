@@ -1,0 +1,290 @@
+package deploy
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// DefaultPlacement names the placement a workload deployed with flags
+// gets.
+const DefaultPlacement = "default"
+
+// DefaultContainer names the container a workload deployed with flags
+// gets.
+const DefaultContainer = "app"
+
+// Port is a parsed --port.
+type Port struct {
+	Name     string
+	Port     int32
+	Protocol corev1.Protocol
+}
+
+// EnvChange is a parsed --env: set Name to Value, or remove Name.
+type EnvChange struct {
+	Name   string
+	Value  string
+	Remove bool
+}
+
+// portPattern is [name:]port[/protocol].
+var portPattern = regexp.MustCompile(`^(?:([a-z0-9]([-a-z0-9]*[a-z0-9])?):)?([0-9]{1,5})(?:/([A-Za-z]+))?$`)
+
+// ParsePort parses "[name:]port[/protocol]": "8080", "http:8080",
+// "dns:53/UDP". A port without a name is called "port-<number>".
+func ParsePort(s string) (Port, error) {
+	m := portPattern.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return Port{}, fmt.Errorf("--port %q: use [name:]port[/protocol], e.g. 8080, http:8080 or dns:53/UDP", s)
+	}
+	n, err := strconv.Atoi(m[3])
+	if err != nil || n < 1 || n > 65535 {
+		return Port{}, fmt.Errorf("--port %q: the port must be between 1 and 65535", s)
+	}
+	p := Port{Name: m[1], Port: int32(n), Protocol: corev1.ProtocolTCP}
+	if p.Name == "" {
+		p.Name = "port-" + m[3]
+	}
+	if len(p.Name) > 15 {
+		return Port{}, fmt.Errorf("--port %q: the port name must be at most 15 characters", s)
+	}
+	if m[4] != "" {
+		p.Protocol = corev1.Protocol(strings.ToUpper(m[4]))
+		switch p.Protocol {
+		case corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
+		default:
+			return Port{}, fmt.Errorf("--port %q: the protocol must be TCP, UDP or SCTP", s)
+		}
+	}
+	return p, nil
+}
+
+// ParseEnv parses "NAME=value" (set) or "NAME-" (remove).
+func ParseEnv(s string) (EnvChange, error) {
+	if name, ok := strings.CutSuffix(s, "-"); ok && !strings.Contains(s, "=") && name != "" {
+		return EnvChange{Name: name, Remove: true}, nil
+	}
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return EnvChange{}, fmt.Errorf("--env %q: use NAME=value to set a variable or NAME- to remove it", s)
+	}
+	return EnvChange{Name: name, Value: value}, nil
+}
+
+// ParseCities splits --city values ("DFW,LHR", repeated) into upper-case
+// city codes, in order, once each.
+func ParseCities(values []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range values {
+		for _, c := range strings.Split(v, ",") {
+			c = strings.ToUpper(strings.TrimSpace(c))
+			if c == "" {
+				continue
+			}
+			if !cmdutil.IsCityCode(c) {
+				return nil, fmt.Errorf("--city %q is not a city code: use three letters such as DFW", c)
+			}
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// nameFromImage derives a workload name from an image reference:
+// "ghcr.io/acme/web-app:1.2" gives "web-app".
+func nameFromImage(image string) string {
+	ref := image
+	if i := strings.IndexAny(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	if i := strings.LastIndex(ref, "/"); i >= 0 {
+		ref = ref[i+1:]
+	}
+	if i := strings.Index(ref, ":"); i >= 0 {
+		ref = ref[:i]
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(ref) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim(b.String(), "-")
+	if len(name) > 63 {
+		name = strings.TrimRight(name[:63], "-")
+	}
+	return name
+}
+
+// ReadManifest reads one Workload from path ("-" reads in), rejecting
+// unknown fields and other kinds with a message naming the file. Its
+// errors are failures (exit 1), not usage errors: the command line was
+// right, the file is wrong.
+func ReadManifest(path string, in []byte) (*computev1alpha.Workload, error) {
+	data := in
+	if path != "-" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, cmdutil.Failf("cannot read %s: %v", path, err)
+		}
+	}
+	docs := splitDocuments(string(data))
+	switch {
+	case len(docs) == 0:
+		return nil, cmdutil.Failf("%s is empty: it must hold one Workload", path)
+	case len(docs) > 1:
+		return nil, cmdutil.Failf("%s holds %d documents: deploy takes one Workload per file", path, len(docs))
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := yaml.Unmarshal([]byte(docs[0]), &head); err != nil {
+		return nil, cmdutil.Failf("%s is not valid YAML or JSON: %v", path, err)
+	}
+	want := computev1alpha.GroupVersion.String()
+	if head.Kind != computev1alpha.WorkloadKind || head.APIVersion != want {
+		return nil, cmdutil.Failf("%s holds apiVersion %q kind %q: deploy takes apiVersion %s kind %s",
+			path, head.APIVersion, head.Kind, want, computev1alpha.WorkloadKind)
+	}
+	// The apimachinery strict decoder names the full path of an unknown
+	// or duplicate field.
+	scheme := cmdutil.NewScheme()
+	dec := serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme, scheme,
+		serializerjson.SerializerOptions{Yaml: true, Strict: true})
+	var w computev1alpha.Workload
+	if _, _, err := dec.Decode([]byte(docs[0]), nil, &w); err != nil {
+		return nil, cmdutil.Failf("%s: %v", path, err)
+	}
+	return &w, nil
+}
+
+// splitDocuments splits YAML documents on "---" lines, dropping empty
+// ones.
+func splitDocuments(s string) []string {
+	var docs []string
+	var cur strings.Builder
+	flush := func() {
+		if doc := strings.TrimSpace(cur.String()); doc != "" && !onlyComments(doc) {
+			docs = append(docs, doc)
+		}
+		cur.Reset()
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if strings.TrimRight(line, " \t\r") == "---" {
+			flush()
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+	}
+	flush()
+	return docs
+}
+
+// onlyComments reports whether a YAML document holds nothing but comments.
+func onlyComments(doc string) bool {
+	for _, line := range strings.Split(doc, "\n") {
+		if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") {
+			return false
+		}
+	}
+	return true
+}
+
+// flagOf maps a field path of a Workload built from flags to the flag that
+// set it, so validation errors name what the user typed.
+func flagOf(path string) string {
+	for _, m := range []struct{ prefix, flag string }{
+		{"metadata.name", "NAME"},
+		{"spec.placements", "--placement"},
+	} {
+		if path == m.prefix {
+			return m.flag
+		}
+	}
+	rules := []struct{ contains, flag string }{
+		{".cityCodes", "--city"},
+		{".scaleSettings.minReplicas", "--min"},
+		{".scaleSettings.maxReplicas", "--max"},
+		{".scaleSettings.instanceManagementPolicy", "--policy"},
+		{".image", "--image"},
+		{".ports", "--port"},
+		{".env", "--env"},
+		{".command", "--command"},
+		{".args", "--args"},
+		{".resources.instanceType", "--instance-type"},
+		{"metadata.name", "NAME"},
+	}
+	for _, r := range rules {
+		if strings.Contains(path, r.contains) {
+			return r.flag
+		}
+	}
+	return ""
+}
+
+// describeErrors renders validation errors, one per line: with the flag
+// that set the field when the workload came from flags, with the field
+// path otherwise.
+func describeErrors(errs field.ErrorList, fromFlags bool) string {
+	lines := make([]string, 0, len(errs))
+	for _, e := range errs {
+		if fl := flagOf(e.Field); fromFlags && fl != "" {
+			detail := e.Detail
+			if detail == "" {
+				detail = e.ErrorBody()
+			}
+			bad := ""
+			if s, ok := e.BadValue.(string); ok && s != "" {
+				bad = " " + s
+			}
+			lines = append(lines, fmt.Sprintf("  %s%s: %s", fl, bad, detail))
+			continue
+		}
+		lines = append(lines, "  "+e.Error())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// instanceTypes lists the catalog for messages.
+func instanceTypes() string { return strings.Join(catalog.Names(), ", ") }
+
+// changedFlags lists the flags set on the command line as
+// "--name=value", for the change cause.
+func changedFlags(fs *pflag.FlagSet, skip ...string) []string {
+	var out []string
+	fs.Visit(func(f *pflag.Flag) {
+		for _, s := range skip {
+			if f.Name == s {
+				return
+			}
+		}
+		v := f.Value.String()
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			v = strings.Join(sv.GetSlice(), ",")
+		}
+		out = append(out, "--"+f.Name+"="+v)
+	})
+	return out
+}

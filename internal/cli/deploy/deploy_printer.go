@@ -1,0 +1,78 @@
+package deploy
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/instances"
+	"github.com/citycells/compute/internal/cli/plan"
+)
+
+// RenderPlan writes what deploying w does: a summary of a new workload, or
+// the changes to an existing one; notReady lists enabled cities whose
+// location is not ready; warning is a note about the checks (may be
+// empty).
+func RenderPlan(out io.Writer, w *computev1alpha.Workload, target cmdutil.Target, p plan.Plan, notReady []string, warning string) {
+	var b strings.Builder
+	if p.New {
+		fmt.Fprintf(&b, "Create workload %s in namespace %s (%s):\n", w.Name, w.Namespace, target)
+		for _, r := range summary(w, p) {
+			fmt.Fprintf(&b, "  %-14s %s\n", r[0], r[1])
+		}
+	} else {
+		fmt.Fprintf(&b, "Update workload %s in namespace %s (%s):\n", w.Name, w.Namespace, target)
+		for _, c := range p.Changes {
+			fmt.Fprintf(&b, "  %s\n", c)
+		}
+		if p.TemplateChanged {
+			b.WriteString("Instances are replaced one at a time, city by city, so the workload keeps serving.\n")
+		}
+	}
+	for _, c := range notReady {
+		fmt.Fprintf(&b, "Note: %s is enabled but its location is not ready; its instances start once it is.\n", c)
+	}
+	if warning != "" {
+		fmt.Fprintf(&b, "Note: %s.\n", warning)
+	}
+	_, _ = io.WriteString(out, b.String())
+}
+
+// summary describes a new workload as label/value rows.
+func summary(w *computev1alpha.Workload, p plan.Plan) [][2]string {
+	spec := &w.Spec.Template.Spec
+	var rows [][2]string
+	if sb := spec.Runtime.Sandbox; sb != nil {
+		for _, c := range sb.Containers {
+			label := "image"
+			if len(sb.Containers) > 1 {
+				label = "image (" + c.Name + ")"
+			}
+			rows = append(rows, [2]string{label, c.Image})
+			if len(c.Command) > 0 {
+				rows = append(rows, [2]string{"command", strings.Join(append(append([]string{}, c.Command...), c.Args...), " ")})
+			} else if len(c.Args) > 0 {
+				rows = append(rows, [2]string{"args", strings.Join(c.Args, " ")})
+			}
+			if ports := instances.PortList(c.Ports); ports != "" {
+				rows = append(rows, [2]string{"ports", ports})
+			}
+			for _, e := range c.Env {
+				rows = append(rows, [2]string{"env", e.Name + "=" + e.Value})
+			}
+		}
+	} else if spec.Runtime.VirtualMachine != nil {
+		rows = append(rows, [2]string{"runtime", "virtual machine"})
+	}
+	rows = append(rows,
+		[2]string{"cities", fmt.Sprintf("%s (%s)", describeCities(w), cmdutil.Plural(int(p.Instances), "instance", "instances"))},
+		[2]string{"instance type", spec.Runtime.Resources.InstanceType})
+	for _, pl := range w.Spec.Placements {
+		if pl.ScaleSettings.InstanceManagementPolicy == computev1alpha.ParallelInstanceManagementPolicy {
+			rows = append(rows, [2]string{"policy", fmt.Sprintf("%s (placement %s)", pl.ScaleSettings.InstanceManagementPolicy, pl.Name)})
+		}
+	}
+	return rows
+}

@@ -1,0 +1,334 @@
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/plan"
+	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/webhook/validation"
+)
+
+func TestParsePort(t *testing.T) {
+	for in, tc := range map[string]struct {
+		want    Port
+		wantErr bool
+	}{
+		"8080":                     {want: Port{Name: "port-8080", Port: 8080, Protocol: corev1.ProtocolTCP}},
+		"http:8080":                {want: Port{Name: "http", Port: 8080, Protocol: corev1.ProtocolTCP}},
+		"dns:53/udp":               {want: Port{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}},
+		"http:70000":               {wantErr: true},
+		"HTTP:80":                  {wantErr: true},
+		"http:80/QUIC":             {wantErr: true},
+		"averyveryverylongname:80": {wantErr: true},
+		"":                         {wantErr: true},
+	} {
+		t.Run(in, func(t *testing.T) {
+			got, err := ParsePort(in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if !tc.wantErr && got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseEnv(t *testing.T) {
+	for in, tc := range map[string]struct {
+		want    EnvChange
+		wantErr bool
+	}{
+		"FOO=bar": {want: EnvChange{Name: "FOO", Value: "bar"}},
+		"URL=a=b": {want: EnvChange{Name: "URL", Value: "a=b"}},
+		"EMPTY=":  {want: EnvChange{Name: "EMPTY"}},
+		"FOO-":    {want: EnvChange{Name: "FOO", Remove: true}},
+		"FOO":     {wantErr: true},
+		"=bar":    {wantErr: true},
+	} {
+		t.Run(in, func(t *testing.T) {
+			got, err := ParseEnv(in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if !tc.wantErr && got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseCities(t *testing.T) {
+	got, err := ParseCities([]string{"dfw,LHR", "lhr", " sin "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"DFW", "LHR", "SIN"}, got); diff != "" {
+		t.Error(diff)
+	}
+	if _, err := ParseCities([]string{"Dallas"}); err == nil {
+		t.Error("a city name that is not a code must be refused")
+	}
+}
+
+func TestNameFromImage(t *testing.T) {
+	for image, want := range map[string]string{
+		"ghcr.io/acme/web:1.2":           "web",
+		"nginx":                          "nginx",
+		"registry:5000/team/My_App:1":    "my-app",
+		"ghcr.io/acme/api@sha256:abcdef": "api",
+	} {
+		if got := nameFromImage(image); got != want {
+			t.Errorf("nameFromImage(%q) = %q, want %q", image, got, want)
+		}
+	}
+}
+
+// parse runs the deploy command line through flag parsing, Complete and
+// Validate, never touching a server.
+func parse(t *testing.T, args ...string) (*Options, error) {
+	t.Helper()
+	f := &cmdutil.Factory{}
+	c, o := newCommand(f)
+	f.AddGlobalFlags(c)
+	return o, cmdutil.Parse(c, o, args)
+}
+
+func TestDeployFlags(t *testing.T) {
+	manifest := filepath.Join(t.TempDir(), "web.yaml")
+	if err := os.WriteFile(manifest, []byte(manifestYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		args     []string
+		wantCode int
+		check    func(t *testing.T, o *Options)
+	}{
+		"a name, an image and cities": {[]string{"web", "--image", "ghcr.io/acme/web:1", "--city", "dfw,lhr", "--min", "2"}, cmdutil.ExitOK,
+			func(t *testing.T, o *Options) {
+				if o.Name != "web" || strings.Join(o.Cities, ",") != "DFW,LHR" || o.Min != 2 {
+					t.Errorf("options %+v", o)
+				}
+			}},
+		"the name comes from the image": {[]string{"--image", "ghcr.io/acme/shop-api:2", "--city", "DFW"}, cmdutil.ExitOK,
+			func(t *testing.T, o *Options) {
+				if o.Name != "shop-api" {
+					t.Errorf("name %q", o.Name)
+				}
+			}},
+		"the change cause records the flags": {[]string{"web", "--image", "img:1", "-y", "--timeout", "1m"}, cmdutil.ExitOK,
+			func(t *testing.T, o *Options) {
+				if o.cause != "deploy web --image=img:1" {
+					t.Errorf("cause %q", o.cause)
+				}
+			}},
+		"a manifest": {[]string{"-f", manifest}, cmdutil.ExitOK, func(t *testing.T, o *Options) {
+			if o.workloadName() != "web" || o.manifest.Spec.Placements[0].CityCodes[0] != "DFW" {
+				t.Errorf("manifest %+v", o.manifest)
+			}
+		}},
+		"nothing to deploy is usage":       {nil, cmdutil.ExitUsage, nil},
+		"a manifest and flags is usage":    {[]string{"-f", manifest, "--image", "x"}, cmdutil.ExitUsage, nil},
+		"a name other than the manifest's": {[]string{"api", "-f", manifest}, cmdutil.ExitUsage, nil},
+		"a missing manifest is a failure":  {[]string{"-f", "/nonexistent.yaml"}, cmdutil.ExitFailure, nil},
+		"a bad port is usage":              {[]string{"web", "--port", "http"}, cmdutil.ExitUsage, nil},
+		"a bad env is usage":               {[]string{"web", "--env", "FOO"}, cmdutil.ExitUsage, nil},
+		"a bad city is usage":              {[]string{"web", "--city", "Dallas"}, cmdutil.ExitUsage, nil},
+		"a negative min is usage":          {[]string{"web", "--min", "-1"}, cmdutil.ExitUsage, nil},
+		"a max below min is usage":         {[]string{"web", "--min", "3", "--max", "2"}, cmdutil.ExitUsage, nil},
+		"an unknown policy is usage":       {[]string{"web", "--policy", "Random"}, cmdutil.ExitUsage, nil},
+		"a zero timeout is usage":          {[]string{"web", "--timeout", "0s"}, cmdutil.ExitUsage, nil},
+		"two names are usage":              {[]string{"web", "api"}, cmdutil.ExitUsage, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o, err := parse(t, tc.args...)
+			if got := cmdutil.ExitCode(err); got != tc.wantCode {
+				t.Fatalf("exit code %d (%v), want %d", got, err, tc.wantCode)
+			}
+			if tc.check != nil {
+				tc.check(t, o)
+			}
+		})
+	}
+}
+
+// manifestYAML is a valid Workload manifest.
+const manifestYAML = `# web in two cities
+apiVersion: compute.datumapis.com/v1alpha
+kind: Workload
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      runtime:
+        resources:
+          instanceType: datumcloud/d1-standard-2
+        sandbox:
+          containers:
+          - name: app
+            image: ghcr.io/acme/web:1.0
+  placements:
+  - name: default
+    cityCodes: [DFW, LHR]
+    scaleSettings:
+      minReplicas: 2
+`
+
+func TestReadManifestSaysWhatIsWrong(t *testing.T) {
+	for name, tc := range map[string]struct {
+		content string
+		want    string
+	}{
+		"an unknown field": {strings.Replace(manifestYAML, "minReplicas", "minReplica", 1), `unknown field "spec.placements[0].scaleSettings.minReplica"`},
+		"another kind":     {strings.Replace(manifestYAML, "kind: Workload", "kind: Deployment", 1), `kind "Deployment": deploy takes apiVersion compute.datumapis.com/v1alpha kind Workload`},
+		"two documents":    {manifestYAML + "---\n" + manifestYAML, "holds 2 documents"},
+		"nothing":          {"# just a comment\n", "is empty"},
+		"not yaml":         {"{{{", "is not valid YAML or JSON"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ReadManifest("-", []byte(tc.content))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || cmdutil.ExitCode(err) != cmdutil.ExitFailure {
+				t.Errorf("got %v, want a failure containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestFlagsBuildTheWorkload(t *testing.T) {
+	existing := clitest.NewWorkload("web").Env("MODE", "prod").Env("DEBUG", "1").Build()
+	for name, tc := range map[string]struct {
+		args     []string
+		existing *computev1alpha.Workload
+		want     func(w *computev1alpha.Workload)
+		wantErr  string
+	}{
+		"a new workload from flags": {
+			args: []string{"web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR", "--min", "2", "--port", "http:8080"},
+			want: func(w *computev1alpha.Workload) {},
+		},
+		"a new workload needs an image and cities": {
+			args: []string{"web", "--min", "2"}, wantErr: "needs --image and --city",
+		},
+		"an update changes only what is given": {
+			args: []string{"web", "--image", "ghcr.io/acme/web:1.1", "--env", "DEBUG-", "--env", "MODE=staging", "--env", "NEW=1"}, existing: existing,
+			want: func(w *computev1alpha.Workload) {
+				c := &w.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
+				c.Image = "ghcr.io/acme/web:1.1"
+				c.Env = []computev1alpha.EnvVar{{Name: "MODE", Value: "staging"}, {Name: "NEW", Value: "1"}}
+			},
+		},
+		"cities and replicas replace the placement's": {
+			args: []string{"web", "--city", "SIN,DFW", "--min", "3"}, existing: existing,
+			want: func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].CityCodes = []string{"SIN", "DFW"}
+				w.Spec.Placements[0].ScaleSettings.MinReplicas = 3
+			},
+		},
+		"a new placement is added with its cities": {
+			args: []string{"web", "--placement", "eu", "--city", "AMS", "--min", "1"}, existing: existing,
+			want: func(w *computev1alpha.Workload) {
+				w.Spec.Placements = append(w.Spec.Placements, computev1alpha.WorkloadPlacement{Name: "eu", CityCodes: []string{"AMS"},
+					ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 1}})
+			},
+		},
+		"several placements need --placement": {
+			args: []string{"web", "--min", "3"}, existing: clitest.NewWorkload("web").AddPlacement("eu", 1, "AMS").Build(),
+			wantErr: "choose one with --placement",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o, err := parse(t, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var existing *computev1alpha.Workload
+			if tc.existing != nil {
+				existing = tc.existing.DeepCopy()
+			}
+			got, err := o.desired(existing, "default")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := clitest.NewWorkload("web").Build()
+			want.Spec.RevisionHistoryLimit = nil
+			want.Spec.Placements[0].ScaleSettings.InstanceManagementPolicy = ""
+			if tc.existing != nil {
+				want = tc.existing.DeepCopy()
+			}
+			tc.want(want)
+			if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidationErrorsNameTheFlag(t *testing.T) {
+	errs := field.ErrorList{
+		field.Invalid(field.NewPath("spec", "placements").Index(0).Child("cityCodes").Index(1), "LAX",
+			"city LAX is not enabled for this project; enabled cities: DFW, LHR"),
+		field.Invalid(field.NewPath("spec", "template", "spec", "runtime", "sandbox", "containers").Index(0).Child("image"), "",
+			"must be a fully qualified image"),
+		field.Invalid(field.NewPath("spec", "template", "spec", "volumes"), "x", "volumes are unused"),
+	}
+	want := "  --city LAX: city LAX is not enabled for this project; enabled cities: DFW, LHR\n" +
+		"  --image: must be a fully qualified image\n" +
+		"  spec.template.spec.volumes: Invalid value: \"x\": volumes are unused"
+	if diff := cmp.Diff(want, describeErrors(errs, true)); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestThePlan(t *testing.T) {
+	newWeb := clitest.NewWorkload("web").Env("MODE", "prod").Build()
+	validation.DefaultWorkload(newWeb)
+	changed := newWeb.DeepCopy()
+	changed.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "ghcr.io/acme/web:1.1"
+	changed.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Env = []computev1alpha.EnvVar{{Name: "MODE", Value: "staging"}}
+	changed.Spec.Placements[0].CityCodes = []string{"DFW", "SIN"}
+	changed.Spec.Placements[0].ScaleSettings.MinReplicas = 3
+	target := cmdutil.Target{Project: "p1"}
+	for name, tc := range map[string]struct {
+		before, after *computev1alpha.Workload
+		notReady      []string
+		warning       string
+	}{
+		"new":    {after: newWeb, notReady: []string{"LHR"}},
+		"update": {before: newWeb, after: changed, warning: "the project's enabled cities could not be read, so cities are checked when the workload is applied"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var before *computev1alpha.WorkloadSpec
+			if tc.before != nil {
+				before = &tc.before.Spec
+			}
+			var b strings.Builder
+			RenderPlan(&b, tc.after, target, plan.Compute(before, &tc.after.Spec), tc.notReady, tc.warning)
+			clitest.Golden(t, "plan-"+name, b.String())
+		})
+	}
+}
+
+func TestNotReadyCitiesAreNoted(t *testing.T) {
+	w := clitest.NewWorkload("web").Build()
+	cities := locations.Cities{"DFW": {Code: "DFW", Ready: true}, "LHR": {Code: "LHR"}}
+	if got := notReady(w, cities); len(got) != 1 || got[0] != "LHR" {
+		t.Errorf("got %v", got)
+	}
+}

@@ -1,0 +1,202 @@
+package cli_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// mustContain fails the test unless s contains every want.
+func mustContain(t *testing.T, what, s string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, s)
+		}
+	}
+}
+
+func TestDeployCreatesAWorkloadAndWaitsForEveryCity(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW", "LHR")
+	h.Controllers("web", clitest.Fixed(nil))
+
+	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR", "--min", "2", "--port", "http:8080")
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	mustContain(t, "stdout", res.Stdout,
+		"Create workload web in namespace "+h.Namespace,
+		"cities         DFW ×2, LHR ×2 (4 instances)",
+		"web is rolled out (revision 1): DFW 2/2 ready · LHR 2/2 ready")
+
+	var w computev1alpha.Workload
+	if err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Annotations["kubernetes.io/change-cause"]; got != "deploy web --city=DFW,LHR --image=ghcr.io/acme/web:1.0 --min=2 --port=http:8080" {
+		t.Errorf("change cause %q", got)
+	}
+
+	again := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0")
+	if again.Code != cmdutil.ExitOK || !strings.Contains(again.Stdout, "web is up to date: nothing to deploy") {
+		t.Errorf("deploying the same thing again changes nothing: %+v", again)
+	}
+}
+
+func TestDeployRefusesACityThatIsNotEnabledAndListsTheEnabledOnes(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW", "LHR")
+
+	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,SIN")
+	if res.Code != cmdutil.ExitFailure {
+		t.Fatalf("exit %d, want 1: %+v", res.Code, res)
+	}
+	mustContain(t, "stderr", res.Stderr, "--city SIN: city SIN is not enabled for this project; enabled cities: DFW, LHR")
+	var list computev1alpha.WorkloadList
+	if err := h.Client.List(context.Background(), &list, client.InNamespace(h.Namespace)); err != nil || len(list.Items) != 0 {
+		t.Errorf("nothing may be created: %v %v", list.Items, err)
+	}
+}
+
+func TestDeployDryRunShowsThePlanAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW")
+	h.CreateWorkload(clitest.NewWorkload("web").Placement("default", 1, "DFW").Build())
+
+	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:2.0", "--env", "MODE=canary", "--dry-run")
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	}
+	mustContain(t, "stdout", res.Stdout, "~ image: ghcr.io/acme/web:1.0 → ghcr.io/acme/web:2.0", "+ env MODE: canary", "Dry run: nothing was changed.")
+	var w computev1alpha.Workload
+	_ = h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w)
+	if img := w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image; img != "ghcr.io/acme/web:1.0" {
+		t.Errorf("a dry run changed the image to %s", img)
+	}
+}
+
+func TestDeployFailsFastWhenTheNewImageCannotBePulled(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW", "LHR")
+	h.CreateWorkload(clitest.NewWorkload("web").Build())
+	h.Converge("web", nil)
+	h.Controllers("web", clitest.Fixed(clitest.World{"LHR": {clitest.ImageUnavailable}}))
+
+	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:bad", "--timeout", "30s")
+	if res.Code != cmdutil.ExitFailure {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	mustContain(t, "stderr", res.Stderr,
+		"web cannot finish rolling out:",
+		" in LHR",
+		"Failed (image unavailable)",
+		"→ Then deploy a fixed image: datumctl compute deploy web --image <image>",
+		"→ Or roll back to the previous revision: datumctl compute rollout undo web")
+}
+
+func TestDeployStopsAtItsTimeoutWithThePendingCode(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW")
+
+	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--timeout", "1s")
+	if res.Code != cmdutil.ExitPending {
+		t.Fatalf("exit %d, want 3: %+v", res.Code, res)
+	}
+	mustContain(t, "stderr", res.Stderr, "timed out after 1s waiting for web",
+		"→ The rollout continues on the server. Keep watching with: datumctl compute rollout status web")
+}
+
+func TestCtrlCStopsTheWaitAndLeavesTheRolloutRunning(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(time.Second, func() { cancel(cmdutil.ErrInterrupted) })
+
+	res := h.Run(main, clitest.RunOptions{Ctx: ctx}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW")
+	if res.Code != cmdutil.ExitInterrupted {
+		t.Fatalf("exit %d, want 130: %+v", res.Code, res)
+	}
+	mustContain(t, "stderr", res.Stderr, "stopped waiting for web", "The rollout continues on the server")
+	var w computev1alpha.Workload
+	if err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w); err != nil {
+		t.Errorf("the workload must stay: %v", err)
+	}
+}
+
+func TestDeployFromAManifestOnStdinWithoutWaiting(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW", "LHR")
+	manifest := `apiVersion: compute.datumapis.com/v1alpha
+kind: Workload
+metadata:
+  name: api
+  labels:
+    team: payments
+spec:
+  template:
+    spec:
+      runtime:
+        resources:
+          instanceType: datumcloud/d1-standard-4
+        sandbox:
+          containers:
+          - name: api
+            image: ghcr.io/acme/api:3.1
+  placements:
+  - name: us
+    cityCodes: [DFW]
+    scaleSettings: {minReplicas: 1}
+  - name: eu
+    cityCodes: [LHR]
+    scaleSettings: {minReplicas: 2, instanceManagementPolicy: Parallel}
+`
+	res := h.Run(main, clitest.RunOptions{Stdin: manifest}, "deploy", "-f", "-", "--detach")
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	}
+	mustContain(t, "stdout", res.Stdout, "DFW ×1 (us), LHR ×2 (eu) (3 instances)", "policy         Parallel (placement eu)",
+		"Deployed api. Watch the rollout with: datumctl compute rollout status api")
+	var w computev1alpha.Workload
+	if err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "api"}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.Labels["team"] != "payments" || w.Annotations["kubernetes.io/change-cause"] != "deploy -f -" {
+		t.Errorf("metadata %v %v", w.Labels, w.Annotations)
+	}
+}
+
+func TestDeployDryRunWithOutputYAMLWritesAManifestToKeep(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW")
+
+	dry := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--port", "8080", "--dry-run", "-o", "yaml")
+	if dry.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", dry.Code, dry.Stderr)
+	}
+	if !strings.HasPrefix(dry.Stdout, "apiVersion: compute.datumapis.com/v1alpha\nkind: Workload\n") {
+		t.Fatalf("stdout is the manifest:\n%s", dry.Stdout)
+	}
+	mustContain(t, "stderr", dry.Stderr, "Create workload web", "Dry run: nothing was changed.")
+
+	applied := h.Run(main, clitest.RunOptions{Stdin: dry.Stdout}, "deploy", "-f", "-", "--detach", "-o", "json")
+	if applied.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", applied.Code, applied.Stderr)
+	}
+	mustContain(t, "stdout", applied.Stdout, `"kind": "Workload"`, `"uid": "`, `"name": "port-8080"`)
+}

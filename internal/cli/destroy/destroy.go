@@ -1,0 +1,170 @@
+// Package destroy implements `datumctl compute destroy NAME`: show what
+// goes, ask, delete the workload (its deployments and instances follow).
+package destroy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// DefaultTimeout bounds --wait.
+const DefaultTimeout = 5 * time.Minute
+
+// Options are the options of `destroy`.
+type Options struct {
+	// Factory gives streams, clock and clients.
+	Factory *cmdutil.Factory
+	// Output is -o: json or yaml print the destroyed workload.
+	Output *cmdutil.OutputFlags
+	// Name is the workload.
+	Name string
+	// Wait is --wait: wait until the workload and its instances are gone.
+	Wait bool
+	// Timeout is --timeout for --wait.
+	Timeout time.Duration
+}
+
+// NewCommand returns the destroy command.
+func NewCommand(f *cmdutil.Factory) *cobra.Command {
+	cmd, _ := newCommand(f)
+	return cmd
+}
+
+// newCommand returns the command and the options it fills.
+func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
+	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: DefaultTimeout}
+	cmd := &cobra.Command{
+		Use:     "destroy NAME",
+		Aliases: []string{"delete"},
+		Short:   "Delete a workload and all of its instances",
+		Long: "Show the workload's instances per city, ask for confirmation (or take --yes), and delete the\n" +
+			"workload; its instances in every city are removed with it. Without a terminal, --yes is required.",
+		Example:           "  datumctl compute destroy web\n  datumctl compute destroy web --yes --wait",
+		Args:              cmdutil.ExactArgs("NAME"),
+		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
+		RunE:              cmdutil.RunE(o),
+	}
+	o.Output.AddFlags(cmd)
+	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until the workload and its instances are gone.")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
+	return cmd, o
+}
+
+// Complete takes the workload name.
+func (o *Options) Complete(_ *cobra.Command, args []string) error {
+	o.Name = args[0]
+	return nil
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.Timeout <= 0 {
+		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return o.Output.Validate()
+}
+
+// Run destroys the workload.
+func (o *Options) Run(ctx context.Context) error {
+	c, err := o.Factory.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
+	if err != nil {
+		return err
+	}
+	insts, err := instances(ctx, c, w)
+	if err != nil {
+		return err
+	}
+	f := o.Factory
+	Summary(f.Streams.ErrOut, w, insts)
+	if !f.Yes && !f.CanPrompt() {
+		return cmdutil.UsageErrorf("refusing to destroy %s without confirmation: pass --yes", o.Name)
+	}
+	ok, err := f.Confirm(ctx, fmt.Sprintf("Destroy workload %s?", o.Name))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return cmdutil.Failf("not destroyed: %s is unchanged", o.Name)
+	}
+	uid := w.UID
+	if err := c.Client.Delete(ctx, w, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("cannot destroy workload %s: %w", o.Name, err)
+	}
+	out, terminal := f.Human(o.Output)
+	if err := f.PrintResult(o.Output, w, c.Scheme); err != nil {
+		return err
+	}
+	if !o.Wait {
+		_, _ = fmt.Fprintf(out, "Destroyed workload %s; its instances are being removed.\n", o.Name)
+		return nil
+	}
+	live := cmdutil.NewLive(out, terminal, f.Streams.Width)
+	err = f.PollUntil(ctx, o.Timeout, func(ctx context.Context) (bool, error) {
+		left, err := instances(ctx, c, w)
+		if err != nil {
+			return false, err
+		}
+		gone := apierrors.IsNotFound(c.Client.Get(ctx, client.ObjectKeyFromObject(w), &computev1alpha.Workload{}))
+		msg := fmt.Sprintf("Destroying %s: %s left", o.Name, cmdutil.Plural(len(left), "instance", "instances"))
+		live.Update([]string{msg}, msg)
+		return gone && len(left) == 0, nil
+	})
+	switch {
+	case err == nil:
+		_, _ = fmt.Fprintf(out, "Destroyed workload %s and its instances.\n", o.Name)
+		return nil
+	case errors.Is(err, cmdutil.ErrTimeout):
+		return cmdutil.PendingErrorf("%s is still being removed after %s; it continues on the server", o.Name, cmdutil.ShortDuration(o.Timeout))
+	case cmdutil.Interrupted(ctx):
+		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("stopped waiting; %s continues to be removed on the server", o.Name)}
+	}
+	return err
+}
+
+// instances lists w's instances (workload-uid label).
+func instances(ctx context.Context, c *cmdutil.Clients, w *computev1alpha.Workload) ([]computev1alpha.Instance, error) {
+	var list computev1alpha.InstanceList
+	if err := c.Client.List(ctx, &list, client.InNamespace(w.Namespace),
+		client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}); err != nil {
+		return nil, fmt.Errorf("cannot list the instances of workload %s: %w", w.Name, err)
+	}
+	return list.Items, nil
+}
+
+// Summary writes what destroying w removes: its instances per city.
+func Summary(out io.Writer, w *computev1alpha.Workload, insts []computev1alpha.Instance) {
+	perCity := map[string]int{}
+	for _, i := range insts {
+		perCity[i.Labels[computev1alpha.CityCodeLabel]]++
+	}
+	cities := cmdutil.WorkloadCities(w)
+	for c := range perCity {
+		if !slices.Contains(cities, c) && c != "" {
+			cities = append(cities, c)
+		}
+	}
+	slices.Sort(cities)
+	parts := make([]string, 0, len(cities))
+	for _, c := range cities {
+		parts = append(parts, fmt.Sprintf("%s %d", c, perCity[c]))
+	}
+	_, _ = fmt.Fprintf(out, "Workload %s (namespace %s) will be destroyed:\n", w.Name, w.Namespace)
+	_, _ = fmt.Fprintf(out, "  %s: %s\n", cmdutil.Plural(len(insts), "instance", "instances"), strings.Join(parts, ", "))
+	_, _ = fmt.Fprintln(out, "  This cannot be undone: its revision history goes too.")
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/utils/clock"
+
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// DocsPath is where the generated reference lives, relative to the module
+// root.
+const DocsPath = "docs/cli.md"
+
+// GenerateDocs renders the command reference (docs/cli.md) from the
+// command tree, as `datumctl compute` shows it.
+func GenerateDocs() string {
+	f := &cmdutil.Factory{Clock: clock.RealClock{}, Name: PluginName, Build: cmdutil.BuildInfo{Version: "dev"}}
+	root := NewRootCommand(f)
+	var b strings.Builder
+	b.WriteString("<!-- Generated from the command tree by `go run ./hack/gendocs`; do not edit. -->\n\n")
+	b.WriteString("# datumctl compute — command reference\n\n")
+	b.WriteString(intro + "\n\n")
+	b.WriteString("## Exit codes\n\n| code | meaning |\n|---|---|\n")
+	for _, e := range cmdutil.ExitCodes() {
+		fmt.Fprintf(&b, "| %d | %s |\n", e.Code, e.Meaning)
+	}
+	b.WriteString("\n")
+	b.WriteString(pluginDocs)
+	b.WriteString("## Global flags\n\nEvery command accepts these:\n\n```\n")
+	b.WriteString(root.PersistentFlags().FlagUsagesWrapped(100))
+	b.WriteString("```\n\n")
+	b.WriteString("## Commands\n\n")
+	var cmds []*cobra.Command
+	walk(root, &cmds)
+	for _, c := range cmds {
+		anchor := strings.ReplaceAll(c.CommandPath(), " ", "-")
+		fmt.Fprintf(&b, "- [`%s`](#%s) — %s\n", c.CommandPath(), anchor, c.Short)
+	}
+	b.WriteString("\n")
+	for _, c := range cmds {
+		section(&b, c)
+	}
+	return b.String()
+}
+
+// walk collects the documented commands under c, depth first, by name.
+func walk(c *cobra.Command, out *[]*cobra.Command) {
+	children := c.Commands()
+	sort.Slice(children, func(i, j int) bool { return children[i].Name() < children[j].Name() })
+	for _, child := range children {
+		if child.Hidden || child.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		*out = append(*out, child)
+		walk(child, out)
+	}
+}
+
+// section renders one command.
+func section(b *strings.Builder, c *cobra.Command) {
+	fmt.Fprintf(b, "<a id=\"%s\"></a>\n## %s\n\n", strings.ReplaceAll(c.CommandPath(), " ", "-"), c.CommandPath())
+	long := c.Long
+	if long == "" {
+		long = c.Short
+	}
+	b.WriteString(long + "\n\n")
+	if c.Runnable() {
+		fmt.Fprintf(b, "```\n%s\n```\n\n", c.UseLine())
+	}
+	if len(c.Aliases) > 0 {
+		fmt.Fprintf(b, "Aliases: %s\n\n", strings.Join(c.Aliases, ", "))
+	}
+	if c.Example != "" {
+		fmt.Fprintf(b, "Examples:\n\n```\n%s\n```\n\n", c.Example)
+	}
+	if fl := c.NonInheritedFlags(); fl.HasAvailableFlags() {
+		fmt.Fprintf(b, "Flags:\n\n```\n%s```\n\n", fl.FlagUsagesWrapped(100))
+	}
+}
+
+// pluginDocs describes how the plugin finds its project.
+const pluginDocs = `## Where commands act
+
+Under ` + "`datumctl compute`" + `, datumctl passes its context in the environment and the plugin talks to
+the project's control plane, ` + "`https://$DATUM_API_HOST/apis/resourcemanager.miloapis.com/v1alpha1/projects/$DATUM_PROJECT/control-plane`" + `,
+with a token it asks datumctl for when it needs one (` + "`$DATUM_CREDENTIALS_HELPER auth get-token [--session $DATUM_SESSION]`" + `;
+tokens never come from the environment).
+
+| variable | use |
+|---|---|
+| ` + "`DATUM_PROJECT`" + ` | the project (` + "`--project`" + ` overrides it) |
+| ` + "`DATUM_API_HOST`" + ` | the API host |
+| ` + "`DATUM_CREDENTIALS_HELPER`" + ` | the datumctl binary to ask for tokens |
+| ` + "`DATUM_SESSION`" + ` | the datumctl session, passed to the helper |
+| ` + "`DATUM_ORG`" + ` | the organization (informational) |
+| ` + "`DATUM_PLUGIN_API_VERSION`" + ` | the plugin contract version; this plugin speaks 1 |
+
+` + "`--kubeconfig`" + ` or ` + "`--context`" + ` switch to a cluster directly (standalone, e.g. the local platform);
+` + "`--namespace`" + ` picks the namespace (default: the context's, else ` + "`default`" + `). ` + "`datumctl-compute --plugin-manifest`" + `
+prints the manifest datumctl installs the plugin with.
+
+Before a command uses the project it checks that compute is enabled (the project's ` + "`compute`" + `
+ServiceEntitlement): not requested — it offers to request it (` + "`--yes`" + ` requests without asking) and waits
+briefly for activation; requested but still activating — it says so and exits 3; rejected — it exits 1.
+
+`

@@ -1,0 +1,124 @@
+// Package instances implements `datumctl compute instances` (list, with
+// readable statuses such as "Pending (quota exceeded)") and `instances
+// describe` (conditions, events, addresses and next steps).
+package instances
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// ListOptions are the options of `instances` and `instances list`.
+type ListOptions struct {
+	// Factory gives streams, clock and clients.
+	Factory *cmdutil.Factory
+	// Output is -o.
+	Output *cmdutil.OutputFlags
+	// Workload is --workload: only this workload's instances.
+	Workload string
+	// City is --city: only instances in this city.
+	City string
+}
+
+// NewCommand returns the instances command with its list and describe
+// subcommands; without a subcommand it lists.
+func NewCommand(f *cmdutil.Factory) *cobra.Command {
+	cmd, _ := newListCommand(f, "instances")
+	cmd.Aliases = []string{"instance", "inst"}
+	cmd.Args = cmdutil.UnknownCommand
+	list, _ := newListCommand(f, "list")
+	cmd.AddCommand(list)
+	cmd.AddCommand(NewDescribeCommand(f))
+	return cmd
+}
+
+// newListCommand returns a list command called use and its options.
+func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOptions) {
+	o := &ListOptions{Factory: f, Output: cmdutil.NewOutputFlags()}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: "List the instances of the project's workloads",
+		Long: "List instances with the city they run in, their address, instance type, age and status.\n" +
+			"STATUS is Available, Starting, Terminating, Pending (<why>) or Failed (<why>), for example\n" +
+			"\"Pending (quota exceeded)\" or \"Failed (image unavailable)\".",
+		Example: "  datumctl compute instances\n" +
+			"  datumctl compute instances --workload web --city DFW\n" +
+			"  datumctl compute instances -o json",
+		Args: cmdutil.NoArgs,
+		RunE: cmdutil.RunE(o),
+	}
+	o.Output.AddFlags(cmd)
+	cmd.Flags().StringVar(&o.Workload, "workload", "", "Only the instances of this workload.")
+	cmd.Flags().StringVar(&o.City, "city", "", "Only the instances in this city (a city code such as DFW).")
+	_ = cmd.RegisterFlagCompletionFunc("workload", cmdutil.CompleteWorkloadNames(f))
+	return cmd, o
+}
+
+// Complete normalises the flags.
+func (o *ListOptions) Complete(_ *cobra.Command, _ []string) error {
+	o.City = strings.ToUpper(strings.TrimSpace(o.City))
+	return nil
+}
+
+// Validate checks the flags.
+func (o *ListOptions) Validate() error {
+	if o.City != "" && !cmdutil.IsCityCode(o.City) {
+		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
+	}
+	return o.Output.Validate()
+}
+
+// Run lists the instances.
+func (o *ListOptions) Run(ctx context.Context) error {
+	c, err := o.Factory.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	sel := client.MatchingLabels{}
+	if o.Workload != "" {
+		sel[computev1alpha.WorkloadNameLabel] = o.Workload
+	}
+	if o.City != "" {
+		sel[computev1alpha.CityCodeLabel] = o.City
+	}
+	var list computev1alpha.InstanceList
+	if err := c.Client.List(ctx, &list, client.InNamespace(c.Namespace), sel); err != nil {
+		return fmt.Errorf("cannot list instances in namespace %s: %w", c.Namespace, err)
+	}
+	SortInstances(list.Items)
+	s := o.Factory.Streams
+	if !o.Output.IsTable() {
+		return cmdutil.PrintObject(s.Out, o.Output.Format, &list, c.Scheme)
+	}
+	if len(list.Items) == 0 {
+		_, _ = fmt.Fprintf(s.ErrOut, "No instances found%s.\n", o.scope(c.Namespace))
+		return nil
+	}
+	if err := Table(list.Items, o.Factory.Now(), s.OutTerminal).RenderTo(s); err != nil {
+		return err
+	}
+	if s.OutTerminal {
+		_, _ = fmt.Fprintln(s.ErrOut, Summary(list.Items))
+	}
+	return nil
+}
+
+// scope describes the filters for the "nothing found" message.
+func (o *ListOptions) scope(namespace string) string {
+	var parts []string
+	if o.Workload != "" {
+		parts = append(parts, "for workload "+o.Workload)
+	}
+	if o.City != "" {
+		parts = append(parts, "in "+o.City)
+	}
+	parts = append(parts, "in namespace "+namespace)
+	return " " + strings.Join(parts, " ")
+}

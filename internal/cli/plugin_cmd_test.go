@@ -1,0 +1,131 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// projectAPI stands in for the Datum API: it serves the project plane
+// under /apis/resourcemanager.miloapis.com/v1alpha1/projects/<project>/control-plane
+// to requests that carry the expected bearer token.
+func projectAPI(t *testing.T, project, token string) (*httptest.Server, *[]string) {
+	t.Helper()
+	cfg := env.Plane(clitest.ProjectPlane).Config()
+	transport, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(cfg.Host)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = transport
+	prefix := "/apis/resourcemanager.miloapis.com/v1alpha1/projects/" + project + "/control-plane"
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		rest, ok := strings.CutPrefix(r.URL.Path, prefix)
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		paths = append(paths, rest)
+		mu.Unlock()
+		r.Header.Del("Authorization")
+		r.URL.Path = rest
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &paths
+}
+
+func TestUnderDatumctlTheProjectControlPlaneIsUsedWithTheHelpersToken(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.CreateWorkload(clitest.NewWorkload("web").Build())
+	srv, paths := projectAPI(t, "p1", "tok-abc")
+	var helperCalls [][]string
+	env := map[string]string{
+		cmdutil.EnvAPIHost: srv.URL, cmdutil.EnvProject: "p1", cmdutil.EnvOrg: "acme",
+		cmdutil.EnvCredentialsHelper: "/opt/datumctl", cmdutil.EnvSession: "work", cmdutil.EnvPluginAPIVersion: "1",
+	}
+	res := h.Run(main, clitest.RunOptions{Env: env, Factory: func(f *cmdutil.Factory) {
+		f.Kubeconfig, f.Name = "", ""
+		f.Run = func(_ context.Context, name string, args ...string) ([]byte, error) {
+			helperCalls = append(helperCalls, append([]string{name}, args...))
+			return []byte("tok-abc\n"), nil
+		}
+	}}, "workloads", "-o", "json")
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil || len(list.Items) != 1 || list.Items[0].Metadata.Name != "web" {
+		t.Fatalf("want web through the project API: %v\n%s", err, res.Stdout)
+	}
+	if len(helperCalls) != 1 || strings.Join(helperCalls[0], " ") != "/opt/datumctl auth get-token --session work" {
+		t.Errorf("helper calls %v", helperCalls)
+	}
+	if len(*paths) == 0 || !strings.Contains(strings.Join(*paths, " "), "/apis/compute.datumapis.com/v1alpha/namespaces/"+h.Namespace+"/workloads") {
+		t.Errorf("requests %v", *paths)
+	}
+
+	missing := h.Run(main, clitest.RunOptions{Env: env, Factory: func(f *cmdutil.Factory) {
+		f.Kubeconfig, f.Name = "", ""
+		f.Run = func(context.Context, string, ...string) ([]byte, error) { return []byte("tok-abc"), nil }
+	}}, "status", "nope")
+	mustContain(t, "hints under datumctl", missing.Stderr, "→ List the workloads with: datumctl compute workloads")
+
+	noProject := h.Run(main, clitest.RunOptions{Env: map[string]string{cmdutil.EnvAPIHost: srv.URL}, Factory: func(f *cmdutil.Factory) {
+		f.Kubeconfig = ""
+	}}, "workloads")
+	if noProject.Code != cmdutil.ExitUsage || !strings.Contains(noProject.Stderr, "no Datum project is selected") {
+		t.Errorf("%+v", noProject)
+	}
+}
+
+func TestTheCommandLineIsCheckedBeforeAnythingRuns(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	for name, tc := range map[string]struct {
+		args     []string
+		wantCode int
+		want     string
+	}{
+		"the plugin manifest is answered first":  {[]string{"--plugin-manifest", "--bogus"}, cmdutil.ExitOK, `"api_version": 1`},
+		"a misspelt command gets a suggestion":   {[]string{"stauts"}, cmdutil.ExitUsage, "did you mean status?"},
+		"an unknown flag is a usage error":       {[]string{"workloads", "--all"}, cmdutil.ExitUsage, "unknown flag: --all"},
+		"a missing name is a usage error":        {[]string{"status"}, cmdutil.ExitUsage, "needs NAME"},
+		"usage errors point at --help":           {[]string{"scale", "web"}, cmdutil.ExitUsage, "Run 'datumctl compute scale --help' for usage."},
+		"version needs no server":                {[]string{"version", "--kubeconfig", "/nonexistent"}, cmdutil.ExitOK, "datumctl-compute v0.0.0-test"},
+		"completion prints a script":             {[]string{"completion", "bash"}, cmdutil.ExitOK, "bash completion"},
+		"help lists the exit codes":              {[]string{"--help"}, cmdutil.ExitOK, "130  interrupted with Ctrl-C"},
+		"a kubeconfig that does not exist fails": {[]string{"workloads", "--kubeconfig", "/nonexistent"}, cmdutil.ExitFailure, "Check --kubeconfig and --context."},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := h.Run(main, clitest.RunOptions{Factory: func(f *cmdutil.Factory) { f.Kubeconfig = "" }}, tc.args...)
+			if res.Code != tc.wantCode || !strings.Contains(res.Stdout+res.Stderr, tc.want) {
+				t.Errorf("exit %d (want %d), output lacks %q:\n%s%s", res.Code, tc.wantCode, tc.want, res.Stdout, res.Stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,162 @@
+package progress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/view"
+)
+
+// DefaultTimeout bounds a rollout wait unless --timeout says otherwise.
+const DefaultTimeout = 10 * time.Minute
+
+// maxListedFailures bounds the failures an error message lists.
+const maxListedFailures = 3
+
+// Fetch reads the Workload name in namespace with its WorkloadDeployments
+// and Instances (found by the workload-uid label, never by name). A
+// missing Workload is an error that names the fix.
+func Fetch(ctx context.Context, c client.Client, f *cmdutil.Factory, namespace, name string) (view.Snapshot, error) {
+	var w computev1alpha.Workload
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &w); err != nil {
+		return view.Snapshot{}, f.WorkloadError(err, namespace, name)
+	}
+	sel := client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}
+	var wds computev1alpha.WorkloadDeploymentList
+	if err := c.List(ctx, &wds, client.InNamespace(namespace), sel); err != nil {
+		return view.Snapshot{}, fmt.Errorf("cannot list the deployments of workload %s: %w", name, err)
+	}
+	var insts computev1alpha.InstanceList
+	if err := c.List(ctx, &insts, client.InNamespace(namespace), sel); err != nil {
+		return view.Snapshot{}, fmt.Errorf("cannot list the instances of workload %s: %w", name, err)
+	}
+	return view.Snapshot{Workload: &w, Deployments: wds.Items, Instances: insts.Items}, nil
+}
+
+// Options configure Wait.
+type Options struct {
+	// Name of the workload.
+	Name string
+	// Namespace of the workload.
+	Namespace string
+	// Expect is what must be seen beyond a settled rollout.
+	Expect view.Expectation
+	// Timeout bounds the wait; DefaultTimeout when zero.
+	Timeout time.Duration
+	// Verb names the wait in the header: "Rolling out", "Restarting".
+	Verb string
+	// Out receives the progress; the factory's output stream when nil.
+	Out io.Writer
+	// Terminal says whether Out is a terminal (redraw in place).
+	Terminal bool
+}
+
+// Wait renders the rollout of a workload to the output stream
+// until it is done. It returns the last progress and nil when done; an
+// ExitError naming the failing instances and next steps when one fails
+// terminally (exit 1); ExitPending at the timeout; ExitInterrupted on
+// Ctrl-C.
+func Wait(ctx context.Context, f *cmdutil.Factory, c client.Client, o Options) (view.Progress, error) {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	verb := o.Verb
+	if verb == "" {
+		verb = "Rolling out"
+	}
+	out, terminal := o.Out, o.Terminal
+	if out == nil {
+		out, terminal = f.Streams.Out, f.Streams.OutTerminal
+	}
+	live := cmdutil.NewLive(out, terminal, f.Streams.Width)
+	start := f.Now()
+	var last view.Progress
+	var snap view.Snapshot
+	err := f.PollUntil(ctx, timeout, func(ctx context.Context) (bool, error) {
+		s, err := Fetch(ctx, c, f, o.Namespace, o.Name)
+		if err != nil {
+			return false, err
+		}
+		snap = s
+		last = view.Assess(s, o.Expect)
+		live.Update(Frame(verb, last, f.Now().Sub(start)), o.Name+": "+last.Line())
+		return last.Done || len(last.Failures) > 0, nil
+	})
+	switch {
+	case err == nil && len(last.Failures) > 0:
+		return last, FailureError(f, last, snap)
+	case err == nil:
+		return last, nil
+	case errors.Is(err, cmdutil.ErrTimeout):
+		return last, &cmdutil.ExitError{Code: cmdutil.ExitPending,
+			Err: fmt.Errorf("timed out after %s waiting for %s: %s", cmdutil.ShortDuration(timeout), o.Name, last.Line()),
+			Hints: []string{"The rollout continues on the server. Keep watching with: " +
+				f.Cmd("rollout status %s", o.Name)}}
+	case errors.Is(err, cmdutil.ErrInterrupted):
+		return last, &cmdutil.ExitError{Code: cmdutil.ExitInterrupted,
+			Err:   fmt.Errorf("stopped waiting for %s: %s", o.Name, last.Line()),
+			Hints: []string{"The rollout continues on the server. Watch it with: " + f.Cmd("rollout status %s", o.Name)}}
+	}
+	return last, err
+}
+
+// Frame renders progress as a block for a terminal: a header with the
+// elapsed time and one aligned line per city.
+func Frame(verb string, p view.Progress, elapsed time.Duration) []string {
+	rev := ""
+	if p.Revision > 0 {
+		rev = fmt.Sprintf(" (revision %d)", p.Revision)
+	}
+	lines := []string{fmt.Sprintf("%s %s%s: %d/%d ready [%s]", verb, p.Name, rev, p.Ready, p.Desired,
+		cmdutil.ShortDuration(elapsed.Truncate(time.Second)))}
+	if p.Waiting != "" {
+		lines = append(lines, "  "+p.Waiting)
+	}
+	seen := map[string]int{}
+	width := 0
+	for _, c := range p.Cities {
+		seen[c.City]++
+	}
+	for _, c := range p.Cities {
+		width = max(width, len(c.Label(seen[c.City] > 1)))
+	}
+	for _, c := range p.Cities {
+		label := c.Label(seen[c.City] > 1)
+		if c.State == view.StateRemoving {
+			lines = append(lines, fmt.Sprintf("  %-*s  removing (%d left)", width, label, c.Replicas))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("  %-*s  %d/%d  %s", width, label, c.Ready, c.Desired, c.State))
+	}
+	return lines
+}
+
+// FailureError describes the terminal failures of p with the next steps.
+func FailureError(f *cmdutil.Factory, p view.Progress, s view.Snapshot) error {
+	groups := view.GroupFailures(p.Failures)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s cannot finish rolling out:", p.Name)
+	for i, g := range groups {
+		if i == maxListedFailures {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(groups)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s: %s", g.Subject(), g.Status)
+		if g.Message != "" {
+			fmt.Fprintf(&b, " — %s", cmdutil.OneLine(g.Message))
+		}
+	}
+	worst := groups[0]
+	hints := view.NextSteps(worst.Reason, view.Hints{Cmd: f.Cmd, Workload: p.Name, City: worst.City,
+		CanUndo: s.Workload != nil && (s.Workload.Status.CurrentRevision > 1 || s.Workload.Generation > 1)})
+	return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(b.String()), Hints: hints}
+}

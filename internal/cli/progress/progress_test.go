@@ -1,0 +1,36 @@
+package progress
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/view"
+)
+
+// snapshot returns web in three cities converged in world.
+func snapshot(world clitest.World) view.Snapshot {
+	w := clitest.NewWorkload("web").Placement("default", 2, "DFW", "LHR", "SIN").Build()
+	w.Status.CurrentRevision = 4
+	wds, insts := clitest.InMemory(w, world)
+	return view.Snapshot{Workload: w, Deployments: wds, Instances: insts}
+}
+
+func TestFrame(t *testing.T) {
+	p := view.Assess(snapshot(clitest.World{"LHR": {clitest.Available, clitest.Provisioning}, "SIN": {clitest.PendingQuota}}), view.Expectation{})
+	clitest.Golden(t, "frame", strings.Join(Frame("Rolling out", p, 83*time.Second), "\n")+"\n")
+}
+
+func TestFailureErrorNamesTheInstancesAndTheFix(t *testing.T) {
+	s := snapshot(clitest.World{"LHR": {clitest.Crashing}, "SIN": {clitest.Available, clitest.ImageUnavailable}})
+	p := view.Assess(s, view.Expectation{})
+	err := FailureError(&cmdutil.Factory{Name: "datumctl compute"}, p, s)
+	if cmdutil.ExitCode(err) != cmdutil.ExitFailure {
+		t.Fatalf("exit code %d", cmdutil.ExitCode(err))
+	}
+	var b strings.Builder
+	cmdutil.PrintError(&b, err)
+	clitest.Golden(t, "failure", b.String())
+}

@@ -1,0 +1,201 @@
+// Package restart implements `datumctl compute restart NAME [--city C]`
+// (also `rollout restart`): replace every instance of a workload, or only
+// those in one city, one at a time.
+//
+// A whole-workload restart sets compute.datumapis.com/restartedAt on the
+// Workload's template: a template change, so a new revision.
+//
+// A city restart must survive later reconciles of the Workload, which
+// rewrite every WorkloadDeployment's template from the Workload's. So the
+// CLI does not touch the city's WorkloadDeployment: it sets the Workload
+// annotation compute.datumapis.com/restartedAt.<CITY> (for example
+// compute.datumapis.com/restartedAt.DFW) to an RFC 3339 time, and the
+// WorkloadReconciler copies it into the template of that city's
+// WorkloadDeployments as compute.datumapis.com/restartedAt — keeping
+// whichever of the two times (the template's own restartedAt and the
+// city's) is later. The city's template hash changes, so only its
+// instances roll; other cities are untouched; a later whole restart, being
+// later, restarts the city again. City restarts are not template revisions.
+package restart
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/progress"
+	"github.com/citycells/compute/internal/cli/view"
+	"github.com/citycells/compute/internal/revision"
+)
+
+// CityRestartedAtAnnotationPrefix prefixes the Workload annotation that
+// restarts one city: compute.datumapis.com/restartedAt.<CITY CODE>, valued
+// with an RFC 3339 time. The WorkloadReconciler copies the later of it and
+// the template's compute.datumapis.com/restartedAt into that city's
+// WorkloadDeployment template.
+const CityRestartedAtAnnotationPrefix = computev1alpha.RestartedAtAnnotation + "."
+
+// CityRestartedAtAnnotation returns the city-restart annotation key of
+// city.
+func CityRestartedAtAnnotation(city string) string {
+	return CityRestartedAtAnnotationPrefix + city
+}
+
+// Options are the options of `restart`.
+type Options struct {
+	// Factory gives streams, clock and clients.
+	Factory *cmdutil.Factory
+	// Output is -o: json or yaml print the resulting workload.
+	Output *cmdutil.OutputFlags
+	// Name is the workload.
+	Name string
+	// City is --city: restart only this city.
+	City string
+	// Wait is --wait: wait for the restart to finish.
+	Wait bool
+	// Timeout is --timeout for --wait.
+	Timeout time.Duration
+}
+
+// NewCommand returns the restart command.
+func NewCommand(f *cmdutil.Factory) *cobra.Command {
+	cmd, _ := newCommand(f)
+	return cmd
+}
+
+// newCommand returns the command and the options it fills.
+func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
+	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: progress.DefaultTimeout}
+	cmd := &cobra.Command{
+		Use:   "restart NAME",
+		Short: "Replace a workload's instances one at a time, everywhere or in one city",
+		Long: "Restart a workload: every instance is deleted and recreated, one at a time, newest first, so the\n" +
+			"workload keeps serving. With --city only that city's instances are replaced, and the restart survives\n" +
+			"later changes to the workload.",
+		Example:           "  datumctl compute restart web\n  datumctl compute restart web --city DFW --wait",
+		Args:              cmdutil.ExactArgs("NAME"),
+		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
+		RunE:              cmdutil.RunE(o),
+	}
+	o.Output.AddFlags(cmd)
+	cmd.Flags().StringVar(&o.City, "city", "", "Restart only the instances in this city (a city code such as DFW).")
+	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait for the restart to finish, with live per-city progress.")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
+	return cmd, o
+}
+
+// Complete takes the workload name and normalises the city.
+func (o *Options) Complete(_ *cobra.Command, args []string) error {
+	o.Name = args[0]
+	o.City = strings.ToUpper(strings.TrimSpace(o.City))
+	return nil
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.City != "" && !cmdutil.IsCityCode(o.City) {
+		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
+	}
+	if o.Timeout <= 0 {
+		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return o.Output.Validate()
+}
+
+// Run restarts.
+func (o *Options) Run(ctx context.Context) error {
+	c, err := o.Factory.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
+	if err != nil {
+		return err
+	}
+	cities := cmdutil.WorkloadCities(w)
+	if o.City != "" && !slices.Contains(cities, o.City) {
+		return cmdutil.Failf("workload %s does not run in %s; it runs in %s", o.Name, o.City, cmdutil.JoinCities(cities))
+	}
+	at := o.stamp(w)
+	patch, err := Patch(w, o.City, at)
+	if err != nil {
+		return err
+	}
+	if err := c.Client.Patch(ctx, w, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("cannot restart workload %s: %w", o.Name, err)
+	}
+
+	out, terminal := o.Factory.Human(o.Output)
+	exp := view.Expectation{}
+	if o.City != "" {
+		exp.CityRestarts = map[string]string{o.City: at}
+		_, _ = fmt.Fprintf(out, "Restarting %s in %s: its instances are replaced one at a time.\n", o.Name, o.City)
+	} else {
+		_, _ = fmt.Fprintf(out, "Restarting %s in %s: instances are replaced one at a time.\n", o.Name, cmdutil.JoinCities(cities))
+	}
+	if o.Wait {
+		p, err := progress.Wait(ctx, o.Factory, c.Client, progress.Options{Name: o.Name, Namespace: c.Namespace,
+			Expect: exp, Timeout: o.Timeout, Verb: "Restarting", Out: out, Terminal: terminal})
+		if err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintf(out, "Restarted %s: %s\n", o.Name, p.Line())
+	} else {
+		_, _ = fmt.Fprintf(out, "Watch it with: %s\n", o.Factory.Cmd("rollout status %s", o.Name))
+	}
+	if o.Output.IsTable() {
+		return nil
+	}
+	if w, err = o.Factory.GetWorkload(ctx, c, o.Name); err != nil {
+		return err
+	}
+	return o.Factory.PrintResult(o.Output, w, c.Scheme)
+}
+
+// stamp returns the restart time: now, moved a second on when the
+// workload already carries that exact time (two restarts within a second
+// must both restart).
+func (o *Options) stamp(w *computev1alpha.Workload) string {
+	now := o.Factory.Now().UTC().Truncate(time.Second)
+	key := computev1alpha.RestartedAtAnnotation
+	current := w.Spec.Template.Metadata.Annotations[key]
+	if o.City != "" {
+		current = w.Annotations[CityRestartedAtAnnotation(o.City)]
+	}
+	if prev, err := time.Parse(time.RFC3339, current); err == nil && !now.After(prev) {
+		now = prev.Add(time.Second)
+	}
+	return now.Format(time.RFC3339)
+}
+
+// Patch returns the JSON merge patch that restarts w at time at: in city,
+// or everywhere when city is empty. A whole restart also drops the city
+// restarts it supersedes.
+func Patch(w *computev1alpha.Workload, city, at string) ([]byte, error) {
+	if city != "" {
+		return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+			CityRestartedAtAnnotation(city): at,
+		}}})
+	}
+	annotations := map[string]any{revision.ChangeCauseAnnotation: "restart"}
+	for k := range w.Annotations {
+		if strings.HasPrefix(k, CityRestartedAtAnnotationPrefix) {
+			annotations[k] = nil
+		}
+	}
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": annotations},
+		"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+			computev1alpha.RestartedAtAnnotation: at,
+		}}}},
+	})
+}

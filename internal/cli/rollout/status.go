@@ -1,0 +1,126 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/progress"
+	"github.com/citycells/compute/internal/cli/view"
+)
+
+// StatusOptions are the options of `rollout status`.
+type StatusOptions struct {
+	// Factory gives streams, clock and clients.
+	Factory *cmdutil.Factory
+	// Output is -o: json or yaml print the last progress seen (a
+	// RolloutStatus document) whatever the outcome.
+	Output *cmdutil.OutputFlags
+	// Name is the workload.
+	Name string
+	// Watch is --watch: wait for the rollout to finish (default); false
+	// looks once.
+	Watch bool
+	// Timeout is --timeout.
+	Timeout time.Duration
+}
+
+// NewStatusCommand returns `rollout status NAME`.
+func NewStatusCommand(f *cmdutil.Factory) *cobra.Command {
+	cmd, _ := newStatusCommand(f)
+	return cmd
+}
+
+// newStatusCommand returns the command and the options it fills.
+func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
+	o := &StatusOptions{Factory: f, Output: cmdutil.NewOutputFlags(), Watch: true, Timeout: progress.DefaultTimeout}
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "Wait for a workload's rollout to finish, showing per-city progress",
+		Long: "Show per-city progress until every city runs the latest template at the desired scale with every\n" +
+			"instance ready (exit 0). Stops early with exit 1 when an instance fails in a way waiting will not fix\n" +
+			"(image unavailable, crashing, configuration error, quota exceeded), with exit 3 at --timeout, and\n" +
+			"with exit 130 on Ctrl-C; the rollout itself continues on the server. --watch=false looks once:\n" +
+			"exit 0 when rolled out, 3 while in progress.",
+		Example: "  datumctl compute rollout status web\n" +
+			"  datumctl compute rollout status web --timeout 2m\n" +
+			"  datumctl compute rollout status web --watch=false",
+		Args:              cmdutil.ExactArgs("NAME"),
+		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
+		RunE:              cmdutil.RunE(o),
+	}
+	o.Output.AddFlags(cmd)
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Wait until the rollout finishes; with --watch=false, look once.")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait before giving up (exit 3).")
+	return cmd, o
+}
+
+// Complete takes the workload name.
+func (o *StatusOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Name = args[0]
+	return nil
+}
+
+// Validate checks the flags.
+func (o *StatusOptions) Validate() error {
+	if o.Timeout <= 0 {
+		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return o.Output.Validate()
+}
+
+// Run waits for (or looks once at) the rollout.
+func (o *StatusOptions) Run(ctx context.Context) error {
+	c, err := o.Factory.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	out, terminal := o.Factory.Human(o.Output)
+	var p view.Progress
+	if o.Watch {
+		p, err = progress.Wait(ctx, o.Factory, c.Client, progress.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
+			Out: out, Terminal: terminal})
+	} else {
+		var snap view.Snapshot
+		if snap, err = progress.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name); err != nil {
+			return err
+		}
+		p = view.Assess(snap, view.Expectation{})
+		switch {
+		case len(p.Failures) > 0:
+			err = progress.FailureError(o.Factory, p, snap)
+		case !p.Done:
+			_, _ = fmt.Fprintf(out, "%s: %s\n", o.Name, p.Line())
+			err = cmdutil.PendingErrorf("the rollout of %s is still in progress", o.Name)
+		}
+	}
+	if err == nil {
+		_, _ = fmt.Fprintln(out, RolledOut(p))
+	}
+	if !o.Output.IsTable() && p.Name != "" {
+		if perr := cmdutil.PrintView(o.Factory.Streams.Out, o.Output.Format, StatusDocument{
+			APIVersion: cmdutil.ViewAPIVersion, Kind: "RolloutStatus", Progress: p}); perr != nil {
+			return perr
+		}
+	}
+	return err
+}
+
+// StatusDocument is what `rollout status -o json|yaml` prints.
+type StatusDocument struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	view.Progress
+}
+
+// RolledOut is the success line of a finished rollout.
+func RolledOut(p view.Progress) string {
+	rev := ""
+	if p.Revision > 0 {
+		rev = fmt.Sprintf(" (revision %d)", p.Revision)
+	}
+	return fmt.Sprintf("%s is rolled out%s: %s", p.Name, rev, p.Line())
+}

@@ -1,0 +1,185 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/plan"
+	"github.com/citycells/compute/internal/cli/progress"
+	"github.com/citycells/compute/internal/revision"
+)
+
+// UndoOptions are the options of `rollout undo`.
+type UndoOptions struct {
+	// Factory gives streams, clock and clients.
+	Factory *cmdutil.Factory
+	// Output is -o: json or yaml print the resulting workload.
+	Output *cmdutil.OutputFlags
+	// Name is the workload.
+	Name string
+	// ToRevision is --to-revision; zero means the previous revision.
+	ToRevision int64
+	// DryRun is --dry-run: show what would change and stop.
+	DryRun bool
+	// Wait is --wait: wait for the rollout it starts.
+	Wait bool
+	// Timeout is --timeout for --wait.
+	Timeout time.Duration
+}
+
+// NewUndoCommand returns `rollout undo NAME`.
+func NewUndoCommand(f *cmdutil.Factory) *cobra.Command {
+	cmd, _ := newUndoCommand(f)
+	return cmd
+}
+
+// newUndoCommand returns the command and the options it fills.
+func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
+	o := &UndoOptions{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: progress.DefaultTimeout}
+	cmd := &cobra.Command{
+		Use:   "undo NAME",
+		Short: "Roll a workload back to an earlier template revision",
+		Long: "Replace the workload's template with the one recorded in an earlier revision (by default the one\n" +
+			"before the current) and roll it out. The revision it returns to becomes the newest revision.",
+		Example: "  datumctl compute rollout undo web\n" +
+			"  datumctl compute rollout undo web --to-revision 2 --wait",
+		Args:              cmdutil.ExactArgs("NAME"),
+		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
+		RunE:              cmdutil.RunE(o),
+	}
+	o.Output.AddFlags(cmd)
+	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "The revision to return to (default: the one before the current).")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "Show what would change without changing anything.")
+	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait for the rollout to finish, with live per-city progress.")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
+	return cmd, o
+}
+
+// Complete takes the workload name.
+func (o *UndoOptions) Complete(_ *cobra.Command, args []string) error {
+	o.Name = args[0]
+	return nil
+}
+
+// Validate checks the flags.
+func (o *UndoOptions) Validate() error {
+	if o.ToRevision < 0 {
+		return cmdutil.UsageErrorf("--to-revision must be a revision number (1, 2, ...), got %d", o.ToRevision)
+	}
+	if o.Timeout <= 0 {
+		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return o.Output.Validate()
+}
+
+// Run rolls back.
+func (o *UndoOptions) Run(ctx context.Context) error {
+	c, err := o.Factory.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
+	if err != nil {
+		return err
+	}
+	revs, err := Revisions(ctx, c, w)
+	if err != nil {
+		return err
+	}
+	h, err := BuildHistory(w, revs)
+	if err != nil {
+		return err
+	}
+	target, err := o.target(h)
+	if err != nil {
+		return err
+	}
+	out, terminal := o.Factory.Human(o.Output)
+	if equality.Semantic.DeepEqual(target.Template, &w.Spec.Template) {
+		_, _ = fmt.Fprintf(out, "Nothing to do: %s already runs the template of revision %d.\n", o.Name, target.Number)
+		return o.Factory.PrintResult(o.Output, w, c.Scheme)
+	}
+
+	desired := w.Spec.DeepCopy()
+	desired.Template = *target.Template
+	p := plan.Compute(&w.Spec, desired)
+	_, _ = fmt.Fprintf(out, "Rolling %s back to revision %d:\n", o.Name, target.Number)
+	for _, ch := range p.Changes {
+		_, _ = fmt.Fprintf(out, "  %s\n", ch)
+	}
+	if o.DryRun {
+		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
+		rolled := w.DeepCopy()
+		rolled.Spec = *desired
+		return o.Factory.PrintResult(o.Output, rolled, c.Scheme)
+	}
+	if err := o.apply(ctx, c, w, target); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintf(out, "Rolled back %s to the template of revision %d; instances are replaced one at a time.\n", o.Name, target.Number)
+	if o.Wait {
+		pr, err := progress.Wait(ctx, o.Factory, c.Client, progress.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
+			Out: out, Terminal: terminal})
+		if err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintln(out, RolledOut(pr))
+	} else {
+		_, _ = fmt.Fprintf(out, "Watch it with: %s\n", o.Factory.Cmd("rollout status %s", o.Name))
+	}
+	if o.Output.IsTable() {
+		return nil
+	}
+	if w, err = o.Factory.GetWorkload(ctx, c, o.Name); err != nil {
+		return err
+	}
+	return o.Factory.PrintResult(o.Output, w, c.Scheme)
+}
+
+// target picks the revision to return to.
+func (o *UndoOptions) target(h *History) (*Revision, error) {
+	hint := "List the revisions with: " + o.Factory.Cmd("rollout history %s", o.Name)
+	if o.ToRevision > 0 {
+		r := h.Find(o.ToRevision)
+		if r == nil {
+			return nil, cmdutil.WithHints(fmt.Errorf("workload %s has no revision %d; it has %s", o.Name, o.ToRevision, h.Numbers()), hint)
+		}
+		return r, nil
+	}
+	var prev *Revision
+	for i := range h.Revisions {
+		if r := &h.Revisions[i]; r.Number < h.Current && (prev == nil || r.Number > prev.Number) {
+			prev = r
+		}
+	}
+	if prev == nil {
+		return nil, cmdutil.WithHints(fmt.Errorf("workload %s has no earlier revision to roll back to (%s)", o.Name, h.Numbers()), hint)
+	}
+	return prev, nil
+}
+
+// apply replaces the template with a JSON patch guarded by the
+// generation read: a merge patch would keep labels and annotations the old
+// template did not have (see package revision).
+func (o *UndoOptions) apply(ctx context.Context, c *cmdutil.Clients, w *computev1alpha.Workload, target *Revision) error {
+	var p cmdutil.JSONPatch
+	p.GuardGeneration(w.Generation)
+	p.Replace("/spec/template", target.Template)
+	p.SetMapEntries("/metadata/annotations", w.Annotations,
+		map[string]string{revision.ChangeCauseAnnotation: fmt.Sprintf("rollout undo --to-revision %d", target.Number)})
+	if err := p.Apply(ctx, c.Client, w); err != nil {
+		if errors.Is(err, cmdutil.ErrChanged) {
+			return cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else while rolling back; nothing was changed", o.Name),
+				"Run the command again.")
+		}
+		return fmt.Errorf("cannot roll back workload %s: %w", o.Name, err)
+	}
+	return nil
+}

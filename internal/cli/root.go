@@ -1,0 +1,193 @@
+// Package cli assembles datumctl-compute: the root command, its command
+// tree, and Main, which runs it and maps the outcome to an exit code.
+// The commands live in one package per noun (internal/cli/<noun>); the
+// shared machinery in internal/cli/cmdutil.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/deploy"
+	"github.com/citycells/compute/internal/cli/destroy"
+	"github.com/citycells/compute/internal/cli/instances"
+	"github.com/citycells/compute/internal/cli/quota"
+	"github.com/citycells/compute/internal/cli/restart"
+	"github.com/citycells/compute/internal/cli/rollout"
+	"github.com/citycells/compute/internal/cli/scale"
+	"github.com/citycells/compute/internal/cli/status"
+	"github.com/citycells/compute/internal/cli/version"
+	"github.com/citycells/compute/internal/cli/workloads"
+)
+
+// PluginName is how datumctl invokes the plugin.
+const PluginName = "datumctl compute"
+
+// StandaloneName is the binary's own name.
+const StandaloneName = "datumctl-compute"
+
+// intro is the root command's description.
+const intro = "datumctl compute deploys containers to cities (DFW, LHR, ...) and lets you watch, scale, restart,\n" +
+	"roll back and destroy them.\n\n" +
+	"Run as `datumctl compute`, it acts in the active Datum project (DATUM_PROJECT, or --project) and\n" +
+	"gets a token from datumctl when it needs one. Standalone, give it --kubeconfig (and --context,\n" +
+	"--namespace) — for example the kubeconfig `compute-local up` prints."
+
+// exitCodesHelp documents the exit codes in the root help.
+func exitCodesHelp() string {
+	var b strings.Builder
+	b.WriteString("Exit codes:")
+	for _, e := range cmdutil.ExitCodes() {
+		fmt.Fprintf(&b, "\n  %-4d %s", e.Code, e.Meaning)
+	}
+	return b.String()
+}
+
+// NewRootCommand returns the command tree bound to f.
+func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
+	var manifest bool
+	root := &cobra.Command{
+		Use:           StandaloneName,
+		Short:         "Deploy and manage workloads across Datum Cloud cities",
+		Long:          intro + "\n\n" + exitCodesHelp(),
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: f.Name},
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cmdutil.UnknownCommand,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if manifest {
+				return version.WriteManifest(f.Streams.Out, f.Build)
+			}
+			return cmd.Help()
+		},
+	}
+	root.Flags().BoolVar(&manifest, "plugin-manifest", false, "Print the datumctl plugin manifest as JSON and exit.")
+	f.AddGlobalFlags(root)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return cmdutil.UsageErrorf("%v", err)
+	})
+
+	restartCmd := restart.NewCommand(f)
+	root.AddCommand(
+		deploy.NewCommand(f),
+		workloads.NewCommand(f),
+		status.NewCommand(f),
+		instances.NewCommand(f),
+		scale.NewCommand(f),
+		restartCmd,
+		rollout.NewCommand(f, restart.NewCommand(f)),
+		destroy.NewCommand(f),
+		quota.NewCommand(f),
+		version.NewCommand(f),
+	)
+	// cobra's completion command captures the output stream when it is
+	// created: set the streams first.
+	if f.Streams.Out != nil {
+		root.SetIn(f.Streams.In)
+		root.SetOut(f.Streams.Out)
+		root.SetErr(f.Streams.ErrOut)
+	}
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Short = "Print a shell completion script (bash, zsh or fish)"
+		c.Long = "Print a completion script for bash, zsh or fish. For example:\n\n" +
+			"  source <(datumctl-compute completion bash)\n" +
+			"  datumctl-compute completion zsh > \"${fpath[1]}/_datumctl-compute\"\n" +
+			"  datumctl-compute completion fish > ~/.config/fish/completions/datumctl-compute.fish\n\n" +
+			"Run `datumctl-compute completion <shell> --help` for details. Under datumctl, completion is datumctl's."
+		for _, sub := range c.Commands() {
+			if sub.Name() == "powershell" {
+				sub.Hidden = true
+			}
+		}
+	}
+	return root
+}
+
+// Main runs the command line args with f and returns the exit code:
+// errors are printed to f's error stream with their hints.
+func Main(ctx context.Context, args []string, f *cmdutil.Factory) int {
+	if f.Name == "" {
+		f.Name = StandaloneName
+		if getenv(f, cmdutil.EnvAPIHost) != "" || getenv(f, cmdutil.EnvPluginAPIVersion) != "" {
+			f.Name = PluginName
+		}
+	}
+	// datumctl asks for the manifest before anything else; answer even if
+	// the rest of the command line would not parse.
+	if slices.Contains(args, "--plugin-manifest") {
+		if err := version.WriteManifest(f.Streams.Out, f.Build); err != nil {
+			cmdutil.PrintError(f.Streams.ErrOut, err)
+			return cmdutil.ExitFailure
+		}
+		return cmdutil.ExitOK
+	}
+	if v := getenv(f, cmdutil.EnvPluginAPIVersion); v != "" && v != strconv.Itoa(cmdutil.PluginAPIVersion) {
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "Warning: datumctl speaks plugin API %s; this plugin speaks %d. Upgrade the older of the two if something fails.\n",
+			v, cmdutil.PluginAPIVersion)
+	}
+	root := NewRootCommand(f)
+	root.SetArgs(args)
+	ran := false
+	root.PersistentPreRun = func(*cobra.Command, []string) { ran = true }
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return cmdutil.ExitOK
+	}
+	var ee *cmdutil.ExitError
+	if !ran && !errors.As(err, &ee) {
+		// cobra refused the command line before running anything: an
+		// unknown command or flag.
+		err = cmdutil.UsageErrorf("%v", err)
+	}
+	cmdutil.PrintError(f.Streams.ErrOut, err)
+	if cmdutil.ExitCode(err) == cmdutil.ExitUsage && cmd != nil {
+		_, _ = fmt.Fprintf(f.Streams.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return cmdutil.ExitCode(err)
+}
+
+// getenv reads the factory's environment; nothing without one.
+func getenv(f *cmdutil.Factory, key string) string {
+	if f.Getenv == nil {
+		return ""
+	}
+	return f.Getenv(key)
+}
+
+// SignalContext returns a context cancelled with cmdutil.ErrInterrupted
+// on the first SIGINT or SIGTERM; a second signal kills the process the
+// default way.
+func SignalContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel(cmdutil.ErrInterrupted)
+			signal.Stop(ch)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signal.Stop(ch)
+		cancel(context.Canceled)
+	}
+}

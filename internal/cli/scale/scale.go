@@ -1,0 +1,253 @@
+// Package scale implements `datumctl compute scale NAME --min N [--city C]`.
+//
+// Without --city it sets minReplicas of the workload's placements (all of
+// them, or the one named by --placement): N instances in every city. With
+// --city it sets the replicas of that one city through the scale
+// subresource of the city's WorkloadDeployment, an override the
+// Reconciler is the WorkloadReconciler: it keeps across reconciles; a later scale without --city
+// clears the overrides of the placements it scales.
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/progress"
+)
+
+// MaxReplicas is the most instances a city may run.
+const MaxReplicas = 1000
+
+// Options are the options of `scale`.
+type Options struct {
+	// Factory gives streams, clock and clients.
+	Factory *cmdutil.Factory
+	// Output is -o: json or yaml print the resulting workload.
+	Output *cmdutil.OutputFlags
+	// Name is the workload.
+	Name string
+	// Min is --min: instances per city.
+	Min int32
+	// City is --city: scale only this city.
+	City string
+	// Placement is --placement: scale only this placement.
+	Placement string
+	// Wait is --wait.
+	Wait bool
+	// Timeout is --timeout for --wait.
+	Timeout time.Duration
+
+	minSet bool
+}
+
+// NewCommand returns the scale command.
+func NewCommand(f *cmdutil.Factory) *cobra.Command {
+	cmd, _ := newCommand(f)
+	return cmd
+}
+
+// newCommand returns the command and the options it fills.
+func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
+	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: progress.DefaultTimeout}
+	cmd := &cobra.Command{
+		Use:   "scale NAME --min N",
+		Short: "Change how many instances a workload runs per city",
+		Long: "Set the number of instances per city. Without --city every city of the workload (or of --placement)\n" +
+			"runs N instances; with --city only that city changes, and keeps its number until the next scale\n" +
+			"without --city.",
+		Example:           "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait",
+		Args:              cmdutil.ExactArgs("NAME"),
+		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
+		RunE:              cmdutil.RunE(o),
+	}
+	o.Output.AddFlags(cmd)
+	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city (required).")
+	cmd.Flags().StringVar(&o.City, "city", "", "Scale only this city (a city code such as DFW).")
+	cmd.Flags().StringVar(&o.Placement, "placement", "", "Scale only this placement (needed when a city is in several).")
+	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until the new number of instances is ready.")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
+	return cmd, o
+}
+
+// Complete takes the name and normalises the flags.
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
+	o.Name = args[0]
+	o.City = strings.ToUpper(strings.TrimSpace(o.City))
+	o.minSet = cmd.Flags().Changed("min")
+	return nil
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	switch {
+	case !o.minSet:
+		return cmdutil.UsageErrorf("scale needs --min: the number of instances per city, e.g. --min 3")
+	case o.Min < 0 || o.Min > MaxReplicas:
+		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", MaxReplicas, o.Min)
+	case o.City != "" && !cmdutil.IsCityCode(o.City):
+		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
+	case o.Timeout <= 0:
+		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return o.Output.Validate()
+}
+
+// Run scales.
+func (o *Options) Run(ctx context.Context) error {
+	c, err := o.Factory.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
+	if err != nil {
+		return err
+	}
+	if o.Placement != "" && !slices.ContainsFunc(w.Spec.Placements, func(p computev1alpha.WorkloadPlacement) bool { return p.Name == o.Placement }) {
+		return cmdutil.Failf("workload %s has no placement %q; it has %s", o.Name, o.Placement, placementNames(w))
+	}
+	var msg string
+	if o.City != "" {
+		msg, err = o.scaleCity(ctx, c, w)
+	} else {
+		msg, err = o.scalePlacements(ctx, c, w)
+	}
+	if err != nil {
+		return err
+	}
+	out, terminal := o.Factory.Human(o.Output)
+	_, _ = fmt.Fprintln(out, msg)
+	if o.Wait {
+		p, err := progress.Wait(ctx, o.Factory, c.Client, progress.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
+			Verb: "Scaling", Out: out, Terminal: terminal})
+		if err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintf(out, "Scaled %s: %s\n", o.Name, p.Line())
+	}
+	return printWorkload(ctx, o.Factory, o.Output, c, o.Name)
+}
+
+// scalePlacements sets minReplicas and clears per-city overrides.
+func (o *Options) scalePlacements(ctx context.Context, c *cmdutil.Clients, w *computev1alpha.Workload) (string, error) {
+	updated := w.DeepCopy()
+	scaled := make([]string, 0, len(updated.Spec.Placements))
+	var patch cmdutil.JSONPatch
+	patch.GuardGeneration(w.Generation)
+	for i := range updated.Spec.Placements {
+		p := &updated.Spec.Placements[i]
+		if o.Placement != "" && p.Name != o.Placement {
+			continue
+		}
+		if m := p.ScaleSettings.MaxReplicas; m != nil && o.Min > *m {
+			return "", cmdutil.WithHints(cmdutil.Failf("--min %d is above maxReplicas %d of placement %s", o.Min, *m, p.Name),
+				"Raise maxReplicas in the workload manifest and deploy it with: "+o.Factory.Cmd("deploy -f workload.yaml"))
+		}
+		p.ScaleSettings.MinReplicas = o.Min
+		patch.Test(fmt.Sprintf("/spec/placements/%d/name", i), p.Name)
+		patch.Replace(fmt.Sprintf("/spec/placements/%d/scaleSettings/minReplicas", i), o.Min)
+		scaled = append(scaled, p.Name)
+	}
+	if err := patch.Apply(ctx, c.Client, w); err != nil {
+		if errors.Is(err, cmdutil.ErrChanged) {
+			return "", cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else while scaling; nothing was changed", o.Name),
+				"Run the command again.")
+		}
+		return "", fmt.Errorf("cannot scale workload %s: %w", o.Name, err)
+	}
+	cleared, err := cmdutil.ClearReplicaOverrides(ctx, c, w, scaled)
+	if err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("Scaled %s to %s per city in %s.", o.Name, cmdutil.Plural(int(o.Min), "instance", "instances"),
+		cmdutil.JoinCities(citiesOf(updated, scaled)))
+	if len(cleared) > 0 {
+		msg += fmt.Sprintf(" %s no longer keep their own number of instances.", cmdutil.JoinCities(cleared))
+	}
+	return msg, nil
+}
+
+// scaleCity sets the replicas of one city's deployment through its scale
+// subresource.
+func (o *Options) scaleCity(ctx context.Context, c *cmdutil.Clients, w *computev1alpha.Workload) (string, error) {
+	cities := cmdutil.WorkloadCities(w)
+	if !slices.Contains(cities, o.City) {
+		return "", cmdutil.Failf("workload %s does not run in %s; it runs in %s", o.Name, o.City, cmdutil.JoinCities(cities))
+	}
+	wds, err := cmdutil.Deployments(ctx, c, w)
+	if err != nil {
+		return "", err
+	}
+	var match []*computev1alpha.WorkloadDeployment
+	for i := range wds {
+		wd := &wds[i]
+		if wd.Spec.CityCode == o.City && (o.Placement == "" || wd.Spec.PlacementName == o.Placement) {
+			match = append(match, wd)
+		}
+	}
+	switch {
+	case len(match) == 0:
+		return "", cmdutil.WithHints(cmdutil.PendingErrorf("%s has no deployment in %s yet", o.Name, o.City),
+			"See why with: "+o.Factory.Cmd("status %s", o.Name))
+	case len(match) > 1:
+		var names []string
+		for _, wd := range match {
+			names = append(names, wd.Spec.PlacementName)
+		}
+		slices.Sort(names)
+		return "", cmdutil.UsageErrorf("%s runs in %s in placements %s: choose one with --placement", o.Name, o.City, strings.Join(names, ", "))
+	}
+	wd := match[0]
+	if m := wd.Spec.ScaleSettings.MaxReplicas; m != nil && o.Min > *m {
+		return "", cmdutil.Failf("--min %d is above maxReplicas %d of placement %s", o.Min, *m, wd.Spec.PlacementName)
+	}
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, o.Min))
+	scale := &autoscalingv1.Scale{}
+	if err := c.Client.SubResource("scale").Patch(ctx, wd, patch, client.WithSubResourceBody(scale)); err != nil {
+		return "", fmt.Errorf("cannot scale %s in %s: %w", o.Name, o.City, err)
+	}
+	return fmt.Sprintf("Scaled %s in %s to %s.", o.Name, o.City, cmdutil.Plural(int(o.Min), "instance", "instances")), nil
+}
+
+// citiesOf lists the cities of the named placements.
+func citiesOf(w *computev1alpha.Workload, placements []string) []string {
+	var out []string
+	for _, p := range w.Spec.Placements {
+		if slices.Contains(placements, p.Name) {
+			out = append(out, p.CityCodes...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// placementNames lists w's placements for messages.
+func placementNames(w *computev1alpha.Workload) string {
+	names := make([]string, 0, len(w.Spec.Placements))
+	for _, p := range w.Spec.Placements {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// printWorkload prints the workload as it now is when -o asks for it.
+func printWorkload(ctx context.Context, f *cmdutil.Factory, o *cmdutil.OutputFlags, c *cmdutil.Clients, name string) error {
+	if o.IsTable() {
+		return nil
+	}
+	w, err := f.GetWorkload(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	return f.PrintResult(o, w, c.Scheme)
+}

@@ -1,0 +1,112 @@
+// Package status implements `datumctl compute status NAME`: a workload's
+// health, image, current revision, per-city table and blocking reasons
+// with next steps, once or continuously with --watch.
+package status
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/progress"
+)
+
+// DefaultWatchTimeout bounds `status --watch` unless --timeout says
+// otherwise.
+const DefaultWatchTimeout = 30 * time.Minute
+
+// Options are the options of `status`.
+type Options struct {
+	// Factory gives streams, clock and clients.
+	Factory *cmdutil.Factory
+	// Output is -o.
+	Output *cmdutil.OutputFlags
+	// Name is the workload.
+	Name string
+	// Watch is --watch: keep showing the status as it changes.
+	Watch bool
+	// Timeout is --timeout: how long --watch keeps watching.
+	Timeout time.Duration
+}
+
+// NewCommand returns the status command.
+func NewCommand(f *cmdutil.Factory) *cobra.Command {
+	cmd, _ := newCommand(f)
+	return cmd
+}
+
+// newCommand returns the command and the options it fills.
+func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
+	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: DefaultWatchTimeout}
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "Show a workload's health, cities, revision and what blocks it",
+		Long: "Show the health of a workload (Healthy, Progressing, Degraded, Failing), its image and current\n" +
+			"revision, a table of its cities with ready and up-to-date instances, and every reason an instance\n" +
+			"is not serving, with the next step to take. --watch keeps the view up to date until Ctrl-C or --timeout.",
+		Example:           "  datumctl compute status web\n  datumctl compute status web --watch\n  datumctl compute status web -o json",
+		Args:              cmdutil.ExactArgs("NAME"),
+		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
+		RunE:              cmdutil.RunE(o),
+	}
+	o.Output.AddFlags(cmd)
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "Keep showing the status as it changes, until Ctrl-C or --timeout.")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --watch watches.")
+	return cmd, o
+}
+
+// Complete takes the workload name.
+func (o *Options) Complete(_ *cobra.Command, args []string) error {
+	o.Name = args[0]
+	return nil
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.Watch && !o.Output.IsTable() {
+		return cmdutil.UsageErrorf("--watch shows a live view; it cannot be combined with -o %s", o.Output.Format)
+	}
+	if o.Timeout <= 0 {
+		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return o.Output.Validate()
+}
+
+// Run shows the status, once or until stopped.
+func (o *Options) Run(ctx context.Context) error {
+	c, err := o.Factory.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	s := o.Factory.Streams
+	if !o.Watch {
+		snap, err := progress.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name)
+		if err != nil {
+			return err
+		}
+		v := Build(snap, o.Factory.Cmd)
+		if !o.Output.IsTable() {
+			return cmdutil.PrintView(s.Out, o.Output.Format, v)
+		}
+		return v.Render(s.Out, s.OutTerminal, s.Width)
+	}
+
+	live := cmdutil.NewLive(s.Out, s.OutTerminal, s.Width)
+	err = o.Factory.PollUntil(ctx, o.Timeout, func(ctx context.Context) (bool, error) {
+		snap, err := progress.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name)
+		if err != nil {
+			return false, err
+		}
+		v := Build(snap, o.Factory.Cmd)
+		live.Update(v.Lines(s.Width), v.Name+": "+v.Health+" — "+v.Line)
+		return false, nil
+	})
+	// A watch is a view: Ctrl-C and the end of --timeout end it normally.
+	if errors.Is(err, cmdutil.ErrInterrupted) || errors.Is(err, cmdutil.ErrTimeout) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,223 @@
+package view
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/placement"
+)
+
+func TestInstanceStatusInWords(t *testing.T) {
+	for name, tc := range map[string]struct {
+		state        clitest.State
+		want         string
+		wantTerminal bool
+	}{
+		"a serving instance is Available":               {clitest.Available, "Available", false},
+		"a provisioning instance is Starting":           {clitest.Provisioning, "Starting", false},
+		"an instance waiting for quota says so":         {clitest.PendingQuota, "Pending (quota)", false},
+		"a quota denial is named, and terminal":         {clitest.QuotaExceeded, "Pending (quota exceeded)", true},
+		"an image that cannot be pulled is a failure":   {clitest.ImageUnavailable, "Failed (image unavailable)", true},
+		"a crash loop is a failure":                     {clitest.Crashing, "Failed (crashing)", true},
+		"a configuration the provider rejects is named": {clitest.ConfigError, "Failed (configuration error)", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			inst := &computev1alpha.Instance{Status: clitest.InstanceStatus(tc.state, "h", "DFW", 0)}
+			got := Instance(inst)
+			if got.String() != tc.want || got.Terminal != tc.wantTerminal {
+				t.Errorf("got %q (terminal %v), want %q (terminal %v)", got, got.Terminal, tc.want, tc.wantTerminal)
+			}
+		})
+	}
+	t.Run("an instance without a Ready condition is Pending", func(t *testing.T) {
+		if got := Instance(&computev1alpha.Instance{}).String(); got != "Pending" {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("an instance being deleted is Terminating", func(t *testing.T) {
+		inst := &computev1alpha.Instance{Status: clitest.InstanceStatus(clitest.Available, "h", "DFW", 0)}
+		inst.DeletionTimestamp = ptr.To(metav1.Now())
+		if got := Instance(inst).String(); got != "Terminating" {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("an unknown reason is spelled out", func(t *testing.T) {
+		inst := &computev1alpha.Instance{Status: computev1alpha.InstanceStatus{Conditions: []metav1.Condition{{
+			Type: computev1alpha.ConditionReady, Status: metav1.ConditionFalse, Reason: "SourceNotFound"}}}}
+		if got := Instance(inst).String(); got != "Pending (source not found)" {
+			t.Errorf("got %q", got)
+		}
+	})
+}
+
+// world builds a snapshot of workload w in memory: one deployment per
+// placement × city, its instances in the states given, statuses as the
+// controllers write them.
+type world struct {
+	snap Snapshot
+}
+
+func newWorld(w *computev1alpha.Workload) *world {
+	w.UID = "uid-1"
+	w.Generation = 1
+	w.Status.ObservedGeneration = 1
+	w.Status.CurrentRevision = 2
+	return &world{snap: Snapshot{Workload: w}}
+}
+
+// city adds the deployment of city with instances in states; ready
+// counts the Available ones.
+func (wo *world) city(city string, states ...clitest.State) *world {
+	w := wo.snap.Workload
+	p := &w.Spec.Placements[0]
+	wd := placement.Desired(w, p, city, names.WorkloadDeploymentName(w.Name, w.UID, p.Name, city))
+	wd.Generation, wd.Status.ObservedGeneration = 1, 1
+	hash := names.TemplateHash(&wd.Spec.Template)
+	for i, s := range states {
+		inst := computev1alpha.Instance{}
+		inst.Name = names.InstanceName(wd.Name, i)
+		inst.Labels = map[string]string{computev1alpha.WorkloadDeploymentNameLabel: wd.Name, computev1alpha.CityCodeLabel: city}
+		inst.Spec.Controller = &computev1alpha.InstanceController{TemplateHash: hash}
+		inst.Status = clitest.InstanceStatus(s, hash, city, i)
+		wo.snap.Instances = append(wo.snap.Instances, inst)
+		wd.Status.Replicas++
+		wd.Status.UpdatedReplicas++
+		if s == clitest.Available {
+			wd.Status.ReadyReplicas++
+		}
+	}
+	wd.Status.DesiredReplicas = p.ScaleSettings.MinReplicas
+	wo.snap.Deployments = append(wo.snap.Deployments, *wd)
+	return wo
+}
+
+func (wo *world) with(f func(*Snapshot)) *world { f(&wo.snap); return wo }
+
+func TestAssess(t *testing.T) {
+	base := func() *computev1alpha.Workload { return clitest.NewWorkload("web").Build() }
+	for name, tc := range map[string]struct {
+		world       *world
+		expect      Expectation
+		wantLine    string
+		wantDone    bool
+		wantHealth  string
+		wantFailure string
+	}{
+		"every city ready is done and healthy": {
+			world:    newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available),
+			wantLine: "DFW 2/2 ready · LHR 2/2 ready", wantDone: true, wantHealth: HealthHealthy,
+		},
+		"a city still provisioning is starting": {
+			world:    newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Provisioning),
+			wantLine: "DFW 2/2 ready · LHR 1/2 starting", wantHealth: HealthProgressing,
+		},
+		"a city without a deployment yet waits for it": {
+			world:    newWorld(base()).city("DFW", clitest.Available, clitest.Available),
+			wantLine: "DFW 2/2 ready · LHR 0/2 waiting for deployment", wantHealth: HealthProgressing,
+		},
+		"a management plane behind the spec is waited for": {
+			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available).
+				with(func(s *Snapshot) { s.Workload.Generation = 2 }),
+			wantLine: "waiting for the management plane to apply generation 2", wantHealth: HealthProgressing,
+		},
+		"an image that cannot be pulled fails the rollout": {
+			world:    newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.ImageUnavailable, clitest.ImageUnavailable),
+			wantLine: "DFW 2/2 ready · LHR 0/2 image unavailable", wantHealth: HealthDegraded, wantFailure: "ImageUnavailable",
+		},
+		"a quota denial everywhere is failing": {
+			world:    newWorld(base()).city("DFW", clitest.QuotaExceeded, clitest.QuotaExceeded).city("LHR", clitest.QuotaExceeded, clitest.QuotaExceeded),
+			wantLine: "DFW 0/2 quota exceeded · LHR 0/2 quota exceeded", wantHealth: HealthFailing, wantFailure: "QuotaExceeded",
+		},
+		"a failure of an old template does not fail a rollout that replaces it": {
+			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available).
+				with(func(s *Snapshot) {
+					s.Instances[3].Spec.Controller.TemplateHash = "old"
+					s.Instances[3].Status = clitest.InstanceStatus(clitest.Crashing, "old", "LHR", 1)
+					s.Deployments[1].Status.ReadyReplicas, s.Deployments[1].Status.UpdatedReplicas = 1, 1
+				}),
+			wantLine: "DFW 2/2 ready · LHR 1/2 updating", wantHealth: HealthProgressing,
+		},
+		"a city restart is pending until its deployment carries it": {
+			world:    newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available),
+			expect:   Expectation{CityRestarts: map[string]string{"DFW": "2026-06-01T12:00:00Z"}},
+			wantLine: "DFW 2/2 restart pending · LHR 2/2 ready", wantHealth: HealthProgressing,
+		},
+		"a city no longer placed is removed before the rollout is done": {
+			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available).
+				with(func(s *Snapshot) { s.Workload.Spec.Placements[0].CityCodes = []string{"DFW"} }),
+			wantLine: "DFW 2/2 ready · LHR removing (2 left)", wantHealth: HealthProgressing,
+		},
+		"a city that is not enabled fails with the reason": {
+			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).with(func(s *Snapshot) {
+				s.Workload.Status.Placements = []computev1alpha.WorkloadPlacementStatus{{Name: "default", Cities: []computev1alpha.WorkloadCityStatus{{
+					CityCode: "LHR", Reason: computev1alpha.ReasonLocationNotBound, Message: "city LHR is not bound to this project"}}}}
+			}),
+			wantLine: "DFW 2/2 ready · LHR 0/2 not enabled", wantHealth: HealthDegraded, wantFailure: computev1alpha.ReasonLocationNotBound,
+		},
+		"scaled to zero is done": {
+			world: newWorld(clitest.NewWorkload("web").Placement("default", 0, "DFW").Build()).city("DFW").
+				with(func(s *Snapshot) { s.Deployments[0].Status.DesiredReplicas = 0 }),
+			wantLine: "DFW 0/0 scaled to zero", wantDone: true, wantHealth: HealthScaledDown,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := Assess(tc.world.snap, tc.expect)
+			if p.Line() != tc.wantLine {
+				t.Errorf("Line() = %q, want %q", p.Line(), tc.wantLine)
+			}
+			if p.Done != tc.wantDone {
+				t.Errorf("Done = %v, want %v", p.Done, tc.wantDone)
+			}
+			if p.Health() != tc.wantHealth {
+				t.Errorf("Health() = %q, want %q", p.Health(), tc.wantHealth)
+			}
+			got := ""
+			if len(p.Failures) > 0 {
+				got = p.Failures[0].Reason
+			}
+			if got != tc.wantFailure {
+				t.Errorf("worst failure = %q, want %q (%+v)", got, tc.wantFailure, p.Failures)
+			}
+		})
+	}
+}
+
+func TestFailuresAreGroupedByCityAndMessage(t *testing.T) {
+	groups := GroupFailures([]Failure{
+		{Instance: "web-lhr-0", City: "LHR", Status: "Failed (crashing)", Reason: "InstanceCrashing", Message: "exit 1"},
+		{Instance: "web-lhr-1", City: "LHR", Status: "Failed (crashing)", Reason: "InstanceCrashing", Message: "exit 1"},
+		{Instance: "web-dfw-0", City: "DFW", Status: "Failed (crashing)", Reason: "InstanceCrashing", Message: "exit 1"},
+	})
+	var subjects []string
+	for _, g := range groups {
+		subjects = append(subjects, g.Subject())
+	}
+	want := []string{"2 instances in LHR (web-lhr-0, web-lhr-1)", "instance web-dfw-0 in DFW"}
+	if diff := cmp.Diff(want, subjects); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestEveryTerminalReasonHasANextStep(t *testing.T) {
+	for _, r := range []string{
+		computev1alpha.ReasonImageUnavailable, computev1alpha.ReasonInstanceCrashing, computev1alpha.ReasonConfigurationError,
+		computev1alpha.ReasonQuotaExceeded, computev1alpha.ReasonQuotaNoBudget, computev1alpha.ReasonValidationFailed,
+		computev1alpha.ReasonLocationNotBound, computev1alpha.ReasonDeploymentConflict,
+	} {
+		steps := NextSteps(r, Hints{Workload: "web", CanUndo: true})
+		if len(steps) == 0 {
+			t.Errorf("%s has no next step", r)
+		}
+	}
+	steps := strings.Join(NextSteps(computev1alpha.ReasonImageUnavailable, Hints{Workload: "web", CanUndo: true}), "\n")
+	if !strings.Contains(steps, "datumctl compute rollout undo web") {
+		t.Errorf("a failed image offers the rollback:\n%s", steps)
+	}
+}

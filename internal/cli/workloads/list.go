@@ -1,0 +1,74 @@
+// Package workloads implements `datumctl compute workloads`: the
+// workloads of the namespace with their cities and readiness.
+package workloads
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// ListOptions are the options of `workloads`.
+type ListOptions struct {
+	// Factory gives streams, clock and clients.
+	Factory *cmdutil.Factory
+	// Output is -o.
+	Output *cmdutil.OutputFlags
+}
+
+// NewCommand returns the workloads command.
+func NewCommand(f *cmdutil.Factory) *cobra.Command {
+	cmd, _ := newCommand(f)
+	return cmd
+}
+
+// newCommand returns the command and the options it fills.
+func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
+	o := &ListOptions{Factory: f, Output: cmdutil.NewOutputFlags()}
+	cmd := &cobra.Command{
+		Use:     "workloads",
+		Aliases: []string{"workload", "wl"},
+		Short:   "List the workloads of the project",
+		Long: "List the workloads of the namespace: the cities each runs in, how many instances are ready,\n" +
+			"how many run the latest template (UP-TO-DATE) and whether the workload is available.",
+		Example: "  datumctl compute workloads\n  datumctl compute workloads -o json",
+		Args:    cmdutil.NoArgs,
+		RunE:    cmdutil.RunE(o),
+	}
+	o.Output.AddFlags(cmd)
+	return cmd, o
+}
+
+// Complete has nothing to fill in.
+func (o *ListOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate checks the flags.
+func (o *ListOptions) Validate() error { return o.Output.Validate() }
+
+// Run lists the workloads.
+func (o *ListOptions) Run(ctx context.Context) error {
+	c, err := o.Factory.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	var list computev1alpha.WorkloadList
+	if err := c.Client.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
+		return fmt.Errorf("cannot list workloads in namespace %s: %w", c.Namespace, err)
+	}
+	SortWorkloads(list.Items)
+	s := o.Factory.Streams
+	if !o.Output.IsTable() {
+		return cmdutil.PrintObject(s.Out, o.Output.Format, &list, c.Scheme)
+	}
+	if len(list.Items) == 0 {
+		_, _ = fmt.Fprintf(s.ErrOut, "No workloads found in namespace %s. Deploy one with: %s\n", c.Namespace,
+			o.Factory.Cmd("deploy NAME --image IMAGE --city CITY"))
+		return nil
+	}
+	return Table(list.Items, o.Factory.Now(), s.OutTerminal).RenderTo(s)
+}

@@ -1,0 +1,75 @@
+package workloads
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// SortWorkloads orders workloads by name.
+func SortWorkloads(items []computev1alpha.Workload) {
+	slices.SortFunc(items, func(a, b computev1alpha.Workload) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// Table renders workloads as NAME, CITIES, READY, UP-TO-DATE, AVAILABLE,
+// AGE.
+func Table(items []computev1alpha.Workload, now time.Time, terminal bool) *cmdutil.Table {
+	t := cmdutil.NewTable("NAME", "CITIES", "READY", "UP-TO-DATE", "AVAILABLE~", "AGE")
+	for i := range items {
+		w := &items[i]
+		t.AddRow(w.Name,
+			strings.Join(Cities(w), ","),
+			fmt.Sprintf("%d/%d", w.Status.ReadyReplicas, Desired(w)),
+			fmt.Sprint(w.Status.UpdatedReplicas),
+			Available(w),
+			cmdutil.Age(w.CreationTimestamp.Time, now, terminal))
+	}
+	return t
+}
+
+// Cities returns the city codes of every placement of w, sorted, once
+// each.
+func Cities(w *computev1alpha.Workload) []string {
+	var out []string
+	for _, p := range w.Spec.Placements {
+		out = append(out, p.CityCodes...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Available renders the Available condition: "Yes", "No (quota
+// exceeded)", or "Pending" before the management plane reported.
+func Available(w *computev1alpha.Workload) string {
+	c := meta.FindStatusCondition(w.Status.Conditions, computev1alpha.ConditionAvailable)
+	switch {
+	case c == nil:
+		return "Pending"
+	case c.Status == metav1.ConditionTrue:
+		return "Yes"
+	case c.Reason == "":
+		return "No"
+	}
+	return "No (" + cmdutil.Humanize(c.Reason) + ")"
+}
+
+// Desired is the number of instances w wants: as reported, or from its
+// spec before the management plane has reported.
+func Desired(w *computev1alpha.Workload) int32 {
+	if w.Status.ObservedGeneration > 0 {
+		return w.Status.DesiredReplicas
+	}
+	var n int32
+	for _, p := range w.Spec.Placements {
+		n += p.ScaleSettings.MinReplicas * int32(len(p.CityCodes))
+	}
+	return n
+}

@@ -1,0 +1,74 @@
+package workloads
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// fixture is three workloads in the states users meet: healthy, blocked
+// by quota in one city, and not yet seen by the management plane.
+func fixture() []computev1alpha.Workload {
+	healthy := clitest.NewWorkload("web").Build()
+	clitest.InMemory(healthy, nil)
+	healthy.Status.Conditions = []metav1.Condition{{Type: computev1alpha.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "ReplicasAvailable"}}
+
+	blocked := clitest.NewWorkload("api").Placement("default", 2, "DFW", "LHR", "SIN").Build()
+	clitest.InMemory(blocked, clitest.World{"SIN": {clitest.QuotaExceeded}})
+	blocked.Status.Conditions = []metav1.Condition{{Type: computev1alpha.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "ReplicasAvailable"}}
+
+	none := clitest.NewWorkload("batch").Placement("default", 1, "SIN").Created(clitest.Epoch.Add(-30e9)).Build()
+	down := clitest.NewWorkload("worker").Placement("default", 1, "LHR").Build()
+	clitest.InMemory(down, clitest.World{"LHR": {clitest.ImageUnavailable}})
+	down.Status.Conditions = []metav1.Condition{{Type: computev1alpha.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ImageUnavailable"}}
+
+	items := []computev1alpha.Workload{*healthy, *blocked, *none, *down}
+	SortWorkloads(items)
+	return items
+}
+
+func TestWorkloadsTable(t *testing.T) {
+	for name, terminal := range map[string]bool{"terminal": true, "pipe": false} {
+		t.Run(name, func(t *testing.T) {
+			var b strings.Builder
+			if err := Table(fixture(), clitest.Epoch, terminal).Render(&b, terminal, 100); err != nil {
+				t.Fatal(err)
+			}
+			clitest.Golden(t, "workloads-"+name, b.String())
+		})
+	}
+}
+
+func TestWorkloadsJSON(t *testing.T) {
+	var b strings.Builder
+	list := &computev1alpha.WorkloadList{Items: fixture()[3:]}
+	if err := cmdutil.PrintObject(&b, cmdutil.OutputJSON, list, cmdutil.NewScheme()); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Golden(t, "workloads-json", b.String())
+}
+
+func TestWorkloadsFlags(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args     []string
+		wantCode int
+	}{
+		"no flags list the table":    {nil, cmdutil.ExitOK},
+		"json output is accepted":    {[]string{"-o", "json"}, cmdutil.ExitOK},
+		"an unknown format is usage": {[]string{"-o", "xml"}, cmdutil.ExitUsage},
+		"arguments are usage":        {[]string{"web"}, cmdutil.ExitUsage},
+		"an unknown flag is usage":   {[]string{"--all"}, cmdutil.ExitUsage},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd, o := newCommand(&cmdutil.Factory{})
+			if got := cmdutil.ExitCode(cmdutil.Parse(cmd, o, tc.args)); got != tc.wantCode {
+				t.Errorf("exit code %d, want %d", got, tc.wantCode)
+			}
+		})
+	}
+}
