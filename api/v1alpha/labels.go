@@ -58,6 +58,13 @@ const (
 	// a new value changes the template hash, which rolls the Instances by
 	// delete and recreate.
 	RestartedAtAnnotation = "compute.datumapis.com/restartedAt"
+
+	// CityRestartedAtAnnotationPrefix, followed by a city code, is a
+	// Workload annotation (e.g. compute.datumapis.com/restartedAt.DFW) that
+	// restarts one city: its RFC 3339 value becomes that city's template
+	// restartedAt whenever it is later than the Workload's own, so only that
+	// city rolls and the restart survives every later reconcile.
+	CityRestartedAtAnnotationPrefix = RestartedAtAnnotation + "."
 )
 
 // Revision history annotations.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,8 +98,27 @@ func Desired(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, ci
 			RolloutStrategy: p.RolloutStrategy.DeepCopy(),
 		},
 	}
+	applyCityRestart(&wd.Spec.Template, w.Annotations[computev1alpha.CityRestartedAtAnnotationPrefix+city])
 	wd.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))
 	return wd
+}
+
+// applyCityRestart makes a per-city restart time the template's restartedAt
+// when it is later than the template's own. An unparsable city time is
+// ignored (admission rejects it); a later whole-workload restart wins.
+func applyCityRestart(tpl *computev1alpha.InstanceTemplateSpec, cityRestart string) {
+	at, err := time.Parse(time.RFC3339, cityRestart)
+	if err != nil {
+		return
+	}
+	own, err := time.Parse(time.RFC3339, tpl.Metadata.Annotations[computev1alpha.RestartedAtAnnotation])
+	if err == nil && !at.After(own) {
+		return
+	}
+	if tpl.Metadata.Annotations == nil {
+		tpl.Metadata.Annotations = map[string]string{}
+	}
+	tpl.Metadata.Annotations[computev1alpha.RestartedAtAnnotation] = cityRestart
 }
 
 // OwnerReference is the controller reference a Workload puts on its

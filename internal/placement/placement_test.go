@@ -176,3 +176,48 @@ func TestDesiredDeployment(t *testing.T) {
 		t.Error("the desired deployment shares its template with the Workload")
 	}
 }
+
+func TestCityRestart(t *testing.T) {
+	const (
+		early = "2026-01-01T00:00:00Z"
+		late  = "2026-02-01T00:00:00Z"
+	)
+	tests := map[string]struct {
+		workloadRestart string // template restartedAt
+		cityRestart     string // Workload annotation restartedAt.DFW
+		city            string
+		want            string
+	}{
+		"a city restart sets that city's restartedAt": {
+			cityRestart: late, city: "DFW", want: late,
+		},
+		"a city restart leaves other cities alone": {
+			cityRestart: late, city: "LHR", want: "",
+		},
+		"a later city restart wins over the workload's": {
+			workloadRestart: early, cityRestart: late, city: "DFW", want: late,
+		},
+		"a later workload restart wins over the city's": {
+			workloadRestart: late, cityRestart: early, city: "DFW", want: late,
+		},
+		"an unparsable city restart is ignored": {
+			workloadRestart: early, cityRestart: "yesterday", city: "DFW", want: early,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			w := makeWorkload("web", "u-1").withPlacement("edge", 1, "DFW", "LHR").build()
+			if tc.workloadRestart != "" {
+				w.Spec.Template.Metadata.Annotations = map[string]string{computev1alpha.RestartedAtAnnotation: tc.workloadRestart}
+			}
+			w.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "DFW": tc.cityRestart}
+			wd := Desired(w, &w.Spec.Placements[0], tc.city, "x")
+			if got := wd.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]; got != tc.want {
+				t.Fatalf("restartedAt = %q, want %q", got, tc.want)
+			}
+			if got := w.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]; got != tc.workloadRestart {
+				t.Fatalf("the Workload's own template changed to %q", got)
+			}
+		})
+	}
+}

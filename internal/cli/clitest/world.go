@@ -160,16 +160,6 @@ func recordRevision(ctx context.Context, c client.Client, w *computev1alpha.Work
 // city, keeping spec.replicas, and returns it.
 func ensureDeployment(ctx context.Context, c client.Client, w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, city string) (*computev1alpha.WorkloadDeployment, error) {
 	desired := placement.Desired(w, p, city, names.WorkloadDeploymentName(w.Name, w.UID, p.Name, city))
-	// The per-city restart contract (see internal/cli/restart).
-	if at := w.Annotations[computev1alpha.RestartedAtAnnotation+"."+city]; at != "" {
-		tpl := desired.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]
-		if later(at, tpl) {
-			if desired.Spec.Template.Metadata.Annotations == nil {
-				desired.Spec.Template.Metadata.Annotations = map[string]string{}
-			}
-			desired.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation] = at
-		}
-	}
 	var existing computev1alpha.WorkloadDeployment
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), &existing)
 	switch {
@@ -188,16 +178,6 @@ func ensureDeployment(ctx context.Context, c client.Client, w *computev1alpha.Wo
 		}
 	}
 	return merged, nil
-}
-
-// later reports whether RFC 3339 time a is after b (or b is unset).
-func later(a, b string) bool {
-	ta, err := time.Parse(time.RFC3339, a)
-	if err != nil {
-		return false
-	}
-	tb, err := time.Parse(time.RFC3339, b)
-	return err != nil || ta.After(tb)
 }
 
 // ensureInstances makes the instances of wd match its desired replicas in

@@ -38,11 +38,8 @@ import (
 )
 
 // CityRestartedAtAnnotationPrefix prefixes the Workload annotation that
-// restarts one city: compute.datumapis.com/restartedAt.<CITY CODE>, valued
-// with an RFC 3339 time. The WorkloadReconciler copies the later of it and
-// the template's compute.datumapis.com/restartedAt into that city's
-// WorkloadDeployment template.
-const CityRestartedAtAnnotationPrefix = computev1alpha.RestartedAtAnnotation + "."
+// restarts one city (see the API constant of the same name).
+const CityRestartedAtAnnotationPrefix = computev1alpha.CityRestartedAtAnnotationPrefix
 
 // CityRestartedAtAnnotation returns the city-restart annotation key of
 // city.
