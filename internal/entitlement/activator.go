@@ -1,0 +1,83 @@
+// Package entitlement holds the local platform's stand-in for the service
+// catalog: the Activator marks requested compute ServiceEntitlements Active,
+// so `datumctl-compute` can request compute in a project of compute-local
+// and proceed. Production projects get this from Milo's service catalog.
+package entitlement
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
+)
+
+// ComputeService is the catalog name of compute.
+const ComputeService = "compute.datumapis.com"
+
+// ReasonActivated is the Ready reason the Activator writes.
+const ReasonActivated = "Activated"
+
+// Activator activates every ServiceEntitlement for compute that is neither
+// Active nor Rejected.
+type Activator struct {
+	// Client reads and writes ServiceEntitlements.
+	Client client.Client
+}
+
+// +kubebuilder:rbac:groups=services.miloapis.com,resources=serviceentitlements,verbs=get;list;watch
+// +kubebuilder:rbac:groups=services.miloapis.com,resources=serviceentitlements/status,verbs=get;update;patch
+
+// SetupWithManager registers the Activator.
+func (a *Activator) SetupWithManager(mgr ctrl.Manager) error {
+	if a.Client == nil {
+		a.Client = mgr.GetClient()
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("entitlement-activator").
+		For(&servicesv1alpha1.ServiceEntitlement{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			se, ok := o.(*servicesv1alpha1.ServiceEntitlement)
+			return ok && se.Spec.ServiceRef.Name == ComputeService
+		}))).
+		Complete(a)
+}
+
+// Reconcile activates one entitlement.
+func (a *Activator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	se := &servicesv1alpha1.ServiceEntitlement{}
+	if err := a.Client.Get(ctx, req.NamespacedName, se); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if se.Spec.ServiceRef.Name != ComputeService || se.Status.Phase == servicesv1alpha1.EntitlementPhaseRejected {
+		return ctrl.Result{}, nil
+	}
+	want := se.DeepCopy()
+	want.Status.Phase = servicesv1alpha1.EntitlementPhaseActive
+	want.Status.ObservedGeneration = se.Generation
+	meta.SetStatusCondition(&want.Status.Conditions, metav1.Condition{
+		Type:               servicesv1alpha1.ServiceEntitlementConditionReady,
+		Status:             metav1.ConditionTrue,
+		Reason:             ReasonActivated,
+		Message:            "compute is active for this project",
+		ObservedGeneration: se.Generation,
+	})
+	if equality.Semantic.DeepEqual(se.Status, want.Status) {
+		return ctrl.Result{}, nil
+	}
+	if err := a.Client.Status().Patch(ctx, want, client.MergeFrom(se)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("failed to activate ServiceEntitlement %s: %w", se.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("activated compute for the project", "entitlement", se.Name)
+	return ctrl.Result{}, nil
+}
