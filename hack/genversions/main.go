@@ -17,14 +17,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: genversions VERSIONS_ENV OUTPUT_GO")
 		os.Exit(2)
 	}
-	f, err := os.Open(os.Args[1])
+	raw, err := os.ReadFile(os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	defer f.Close()
 	vars := map[string]string{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {

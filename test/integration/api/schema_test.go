@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -135,8 +136,10 @@ func walk(t *testing.T, obj map[string]any, path string) (any, any) {
 			cur = next
 			continue
 		}
-		var n int
-		fmt.Sscanf(strings.TrimSuffix(idx, "]"), "%d", &n)
+		n, err := strconv.Atoi(strings.TrimSuffix(idx, "]"))
+		if err != nil {
+			t.Fatalf("path %q: bad index in %q", path, part)
+		}
 		list, ok := m[name].([]any)
 		if !ok || n >= len(list) {
 			t.Fatalf("path %q: no item %d in %q", path, n, name)

@@ -143,8 +143,8 @@ func TestPrintColumns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("GET %s: %s: %s", url, resp.Status, body)
 			}
