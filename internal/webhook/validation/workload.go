@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -43,16 +44,42 @@ func ValidateWorkloadCreate(w *computev1alpha.Workload, env Environment) field.E
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), w.Name,
 			msg+" (the Workload name labels every Instance, so it must be a DNS label)"))
 	}
+	errs = append(errs, validateCityRestarts(w.Annotations)...)
 	return sortErrors(append(errs, validateSpec(w, nil, env)...))
+}
+
+// validateCityRestarts checks the per-city restart annotations
+// (compute.datumapis.com/restartedAt.<CITY>): a city code and an RFC 3339
+// time, so a typo is refused rather than silently ignored.
+func validateCityRestarts(annotations map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	p := field.NewPath("metadata", "annotations")
+	for k, v := range annotations {
+		city, ok := strings.CutPrefix(k, computev1alpha.CityRestartedAtAnnotationPrefix)
+		if !ok {
+			continue
+		}
+		if !cityCodePattern.MatchString(city) {
+			errs = append(errs, field.Invalid(p.Key(k), k, "must end in a three-letter upper-case city code, e.g. "+computev1alpha.CityRestartedAtAnnotationPrefix+"DFW"))
+		}
+		if _, err := time.Parse(time.RFC3339, v); err != nil {
+			errs = append(errs, field.Invalid(p.Key(k), v, "must be an RFC 3339 time, e.g. 2026-05-01T12:00:00Z"))
+		}
+	}
+	return errs
 }
 
 // ValidateWorkloadUpdate returns every reason old may not become w. A
 // Workload being deleted, or whose spec did not change, is accepted.
 func ValidateWorkloadUpdate(w, old *computev1alpha.Workload, env Environment) field.ErrorList {
-	if w.DeletionTimestamp != nil || equality.Semantic.DeepEqual(w.Spec, old.Spec) {
+	if w.DeletionTimestamp != nil {
 		return nil
 	}
-	errs := validateSpec(w, old, env)
+	errs := validateCityRestarts(w.Annotations)
+	if equality.Semantic.DeepEqual(w.Spec, old.Spec) {
+		return sortErrors(errs)
+	}
+	errs = append(errs, validateSpec(w, old, env)...)
 	return sortErrors(append(errs, validateImmutable(w, old)...))
 }
 

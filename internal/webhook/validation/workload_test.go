@@ -345,6 +345,29 @@ func TestValidateWorkloadUpdate(t *testing.T) {
 			}).build(),
 			env: env,
 		},
+		"a city restart with a time is accepted": {
+			old: makeWorkload().build(),
+			new: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "DFW": "2026-05-01T12:00:00Z"}
+			}).build(),
+			env: env,
+		},
+		"a city restart that is not a time is rejected even when the spec is unchanged": {
+			old: makeWorkload().build(),
+			new: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "DFW": "now"}
+			}).build(),
+			env:  env,
+			want: []violation{{field.ErrorTypeInvalid, "metadata.annotations[compute.datumapis.com/restartedAt.DFW]"}},
+		},
+		"a city restart naming no city code is rejected": {
+			old: makeWorkload().build(),
+			new: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "dallas": "2026-05-01T12:00:00Z"}
+			}).build(),
+			env:  env,
+			want: []violation{{field.ErrorTypeInvalid, "metadata.annotations[compute.datumapis.com/restartedAt.dallas]"}},
+		},
 		"a new image is accepted": {
 			old: makeWorkload().build(),
 			new: makeWorkload().with(func(w *computev1alpha.Workload) { w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "app:2" }).build(),
