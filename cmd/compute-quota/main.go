@@ -17,10 +17,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
+	"github.com/citycells/compute/internal/entitlement"
 	"github.com/citycells/compute/internal/quota/service"
 )
 
@@ -45,6 +48,7 @@ type flags struct {
 	leaderID         string
 	qps              float32
 	burst            int
+	activate         bool
 }
 
 func main() {
@@ -74,6 +78,8 @@ func run(args []string) int {
 	fs.StringVar(&f.leaderID, "leader-election-id", "compute-quota", "Name of the leader election lease.")
 	fs.Float32Var(&f.qps, "kube-api-qps", 100, "Requests per second to the quota plane; a burst of claims needs one status write each.")
 	fs.IntVar(&f.burst, "kube-api-burst", 200, "Burst of requests to the quota plane.")
+	fs.BoolVar(&f.activate, "activate-entitlements", false,
+		"Also play the service catalog: mark requested compute ServiceEntitlements Active (local platform only).")
 	zapOpts := zap.Options{}
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(goFlags)
@@ -115,11 +121,44 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "compute-quota: %v\n", err)
 		return 1
 	}
+	if f.activate {
+		if err := setupActivator(mgr); err != nil {
+			fmt.Fprintf(os.Stderr, "compute-quota: %v\n", err)
+			return 1
+		}
+	}
+	if err := addProbes(mgr); err != nil {
+		fmt.Fprintf(os.Stderr, "compute-quota: %v\n", err)
+		return 1
+	}
 	if err := mgr.Start(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "compute-quota: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// setupActivator runs the local platform's service catalog stand-in.
+func setupActivator(mgr manager.Manager) error {
+	if err := servicesv1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
+		return fmt.Errorf("failed to register the services API: %w", err)
+	}
+	if err := (&entitlement.Activator{}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the entitlement activator: %w", err)
+	}
+	return nil
+}
+
+// addProbes serves /healthz and /readyz on --health-probe-bind-address
+// (compute-local waits on /readyz).
+func addProbes(mgr manager.Manager) error {
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("failed to add the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("failed to add the readiness check: %w", err)
+	}
+	return nil
 }
 
 // options turns the flags into service options.

@@ -138,6 +138,9 @@ func newUpCommand(o *cliOptions) *cobra.Command {
 	f.StringVar(&managers, "managers", "auto", `compute-manager: "auto" (build or find it, start without it if impossible), "required" or "off"`)
 	f.StringVar(&cfg.ManagerBinary, "manager-binary", "", "compute-manager binary to run instead of building ./cmd/compute-manager")
 	f.StringVar(&cfg.RepoDir, "repo", "", "compute repository (default: found above the working directory)")
+	f.Int64Var(&cfg.QuotaGrant.Instances, "quota-instances", 0, "Instances in each project's default quota grant (default: compute-quota's, 10)")
+	f.StringVar(&cfg.QuotaGrant.VCPU, "quota-vcpus", "", `vCPU in each project's default quota grant, as a quantity (default: compute-quota's, "40")`)
+	f.StringVar(&cfg.QuotaGrant.Memory, "quota-memory", "", `Memory in each project's default quota grant, as a quantity (default: compute-quota's, "80Gi")`)
 	f.DurationVar(&cfg.Timeout, "timeout", DefaultTimeout, "How long to wait for each component to become ready")
 	return cmd
 }

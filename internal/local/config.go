@@ -65,6 +65,9 @@ type Config struct {
 	// ManagerBinary is a compute-manager binary to run instead of building
 	// one.
 	ManagerBinary string
+	// QuotaGrant is the default grant compute-quota makes out to each
+	// project; zero fields keep compute-quota's defaults.
+	QuotaGrant QuotaGrant
 	// Detach lets the processes outlive the caller (compute-local up);
 	// otherwise they die with it, even on a crash (tests).
 	Detach bool
@@ -125,6 +128,9 @@ func (c Config) complete() (Config, error) {
 	case ManagersAuto, ManagersOff, ManagersRequired:
 	default:
 		errs = append(errs, fmt.Errorf("unknown manager mode %q: use %q, %q or %q (auto)", c.Managers, ManagersOff, ManagersRequired, ""))
+	}
+	if err := c.QuotaGrant.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout

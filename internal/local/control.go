@@ -48,7 +48,8 @@ func StopRecorded(dir string) ([]ComponentRecord, error) {
 
 // strayProcesses finds processes that belong to the platform in dir but are
 // not recorded: a start killed before it wrote its state. They run a binary
-// of the toolchain or compute-manager with an argument inside dir.
+// of the toolchain, compute-manager or compute-quota with an argument inside
+// dir.
 func strayProcesses(dir string, recorded []ComponentRecord) []ComponentRecord {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -87,7 +88,7 @@ func strayProcesses(dir string, recorded []ComponentRecord) []ComponentRecord {
 func ourBinary(path string) bool {
 	switch filepath.Base(path) {
 	case "etcd", "kube-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver", "karmada-webhook",
-		"karmada-controller-manager", "karmada-scheduler", managerBinaryName:
+		"karmada-controller-manager", "karmada-scheduler", managerBinaryName, quotaBinaryName:
 		return true
 	}
 	return false

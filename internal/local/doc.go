@@ -25,7 +25,12 @@
 //     topology.datum.net/city-code, and waited on until Ready;
 //   - compute-manager in the management role for every project and in the
 //     cell role (with the simulated provider) for every city, when a
-//     compute-manager binary can be built or found.
+//     compute-manager binary can be built or found;
+//   - compute-quota, built with compute-manager, against every project
+//     plane (the project's registrations and default grant, and the
+//     granting of its claims), with the cells reaching the project planes
+//     through <state>/quota.kubeconfig (a context per project, as the
+//     claims-only user compute-cell-quota) and --cell-name cell-<city>.
 //
 // Everything lives in a state directory: state.json (every process with pid,
 // port and log), one kubeconfig per plane, logs/ (one file per component),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,9 @@ type managerRole struct {
 	// admission webhook server; empty when it serves none.
 	webhookCertDir string
 	webhookPort    int
+	// quotaKubeconfig is the cell role's quota kubeconfig; empty runs the
+	// cell without quota.
+	quotaKubeconfig string
 }
 
 // managerPorts are one compute-manager's ports.
@@ -99,6 +103,7 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 	}
 	if r.cell {
 		optional[flagSimulatedProvider] = "true"
+		maps.Copy(optional, quotaManagerArgs(r, flags))
 	} else {
 		optional["single-project-cluster-name"] = r.project
 		if r.webhookCertDir != "" {
@@ -176,7 +181,7 @@ func (p *Platform) buildManager(ctx context.Context) managerResult {
 		return managerResult{err: fmt.Errorf("failed to create %s: %w", logPath, err)}
 	}
 	defer func() { _ = logFile.Close() }()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/"+managerBinaryName)
+	cmd := exec.CommandContext(ctx, "go", buildArgs(p.repo, bin)...)
 	cmd.Dir = p.repo
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	err = cmd.Start()
@@ -215,7 +220,12 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 	}
 	if res.binary == "" {
 		p.skip(componentManagerPrefix+"*", res.skip)
+		p.skip(componentQuotaPrefix+"*", "it serves compute-manager's cells, which do not run: "+res.skip)
 		return nil
+	}
+	quotaKubeconfig, err := p.startQuota(ctx, res.binary)
+	if err != nil {
+		return err
 	}
 	helpOut, _ := exec.CommandContext(ctx, res.binary, "--help").CombinedOutput()
 	flags := parseManagerFlags(string(helpOut))
@@ -243,7 +253,10 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 	}
 	for _, city := range p.cfg.Cities {
 		plane := CellPlane(city)
-		roles = append(roles, managerRole{name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true})
+		roles = append(roles, managerRole{
+			name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
+			quotaKubeconfig: quotaKubeconfig,
+		})
 	}
 	began := time.Now()
 	hubKubeconfig := p.env.Plane(HubPlane).KubeconfigPath()

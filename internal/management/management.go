@@ -39,6 +39,7 @@ import (
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/controller/workload"
+	"github.com/citycells/compute/internal/federation"
 	"github.com/citycells/compute/internal/projects"
 	"github.com/citycells/compute/internal/webhook"
 )
@@ -53,6 +54,12 @@ type Options struct {
 	// probes, leader election). Setup fills in Scheme, WebhookServer and
 	// the cache's narrowing when they are unset.
 	Manager ctrl.Options
+	// Federation is the client configuration of the federation plane
+	// (--federation-kubeconfig). When set, Setup registers the
+	// WorkloadDeploymentFederator, the PropagationPolicy controller and the
+	// InstanceProjector (internal/federation); compute-manager requires
+	// it. Nil leaves them out (tests of the Workload controller alone).
+	Federation *rest.Config
 }
 
 // WebhookOptions configure the admission webhook server.
@@ -198,6 +205,11 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 
 	if err := (&workload.Reconciler{}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("failed to set up the Workload controller: %w", err)
+	}
+	if opts.Federation != nil {
+		if err := federation.SetupManagement(mgr, opts.Federation); err != nil {
+			return nil, err
+		}
 	}
 	if !opts.Webhook.Disabled {
 		wopts := webhook.Options{

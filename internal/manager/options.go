@@ -13,6 +13,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/citycells/compute/internal/features"
+	"github.com/citycells/compute/internal/hub"
 	"github.com/citycells/compute/internal/management"
 )
 
@@ -32,6 +33,11 @@ type Options struct {
 	// cell for the cell role, the project plane in single mode. Empty means
 	// $KUBECONFIG or in-cluster.
 	Kubeconfig string
+	// FederationKubeconfig is the federation plane (the Karmada apiserver).
+	// The management role requires it (it copies WorkloadDeployments there
+	// and projects Instances back); the cell role writes its Instances back
+	// through it, and runs without write-back when it is empty.
+	FederationKubeconfig string
 
 	// MetricsAddr is where Prometheus metrics are served ("0" disables).
 	MetricsAddr string
@@ -55,6 +61,11 @@ type Options struct {
 	// webhooks).
 	Management management.Options
 
+	// Quota configures the cell role's quota claims (quota.go).
+	Quota QuotaOptions
+	// Client sets the client-side rate limits (client.go).
+	Client ClientOptions
+
 	// FeatureGates are compute's feature gates.
 	FeatureGates featuregate.MutableFeatureGate
 
@@ -68,6 +79,7 @@ func NewOptions() *Options {
 		ProbeAddr:              ":8081",
 		SimulatedProviderDelay: 2 * time.Second,
 		SimulatedProviderCIDR:  "10.128.0.0/16",
+		Client:                 NewClientOptions(),
 		FeatureGates:           features.New(),
 		Management:             management.NewOptions(),
 	}
@@ -83,6 +95,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Run the simulated runtime provider in the cell (local platform and tests).")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
 		"Kubeconfig of the plane this manager runs in (the cell for the cell role). Defaults to $KUBECONFIG, then in-cluster.")
+	fs.StringVar(&o.FederationKubeconfig, hub.KubeconfigFlag, o.FederationKubeconfig,
+		"Kubeconfig of the federation plane (the Karmada apiserver). Required by the management role; the cell role writes its Instances back through it.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `Address of the Prometheus metrics endpoint; "0" disables it.`)
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address of the /healthz and /readyz endpoints.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so only one replica reconciles at a time.")
@@ -94,6 +108,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SimulatedProviderCIDR, "simulated-provider-cidr", o.SimulatedProviderCIDR,
 		"Range the simulated provider assigns instance network addresses from.")
 	o.Management.AddFlags(fs)
+	o.Quota.AddFlags(fs)
+	o.Client.AddFlags(fs)
 	// Registers --feature-gates with the list of known gates; $FEATURE_GATES is
 	// read in Complete when the flag is not given.
 	o.FeatureGates.AddFlag(fs)
@@ -119,6 +135,22 @@ func (o *Options) Validate() error {
 		if err := o.Management.Validate(); err != nil {
 			errs = append(errs, err)
 		}
+		if o.FederationKubeconfig == "" {
+			errs = append(errs, fmt.Errorf("--%s is required with --enable-management-controllers: "+
+				"the management role copies WorkloadDeployments to the federation plane (Karmada) and projects Instances back from it",
+				hub.KubeconfigFlag))
+		}
+	}
+	if o.FederationKubeconfig != "" {
+		if _, err := os.Stat(o.FederationKubeconfig); err != nil {
+			errs = append(errs, fmt.Errorf("--%s %q cannot be read: %w", hub.KubeconfigFlag, o.FederationKubeconfig, err))
+		}
+	}
+	if err := o.Quota.Validate(o.EnableCell); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.Client.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.Kubeconfig != "" {
 		if _, err := os.Stat(o.Kubeconfig); err != nil {

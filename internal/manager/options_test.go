@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,6 +32,14 @@ func TestValidate(t *testing.T) {
 		"every error is reported at once": {
 			args:    []string{"--kubeconfig=/nonexistent", "--simulated-provider-delay=-1s", "--enable-simulated-provider"},
 			wantErr: []string{"--kubeconfig", "--simulated-provider-delay"},
+		},
+		"the management role without the federation plane names the flag": {
+			args:    []string{"--enable-management-controllers"},
+			wantErr: []string{"--federation-kubeconfig is required with --enable-management-controllers"},
+		},
+		"a federation kubeconfig that does not exist names the flag": {
+			args:    []string{"--enable-cell-controllers", "--federation-kubeconfig=/nonexistent/hub"},
+			wantErr: []string{`--federation-kubeconfig "/nonexistent/hub" cannot be read`},
 		},
 		"FEATURE_GATES is read when the flag is absent": {
 			args: []string{"--enable-cell-controllers"}, env: "NetworkingIntegration=true",
@@ -66,5 +76,24 @@ func TestValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestValidateManagementWithFederation(t *testing.T) {
+	hub := filepath.Join(t.TempDir(), "hub.kubeconfig")
+	if err := os.WriteFile(hub, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := NewOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--enable-management-controllers", "--federation-kubeconfig=" + hub}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Complete(fs); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("the management role with a federation kubeconfig is valid, got %v", err)
 	}
 }

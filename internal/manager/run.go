@@ -12,6 +12,8 @@ import (
 
 	"github.com/citycells/compute/internal/cell"
 	"github.com/citycells/compute/internal/features"
+	"github.com/citycells/compute/internal/federation"
+	"github.com/citycells/compute/internal/hub"
 	"github.com/citycells/compute/internal/management"
 )
 
@@ -23,6 +25,13 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	o.Client.apply(cfg)
+	var hubCfg *rest.Config
+	if o.FederationKubeconfig != "" {
+		if hubCfg, err = hub.LoadConfig(o.FederationKubeconfig); err != nil {
+			return err
+		}
+	}
 	mgrOpts := ctrl.Options{
 		Scheme:                  management.NewScheme(),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
@@ -30,6 +39,9 @@ func Run(ctx context.Context, o *Options) error {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		LeaderElectionID:        o.leaderElectionID(),
+	}
+	if err := addQuotaTypes(mgrOpts.Scheme); err != nil {
+		return err
 	}
 
 	var (
@@ -39,6 +51,7 @@ func Run(ctx context.Context, o *Options) error {
 	if o.EnableManagement {
 		mo := o.Management
 		mo.Manager = mgrOpts
+		mo.Federation = hubCfg
 		role, err := management.Setup(cfg, mo)
 		if err != nil {
 			return err
@@ -53,9 +66,20 @@ func Run(ctx context.Context, o *Options) error {
 	}
 
 	if o.EnableCell {
+		quotaClient, err := o.Quota.quotaClient(mgr)
+		if err != nil {
+			return err
+		}
 		if err := cell.Setup(mgr, cell.Options{
 			NetworkingIntegration: o.FeatureGates.Enabled(features.NetworkingIntegration),
+			Quota:                 quotaClient,
 		}); err != nil {
+			return err
+		}
+		if hubCfg == nil {
+			ctrl.Log.WithName("compute-manager").Info("Instance write-back is off: --" + hub.KubeconfigFlag +
+				" is not set, so this cell's Instances are not projected into their projects")
+		} else if err := federation.SetupCell(mgr, hubCfg); err != nil {
 			return err
 		}
 	}
@@ -75,7 +99,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	ctrl.Log.WithName("compute-manager").Info("starting",
 		"management", o.EnableManagement, "cell", o.EnableCell, "simulatedProvider", o.EnableSimulatedProvider,
-		"host", cfg.Host)
+		"host", cfg.Host, "federation", hubHost(hubCfg))
 	return start(ctx)
 }
 
@@ -93,6 +117,14 @@ func (o *Options) leaderElectionID() string {
 	default:
 		return "compute-cell.compute.datumapis.com"
 	}
+}
+
+// hubHost is the federation plane's address for the start-up log.
+func hubHost(cfg *rest.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	return cfg.Host
 }
 
 // loadConfig reads --kubeconfig, or $KUBECONFIG / in-cluster when empty.

@@ -4,18 +4,29 @@
 //   - decides QuotaGranted: True with reason QuotaDisabled when no quota
 //     backend is configured, otherwise what the QuotaClient reports;
 //   - removes the Quota scheduling gate once QuotaGranted is True for the
-//     Instance's current generation;
+//     Instance's current generation, in the same reconcile that observes
+//     the grant;
 //   - computes the Ready condition from what it observes: the gates still
 //     present, the quota decision, and the Programmed and Available
 //     conditions of the runtime provider;
 //   - emits a Warning event whenever an Instance starts failing for a reason
-//     a person must act on.
+//     a person must act on (a quota refusal or backend failure, a provider
+//     failure);
+//   - holds a finalizer while a quota backend is configured, releasing the
+//     Instance's claim before the Instance goes; a claim whose project
+//     cannot be resolved is reported (QuotaClaimOrphaned) and the Instance
+//     still goes.
+//
+// It calls the quota backend exactly as internal/quota's package
+// documentation prescribes: QuotaGranted (with observedGeneration) is
+// written before anything else can fail, and while quota is not granted the
+// Instance is requeued on quota.RequeueAfter — also when the backend could
+// not be asked and when a write conflicts — never in error backoff. A
+// backend that implements QuotaWatcher (quota.Client over static quota
+// planes) also enqueues an Instance as soon as its claim changes.
 //
 // Its conditions are written with server-side apply under their own field
 // manager, so the provider's conditions on the same Instance are never
-// overwritten.
-//
-// Writing Instances back to the federation plane is a later step: it slots
-// in after the status step of Reconcile (and before the finalizer is
-// released in reconcileDelete), behind its own client field.
+// overwritten. Writing Instances back to the federation plane is another
+// controller's job (internal/writeback).
 package instance

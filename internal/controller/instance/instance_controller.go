@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,6 +59,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/finalizers,verbs=update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 
 // SetupWithManager checks the reconciler's dependencies and registers the
 // controller.
@@ -75,11 +75,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	claims, err := r.quotaSources(mgr)
+	if err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})
+	for _, src := range claims {
+		b = b.WatchesRawSource(src)
+	}
+	return b.Complete(r)
 }
 
 // Reconcile settles an Instance's quota decision, Ready condition and
@@ -104,16 +111,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.applyFinalizer(ctx, inst, true)
 	}
 
+	// QuotaGranted is written (for this generation) before anything else
+	// can fail, so its reason is visible whatever happens next.
 	quota, requeue := r.evaluateQuota(ctx, inst)
 	if err := r.applyConditions(ctx, inst, quota, readyCondition(inst, quota)); err != nil {
+		if apierrors.IsConflict(err) && quota.Status != metav1.ConditionTrue {
+			return ctrl.Result{RequeueAfter: requeue}, nil
+		}
 		return ctrl.Result{}, err
 	}
-	// Federation write-back (a later issue) goes here, once status is settled.
+	// The grant observed above releases the gate in this same reconcile.
 	if err := r.releaseQuotaGate(ctx, inst); err != nil {
 		if apierrors.IsConflict(err) {
-			// Someone else changed the Instance; its update event brings it
+			// Someone else changed the Instance while quota is still
+			// pending for it (the gate is on): its update event brings it
 			// back, and this requeue bounds the wait without error backoff.
-			return ctrl.Result{RequeueAfter: quotaRequeueAfter(r.age(inst))}, nil
+			return ctrl.Result{RequeueAfter: r.quotaRequeue(inst)}, nil
 		}
 		return ctrl.Result{}, err
 	}
@@ -136,12 +149,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, inst *computev1alpha.I
 	if !controllerutil.ContainsFinalizer(inst, computev1alpha.InstanceFinalizer) {
 		return nil
 	}
-	if r.Quota != nil {
-		if err := r.Quota.Release(ctx, inst); err != nil {
-			return fmt.Errorf("failed to release the quota claim of Instance %s: %w", inst.Name, err)
-		}
+	if err := r.releaseQuota(ctx, inst); err != nil {
+		return err
 	}
-	// Removing the federation write-back (a later issue) goes here.
 	return r.applyFinalizer(ctx, inst, false)
 }
 
@@ -189,6 +199,9 @@ func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.
 	}
 	inst.Spec.Controller.SchedulingGates = kept
 	if err := r.Client.Patch(ctx, inst, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
 		return fmt.Errorf("failed to remove the Quota scheduling gate of Instance %s: %w", inst.Name, err)
 	}
 	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, inst.ResourceVersion)
@@ -199,7 +212,8 @@ func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.
 // applyConditions writes the conditions this controller owns, with
 // server-side apply under FieldOwner, only when they changed. inst is
 // updated from the response, so later steps see the new resourceVersion.
-// A Warning event is emitted when Ready starts failing for a new reason.
+// A Warning event is emitted for each condition that starts failing for a
+// new reason (see warnings).
 func (r *Reconciler) applyConditions(ctx context.Context, inst *computev1alpha.Instance, conds ...metav1.Condition) error {
 	now := metav1.NewTime(r.Clock.Now())
 	merged := append([]metav1.Condition(nil), inst.Status.Conditions...)
@@ -210,7 +224,7 @@ func (r *Reconciler) applyConditions(ctx context.Context, inst *computev1alpha.I
 	if !changed {
 		return nil
 	}
-	oldReady := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady)
+	old := inst.Status.Conditions
 
 	items := make([]any, 0, len(conds))
 	for _, c := range conds {
@@ -241,14 +255,8 @@ func (r *Reconciler) applyConditions(ctx context.Context, inst *computev1alpha.I
 	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, fresh.ResourceVersion)
 	*inst = *fresh
 
-	ready := meta.FindStatusCondition(merged, computev1alpha.ConditionReady)
-	if ready != nil && status.Failing(ready.Reason) && (oldReady == nil || oldReady.Reason != ready.Reason) {
-		r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, ready.Reason, "Reconcile", "%s", ready.Message)
+	for _, w := range warnings(old, merged) {
+		r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, w.Reason, "Reconcile", "%s", w.Message)
 	}
 	return nil
-}
-
-// age returns how long the Instance has existed.
-func (r *Reconciler) age(inst *computev1alpha.Instance) time.Duration {
-	return r.Clock.Since(inst.CreationTimestamp.Time)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,21 +70,38 @@ func quotaAdmits(inst *computev1alpha.Instance) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == inst.Generation
 }
 
-// quotaRequeueAfter is how long to wait before looking at a pending quota
-// decision again, anchored on the Instance's age: a grant that lands
-// moments after the claim is caught within a second, and one whose watch
-// event was missed is still caught, later.
-func quotaRequeueAfter(age time.Duration) time.Duration {
-	switch {
-	case age < time.Minute:
-		return time.Second
-	case age < 5*time.Minute:
-		return 15 * time.Second
-	case age < 10*time.Minute:
-		return time.Minute
-	default:
-		return 5 * time.Minute
+// warning is a Warning event to emit: a reason and its message.
+type warning struct {
+	Reason, Message string
+}
+
+// warnings returns the Warning events a status change from old to new
+// deserves: QuotaGranted turning to a refusal or failure reason it did not
+// have (QuotaExceeded, ValidationFailed, QuotaNoBudget and the backend
+// failures), then Ready turning to a failing reason it did not have, unless
+// that is the quota reason just reported (a gated Instance's Ready repeats
+// it).
+func warnings(old, new []metav1.Condition) []warning {
+	var out []warning
+	changedTo := func(t string, failing func(string) bool) *metav1.Condition {
+		c := meta.FindStatusCondition(new, t)
+		if c == nil || c.Status == metav1.ConditionTrue || !failing(c.Reason) {
+			return nil
+		}
+		if prev := meta.FindStatusCondition(old, t); prev != nil && prev.Reason == c.Reason {
+			return nil
+		}
+		return c
 	}
+	quotaReason := ""
+	if c := changedTo(computev1alpha.ConditionQuotaGranted, func(r string) bool { return quotaFailures[r] }); c != nil {
+		quotaReason = c.Reason
+		out = append(out, warning{Reason: c.Reason, Message: c.Message})
+	}
+	if c := changedTo(computev1alpha.ConditionReady, status.Failing); c != nil && c.Reason != quotaReason {
+		out = append(out, warning{Reason: c.Reason, Message: c.Message})
+	}
+	return out
 }
 
 // readyCondition computes an Instance's Ready condition from what is

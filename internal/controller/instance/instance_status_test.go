@@ -177,20 +177,55 @@ func TestQuotaAdmits(t *testing.T) {
 	}
 }
 
-func TestQuotaRequeueAfter(t *testing.T) {
+func TestWarnings(t *testing.T) {
+	exceeded := quota(metav1.ConditionFalse, computev1alpha.ReasonQuotaExceeded, "2 instances left")
+	readyExceeded := metav1.Condition{Type: computev1alpha.ConditionReady, Status: metav1.ConditionFalse, Reason: computev1alpha.ReasonQuotaExceeded, Message: "2 instances left"}
+	pending := quota(metav1.ConditionUnknown, computev1alpha.ReasonPendingEvaluation, "evaluating")
+	readyPending := metav1.Condition{Type: computev1alpha.ConditionReady, Status: metav1.ConditionFalse, Reason: computev1alpha.ReasonPendingQuota}
+	readyCrashing := metav1.Condition{Type: computev1alpha.ConditionReady, Status: metav1.ConditionFalse, Reason: computev1alpha.ReasonInstanceCrashing, Message: "exit 1"}
+	noBudget := quota(metav1.ConditionUnknown, computev1alpha.ReasonQuotaNoBudget, "no grant")
+	unavailable := quota(metav1.ConditionUnknown, computev1alpha.ReasonQuotaBackendUnavailable, "refused")
 	tests := map[string]struct {
-		age, want time.Duration
+		old, new []metav1.Condition
+		want     []warning
 	}{
-		"a new instance is looked at every second":      {age: 10 * time.Second, want: time.Second},
-		"after a minute, every 15 seconds":              {age: 2 * time.Minute, want: 15 * time.Second},
-		"after five minutes, every minute":              {age: 7 * time.Minute, want: time.Minute},
-		"after ten minutes, every five minutes":         {age: time.Hour, want: 5 * time.Minute},
-		"a clock running behind still gets the fastest": {age: -time.Second, want: time.Second},
+		"a denial is reported once, not again through Ready": {
+			old:  []metav1.Condition{pending, readyPending},
+			new:  []metav1.Condition{exceeded, readyExceeded},
+			want: []warning{{computev1alpha.ReasonQuotaExceeded, "2 instances left"}},
+		},
+		"an unchanged denial is not reported again": {
+			old: []metav1.Condition{exceeded, readyExceeded},
+			new: []metav1.Condition{exceeded, readyExceeded},
+		},
+		"a missing budget is reported": {
+			old:  nil,
+			new:  []metav1.Condition{noBudget, readyPending},
+			want: []warning{{computev1alpha.ReasonQuotaNoBudget, "no grant"}},
+		},
+		"a backend failure after a denial is reported": {
+			old:  []metav1.Condition{exceeded, readyExceeded},
+			new:  []metav1.Condition{unavailable, readyPending},
+			want: []warning{{computev1alpha.ReasonQuotaBackendUnavailable, "refused"}},
+		},
+		"waiting for quota is not a warning": {
+			old: nil,
+			new: []metav1.Condition{pending, readyPending},
+		},
+		"a grant is not a warning": {
+			old: []metav1.Condition{exceeded, readyExceeded},
+			new: []metav1.Condition{granted, readyPending},
+		},
+		"a provider failure is reported through Ready": {
+			old:  []metav1.Condition{granted, readyPending},
+			new:  []metav1.Condition{granted, readyCrashing},
+			want: []warning{{computev1alpha.ReasonInstanceCrashing, "exit 1"}},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := quotaRequeueAfter(tc.age); got != tc.want {
-				t.Errorf("quotaRequeueAfter(%s) = %s, want %s", tc.age, got, tc.want)
+			if diff := cmp.Diff(tc.want, warnings(tc.old, tc.new)); diff != "" {
+				t.Errorf("warnings mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

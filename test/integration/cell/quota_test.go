@@ -3,6 +3,7 @@ package cell
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/quota"
 	"github.com/citycells/compute/internal/simprovider"
 )
 
@@ -22,10 +24,12 @@ type fakeQuota struct {
 	mu        sync.Mutex
 	decisions map[string]metav1.Condition
 	released  map[string]int
+	// orphaned namespaces answer Release with quota.ErrClaimOrphaned.
+	orphaned map[string]bool
 }
 
 func newFakeQuota() *fakeQuota {
-	return &fakeQuota{decisions: map[string]metav1.Condition{}, released: map[string]int{}}
+	return &fakeQuota{decisions: map[string]metav1.Condition{}, released: map[string]int{}, orphaned: map[string]bool{}}
 }
 
 // errUnreachable is what the fake returns for a QuotaBackendUnavailable
@@ -46,12 +50,23 @@ func (f *fakeQuota) Evaluate(_ context.Context, inst *computev1alpha.Instance) (
 	return c, nil
 }
 
-// Release records that an Instance's claim was released.
+// Release records that an Instance's claim was released, or fails with
+// quota.ErrClaimOrphaned in an orphaned namespace.
 func (f *fakeQuota) Release(_ context.Context, inst *computev1alpha.Instance) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.orphaned[inst.Namespace] {
+		return fmt.Errorf("%w: namespace %q has no %s label", quota.ErrClaimOrphaned, inst.Namespace, computev1alpha.UpstreamClusterNameLabel)
+	}
 	f.released[client.ObjectKeyFromObject(inst).String()]++
 	return nil
+}
+
+// orphan makes the claims of a namespace unreleasable.
+func (f *fakeQuota) orphan(ns string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.orphaned[ns] = true
 }
 
 // decide sets the decision for a namespace.
