@@ -61,6 +61,10 @@ type Reconciler struct {
 	// HubReader reads the federation plane directly, for the decisions a
 	// stale cache must not make (releasing the finalizer).
 	HubReader client.Reader
+	// Locks serialise the policy decisions per city with the
+	// PolicyReconciler's; share them (SetupWithManager makes its own when
+	// nil).
+	Locks *CityLocks
 	// Clock stamps condition transitions; the real clock when nil.
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
@@ -95,6 +99,9 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
+	}
+	if r.Locks == nil {
+		r.Locks = &CityLocks{}
 	}
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
@@ -197,6 +204,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, nil
 	case fedErr == nil:
 		cond = federatedCondition(hubNamespace)
+	case errors.Is(fedErr, ErrPolicyDeleting):
+		// The city's previous policy is on its way out; a new one can be
+		// made once it is gone.
+		return ctrl.Result{RequeueAfter: policyWait}, nil
 	case apierrors.IsConflict(fedErr):
 		// A stale read: the retry resolves it, and it is no news.
 		return ctrl.Result{}, fedErr
@@ -225,6 +236,10 @@ func (r *Reconciler) federate(ctx context.Context, s *scope) (*computev1alpha.Wo
 	if err := r.ensureHubNamespace(ctx, HubNamespace(s.cluster, ns)); err != nil {
 		return nil, hubNamespace, err
 	}
+	// The policy comes first, so the copy is never without one; the lock
+	// keeps the policy controller from deleting it before the copy is there.
+	unlock := r.Locks.Lock(hubNamespace, s.wd.Spec.CityCode)
+	defer unlock()
 	if err := EnsurePolicy(ctx, r.Hub, r.HubReader, CityPolicy(hubNamespace, s.wd.Spec.CityCode)); err != nil {
 		return nil, hubNamespace, err
 	}

@@ -36,7 +36,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) error {
 	if hubNamespace != "" {
 		// The PolicyReconciler would get there too; doing it here removes
 		// the city's policy with its last deployment, promptly.
-		if err := ReconcileCityPolicy(ctx, r.Hub, r.HubReader, hubNamespace, s.wd.Spec.CityCode); err != nil {
+		if err := ReconcileCityPolicy(ctx, r.Locks, r.Hub, r.HubReader, hubNamespace, s.wd.Spec.CityCode); err != nil {
 			ctrl.LoggerFrom(ctx).Info("The city's PropagationPolicy is left to the policy controller", "error", err.Error())
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,7 +34,17 @@ type PolicyReconciler struct {
 	// HubReader reads the federation plane directly: a policy is deleted
 	// only when a live list shows no deployment of its city.
 	HubReader client.Reader
+	// Locks serialise the policy decisions per city with the federator's;
+	// share the federator's (SetupWithManager makes its own when nil).
+	Locks *CityLocks
 }
+
+// ErrPolicyDeleting means a city's PropagationPolicy is still being deleted
+// (Karmada holds a finalizer on it), so a new one cannot be made yet.
+var ErrPolicyDeleting = errors.New("PropagationPolicy is still being deleted")
+
+// policyWait is how long to wait for a policy being deleted to go.
+const policyWait = 250 * time.Millisecond
 
 // SetupWithManager registers the controller with mgr (the management role's
 // local manager). It watches the hub WorkloadDeployments compute copied and
@@ -48,6 +59,9 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager, hubCluster cluster
 	}
 	if r.HubReader == nil {
 		r.HubReader = hubCluster.GetAPIReader()
+	}
+	if r.Locks == nil {
+		r.Locks = &CityLocks{}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(PolicyControllerName).
@@ -74,14 +88,22 @@ func (r *PolicyReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		// holds only those): its policies are somebody else's.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	return ctrl.Result{}, ReconcileCityPolicy(ctx, r.Hub, r.HubReader, req.Namespace, req.Name)
+	err := ReconcileCityPolicy(ctx, r.Locks, r.Hub, r.HubReader, req.Namespace, req.Name)
+	if errors.Is(err, ErrPolicyDeleting) {
+		// Its deletion event brings the city back; this bounds the wait.
+		return ctrl.Result{RequeueAfter: policyWait}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // ReconcileCityPolicy ensures the PropagationPolicy of city in hub namespace
 // namespace while a WorkloadDeployment copy of that city, not being
 // deleted, exists there, and deletes it otherwise. The cache decides that a
-// policy is wanted; only a live list decides that it is not.
-func ReconcileCityPolicy(ctx context.Context, c client.Client, reader client.Reader, namespace, city string) error {
+// policy is wanted; only a live list, taken under the city's lock, decides
+// that it is not.
+func ReconcileCityPolicy(ctx context.Context, locks *CityLocks, c client.Client, reader client.Reader, namespace, city string) error {
+	unlock := locks.Lock(namespace, city)
+	defer unlock()
 	wanted, err := cityWanted(ctx, c, namespace, city)
 	if err != nil {
 		return err
@@ -117,8 +139,8 @@ func cityWanted(ctx context.Context, reader client.Reader, namespace, city strin
 
 // EnsurePolicy creates the policy desired, or restores the fields compute
 // decides on the existing one. A policy of that name that compute did not
-// create is never touched; one still being deleted is waited for (the
-// error retries; its deletion event brings the city back).
+// create is never touched; for one still being deleted it returns an error
+// wrapping ErrPolicyDeleting. Callers hold the city's lock.
 func EnsurePolicy(ctx context.Context, c client.Client, reader client.Reader, desired *policyv1alpha1.PropagationPolicy) error {
 	existing := &policyv1alpha1.PropagationPolicy{}
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
@@ -140,7 +162,7 @@ func EnsurePolicy(ctx context.Context, c client.Client, reader client.Reader, de
 			desired.Namespace, desired.Name, desired.Labels[computev1alpha.CityCodeTopologyLabel])
 	}
 	if existing.DeletionTimestamp != nil {
-		return fmt.Errorf("PropagationPolicy %s/%s is still being deleted", desired.Namespace, desired.Name)
+		return fmt.Errorf("%w: %s/%s", ErrPolicyDeleting, desired.Namespace, desired.Name)
 	}
 	if !policyDrifted(existing, desired) {
 		return nil

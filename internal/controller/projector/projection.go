@@ -116,7 +116,8 @@ func MergeProjection(existing, desired *computev1alpha.Instance) (merged *comput
 			refs = append(refs, ref)
 		}
 	}
-	out.OwnerReferences = append(refs, desired.OwnerReferences...)
+	refs = append(refs, desired.OwnerReferences...)
+	out.OwnerReferences = refs
 	out.Spec = *desired.Spec.DeepCopy()
 	return out, !equality.Semantic.DeepEqual(existing, out)
 }

@@ -46,6 +46,10 @@ type Reconciler struct {
 	Manager mcmanager.Manager
 	// Hub reads the federation plane from its cache.
 	Hub client.Client
+	// HubReader reads the federation plane directly: a namespace the cache
+	// does not hold yet is read before an Instance in it is declared
+	// unresolvable.
+	HubReader client.Reader
 	// Recorder emits events on hub Instances.
 	Recorder events.EventRecorder
 	// Clock ages hub Instances and measures projection lag; the real clock
@@ -75,6 +79,9 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 	if r.Hub == nil {
 		r.Hub = hubCluster.GetClient()
 	}
+	if r.HubReader == nil {
+		r.HubReader = hubCluster.GetAPIReader()
+	}
 	if r.Recorder == nil {
 		r.Recorder = hubCluster.GetEventRecorder("compute.datumapis.com/" + ControllerName)
 	}
@@ -90,7 +97,25 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		WatchesRawSource(source.Kind(hubCluster.GetCache(), &computev1alpha.Instance{},
 			&handler.TypedEnqueueRequestForObject[*computev1alpha.Instance]{})).
+		// A namespace that starts naming its project makes its Instances
+		// resolvable.
+		WatchesRawSource(source.Kind(hubCluster.GetCache(), &corev1.Namespace{},
+			handler.TypedEnqueueRequestsFromMapFunc(r.instancesIn))).
 		Complete(r)
+}
+
+// instancesIn maps a hub namespace to the hub Instances in it.
+func (r *Reconciler) instancesIn(ctx context.Context, ns *corev1.Namespace) []reconcile.Request {
+	var list computev1alpha.InstanceList
+	if err := r.Hub.List(ctx, &list, client.InNamespace(ns.Name)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the Instances of a namespace of the federation plane", "namespace", ns.Name)
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
 }
 
 // Reconcile projects one hub Instance.
@@ -103,12 +128,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	log := ctrl.LoggerFrom(ctx).WithValues("hubInstance", klog.KObj(inst))
 	ctx = ctrl.LoggerInto(ctx, log)
 
-	ns := &corev1.Namespace{}
-	if err := r.Hub.Get(ctx, client.ObjectKey{Name: inst.Namespace}, ns); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("failed to read namespace %s of the federation plane: %w", inst.Namespace, err)
-		}
-		ns = nil
+	ns, err := r.hubNamespace(ctx, inst.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	id, reason, message := resolve(inst, ns)
 	if reason != "" {
@@ -144,6 +166,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, r.project(ctx, cl, inst, Projection(inst, id.namespace, owner))
+}
+
+// hubNamespace returns the hub namespace name, nil when it does not exist.
+// The cache holds only the namespaces compute maps; one it does not hold
+// (not mapped, or not seen yet) is read directly.
+func (r *Reconciler) hubNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	ns := &corev1.Namespace{}
+	err := r.Hub.Get(ctx, client.ObjectKey{Name: name}, ns)
+	if apierrors.IsNotFound(err) {
+		err = r.HubReader.Get(ctx, client.ObjectKey{Name: name}, ns)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("failed to read namespace %s of the federation plane: %w", name, err)
+	}
+	return ns, nil
 }
 
 // project creates or updates the projection desired of hub Instance inst

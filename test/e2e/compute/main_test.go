@@ -1,16 +1,23 @@
 //go:build e2e
 
-// Package e2e runs end-to-end tests against the real local platform — etcd,
-// kube-apiservers, kube-controller-managers and real Karmada — started once
-// for the package by internal/local, the same code as `compute-local up`.
+// Package compute runs compute end to end on the real local platform —
+// project plane, Karmada federation plane, cells DFW, LHR and SIN — with
+// compute-manager in the management role and in the cell role (with the
+// simulated provider), started once for the package by internal/local,
+// the same code as `compute-local up`.
 //
 //	go test -tags e2e -count=1 ./test/e2e/...
 //
-// The platform runs in a temporary state directory. TestMain stops it
-// whatever happens; if the test binary dies, the platform's processes die
-// with it (they are not detached). When a test fails the directory is kept
-// and its path printed, so the component logs can be read.
-package e2e
+// Every test works in a project namespace of its own (with the project
+// label and a LocationBinding per city, as the platform seeds "default"),
+// so each has its own federation namespace and policies. Each test reads
+// as what a user, or the operator looking at the planes, sees.
+//
+// TestMain stops the platform whatever happens; if the test binary dies
+// the platform's processes die with it. When a test fails the state
+// directory is kept and its path printed, so the component logs can be
+// read.
+package compute
 
 import (
 	"context"
@@ -21,43 +28,52 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
-	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/test/e2e/internal/serial"
 )
 
 // platform is the platform every test of the package runs against.
 var platform *local.Platform
 
-// Clients of the hub and of each cell, by city code.
+// Clients of the project plane, the hub and each cell (by city code).
 var (
-	hub   client.Client
-	cells = map[string]client.Client{}
+	project client.Client
+	hub     client.Client
+	cells   = map[string]client.Client{}
 )
+
+// cities are the platform's cities, sorted.
+var cities = []string{"DFW", "LHR", "SIN"}
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 // run starts the platform, runs the tests and always stops the platform:
 // it is deferred here, not in TestMain, because os.Exit skips defers.
 func run(m *testing.M) int {
+	unlock, err := serial.Lock()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer unlock()
 	dir, err := os.MkdirTemp("", "compute-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	platform, err = local.Up(ctx, local.Config{
 		StateDir: dir,
-		// The smoke tests exercise the platform's Karmada plumbing and
-		// write WorkloadDeployment status themselves, standing in for the
-		// cell controllers.
-		Managers: local.ManagersOff,
+		Cities:   cities,
+		Managers: local.ManagersRequired,
 		Log:      os.Stderr,
 	})
 	if err != nil {
@@ -81,10 +97,13 @@ func run(m *testing.M) int {
 	return code
 }
 
-// connect creates the hub and cell clients.
+// connect creates the clients of every plane.
 func connect() error {
 	s := scheme()
 	var err error
+	if project, err = client.New(platform.Config(local.ProjectPlane(local.DefaultProject)), client.Options{Scheme: s}); err != nil {
+		return fmt.Errorf("failed to create a project client: %w", err)
+	}
 	if hub, err = client.New(platform.Config(local.HubPlane), client.Options{Scheme: s}); err != nil {
 		return fmt.Errorf("failed to create a hub client: %w", err)
 	}
@@ -96,15 +115,15 @@ func connect() error {
 	return nil
 }
 
-// scheme knows core, compute and Karmada kinds.
+// scheme knows core, compute, networking and Karmada kinds.
 func scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme,
 		computev1alpha.AddToScheme,
+		networkingv1alpha.AddToScheme,
 		clusterv1alpha1.Install,
 		policyv1alpha1.Install,
-		workv1alpha1.Install,
 		workv1alpha2.Install,
 	} {
 		if err := add(s); err != nil {

@@ -1,0 +1,92 @@
+// Package hub connects compute-manager to the federation plane (the Karmada
+// apiserver, "the hub"): the configuration named by --federation-kubeconfig,
+// the scheme of the kinds compute reads and writes there, and the cluster
+// (client and cache) that the federation controllers of both roles share.
+//
+// The management role's WorkloadDeploymentFederator and InstanceProjector
+// and the cell role's Instance write-back all talk to the hub through a
+// cluster.Cluster from NewCluster, added to their manager as a runnable so
+// its cache starts and stops with the manager.
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// KubeconfigFlag is the flag naming the hub's kubeconfig.
+const KubeconfigFlag = "federation-kubeconfig"
+
+// ManagedByLabel and ManagedByValue mark the hub objects compute creates
+// and deletes on its own (PropagationPolicies), so it never touches
+// policies somebody else wrote.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "compute"
+)
+
+// NewScheme returns the scheme of the hub: Kubernetes' built-in kinds,
+// compute and Karmada's policies.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(computev1alpha.AddToScheme(s))
+	utilruntime.Must(policyv1alpha1.Install(s))
+	return s
+}
+
+// LoadConfig reads the hub kubeconfig at path. The error names the flag.
+func LoadConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		return nil, fmt.Errorf("--%s is not set", KubeconfigFlag)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("--%s %q cannot be read: %w", KubeconfigFlag, path, err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load --%s %q: %w", KubeconfigFlag, path, err)
+	}
+	return cfg, nil
+}
+
+// NewCluster returns the hub cluster for cfg. Its cache narrows what
+// compute reads there: of namespaces only those compute maps project
+// namespaces to (they carry the upstream cluster label), of
+// PropagationPolicies only compute's own. WorkloadDeployments and
+// Instances are cached whole, when a controller first reads them.
+func NewCluster(cfg *rest.Config, opts ...cluster.Option) (cluster.Cluster, error) {
+	if cfg == nil {
+		return nil, errors.New("the federation plane has no client configuration")
+	}
+	mapped, err := labels.NewRequirement(computev1alpha.UpstreamClusterNameLabel, selection.Exists, nil)
+	utilruntime.Must(err)
+	all := append([]cluster.Option{func(o *cluster.Options) {
+		o.Scheme = NewScheme()
+		o.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Namespace{}:                 {Label: labels.NewSelector().Add(*mapped)},
+			&policyv1alpha1.PropagationPolicy{}: {Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})},
+		}}
+	}}, opts...)
+	cl, err := cluster.New(cfg, all...)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the federation plane client: %w", err)
+	}
+	return cl, nil
+}

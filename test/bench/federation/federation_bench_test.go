@@ -1,0 +1,511 @@
+//go:build bench
+
+// Package federation benchmarks compute end to end on the local platform
+// (real Karmada, compute-manager in both roles, the simulated provider with
+// its default 2 s provisioning delay):
+//
+//   - P1, time to running: a Workload of 3 cities × 2 replicas is created;
+//     the clock stops when all 6 Instances are Ready in their cells,
+//     projected (Ready) into the project and the Workload is Available with
+//     6 ready replicas for its generation. p50/p99 over RUNS runs (default
+//     30; COMPUTE_BENCH_RUNS changes it), each Workload deleted (and gone
+//     from every plane) before the next;
+//   - raw Karmada, in the same run: three ConfigMaps (one per city) created
+//     in the hub until each is in its cell — the propagation floor P1 is
+//     compared with (ratio);
+//   - P2, status lag: the provider flips one Instance (the simulated
+//     failure annotation on, then off); the clock stops when the Workload's
+//     ready replicas show it. p50/p99 of both directions;
+//   - where the time goes: per-hop medians of both, from watches on every
+//     plane.
+//
+// Run with:
+//
+//	go test -tags bench -run '^$' -bench Federation -benchtime 1x -timeout 30m ./test/bench/federation/
+//
+// Figures are printed and reported as benchmark metrics; nothing is
+// asserted about them.
+package federation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/simprovider"
+)
+
+// Bench shape.
+const (
+	replicasPerCity = 2
+	rawNamespace    = "bench-raw"
+	runTimeout      = 2 * time.Minute
+)
+
+// benchCities are the cities of every Workload.
+var benchCities = []string{"DFW", "LHR", "SIN"}
+
+func BenchmarkFederation(b *testing.B) {
+	runs := 30
+	if v, err := strconv.Atoi(os.Getenv("COMPUTE_BENCH_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	dir, err := os.MkdirTemp("", "compute-bench-federation-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if b.Failed() {
+			fmt.Fprintf(os.Stderr, "keeping the platform state for inspection: %s (logs in %s/logs)\n", dir, dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p, err := local.Up(ctx, local.Config{StateDir: dir, Cities: benchCities, Managers: local.ManagersRequired, Log: os.Stderr})
+	if err != nil {
+		b.Fatalf("failed to start the platform: %v", err)
+	}
+	defer p.Down()
+
+	e := connect(b, p)
+	rawAll, rawOne := e.rawPropagation(b, ctx, runs)
+
+	t := newTracker()
+	t.onTimeout = func() { e.dump(ctx) }
+	e.track(b, ctx, t)
+	p1, hops1 := e.timeToRunning(b, ctx, t, runs)
+	fail, recover, hops2 := e.statusLag(b, ctx, t, runs)
+
+	report("%d runs; simulated provider delay 2s per Instance; OrderedReady (Instances of a city one after the other)", runs)
+	report("raw Karmada: 3 ConfigMaps (one per city) hub → all cells   p50 %s  p99 %s", pct(rawAll, 50), pct(rawAll, 99))
+	report("raw Karmada: one ConfigMap hub → its cell                    p50 %s  p99 %s", pct(rawOne, 50), pct(rawOne, 99))
+	report("P1 Workload 3 cities × %d → 6 Ready, projected, Available     p50 %s  p99 %s  (ratio to raw 3-city propagation: p50 %.1fx, p99 %.1fx)",
+		replicasPerCity, pct(p1, 50), pct(p1, 99), ratio(p1, rawAll, 50), ratio(p1, rawAll, 99))
+	report("P2 status lag, provider fails an Instance → Workload shows it p50 %s  p99 %s", pct(fail, 50), pct(fail, 99))
+	report("P2 status lag, provider recovers it → Workload shows it      p50 %s  p99 %s", pct(recover, 50), pct(recover, 99))
+	report("P1 per hop (median of each hop's duration over the runs):")
+	hops1.print()
+	report("P2 per hop, failure (median):")
+	hops2.print()
+	b.ReportMetric(ms(pct(p1, 50)), "P1-p50-ms")
+	b.ReportMetric(ms(pct(p1, 99)), "P1-p99-ms")
+	b.ReportMetric(ms(pct(rawAll, 50)), "raw-p50-ms")
+	b.ReportMetric(ratio(p1, rawAll, 50), "P1/raw-p50")
+	b.ReportMetric(ms(pct(fail, 50)), "P2-fail-p50-ms")
+	b.ReportMetric(ms(pct(fail, 99)), "P2-fail-p99-ms")
+	b.ReportMetric(ms(pct(recover, 50)), "P2-recover-p50-ms")
+	b.ReportMetric(ms(pct(recover, 99)), "P2-recover-p99-ms")
+}
+
+// env holds the clients of every plane.
+type env struct {
+	project, hub client.WithWatch
+	cells        map[string]client.WithWatch
+	// namespace is the project namespace of the Workloads, hubNamespace
+	// the federation namespace it maps to.
+	namespace, hubNamespace string
+}
+
+// connect creates the clients and reads the project namespace's UID.
+func connect(b *testing.B, p *local.Platform) *env {
+	b.Helper()
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, computev1alpha.AddToScheme, policyv1alpha1.Install, workv1alpha2.Install} {
+		if err := add(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	newClient := func(plane string) client.WithWatch {
+		c, err := client.NewWithWatch(p.Config(plane), client.Options{Scheme: s})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	e := &env{
+		project:   newClient(local.ProjectPlane(local.DefaultProject)),
+		hub:       newClient(local.HubPlane),
+		cells:     map[string]client.WithWatch{},
+		namespace: local.BindingNamespace,
+	}
+	for _, c := range p.State().Clusters {
+		e.cells[c.City] = newClient(c.Name)
+	}
+	ns := &corev1.Namespace{}
+	if err := e.project.Get(context.Background(), client.ObjectKey{Name: e.namespace}, ns); err != nil {
+		b.Fatal(err)
+	}
+	e.hubNamespace = names.FederationNamespace(ns.UID)
+	return e
+}
+
+// track watches every stream the milestones read.
+func (e *env) track(b *testing.B, ctx context.Context, t *tracker) {
+	t.watch(ctx, b, e.project, projectWorkloads, &computev1alpha.WorkloadList{}, e.namespace)
+	t.watch(ctx, b, e.project, projectDeployments, &computev1alpha.WorkloadDeploymentList{}, e.namespace)
+	t.watch(ctx, b, e.project, projectInstances, &computev1alpha.InstanceList{}, e.namespace)
+	t.watch(ctx, b, e.hub, hubDeployments, &computev1alpha.WorkloadDeploymentList{}, e.hubNamespace)
+	t.watch(ctx, b, e.hub, hubInstances, &computev1alpha.InstanceList{}, e.hubNamespace)
+	for _, c := range e.cells {
+		t.watch(ctx, b, c, cellDeployments, &computev1alpha.WorkloadDeploymentList{}, e.hubNamespace)
+		t.watch(ctx, b, c, cellInstances, &computev1alpha.InstanceList{}, e.hubNamespace)
+	}
+}
+
+// dump prints the hub copies, their bindings and the cells' deployments,
+// for a measurement that timed out.
+func (e *env) dump(ctx context.Context) {
+	hubWDs := &computev1alpha.WorkloadDeploymentList{}
+	if err := e.hub.List(ctx, hubWDs, client.InNamespace(e.hubNamespace)); err == nil {
+		for _, wd := range hubWDs.Items {
+			fmt.Fprintf(os.Stderr, "hub %s gen %d annotations %v status obsGen %d ready %d conds %+v\n",
+				wd.Name, wd.Generation, wd.Annotations, wd.Status.ObservedGeneration, wd.Status.ReadyReplicas, wd.Status.Conditions)
+		}
+	}
+	rbs := &workv1alpha2.ResourceBindingList{}
+	if err := e.hub.List(ctx, rbs, client.InNamespace(e.hubNamespace)); err == nil {
+		for _, rb := range rbs.Items {
+			for _, s := range rb.Status.AggregatedStatus {
+				raw := ""
+				if s.Status != nil {
+					raw = string(s.Status.Raw)
+				}
+				fmt.Fprintf(os.Stderr, "binding %s gen %d cluster %s applied %v status %s\n", rb.Name, rb.Generation, s.ClusterName, s.Applied, raw)
+			}
+		}
+	}
+	for city, c := range e.cells {
+		wds := &computev1alpha.WorkloadDeploymentList{}
+		if err := c.List(ctx, wds, client.InNamespace(e.hubNamespace)); err == nil {
+			for _, wd := range wds.Items {
+				fmt.Fprintf(os.Stderr, "cell %s %s gen %d annotations %v status obsGen %d ready %d\n",
+					city, wd.Name, wd.Generation, wd.Annotations, wd.Status.ObservedGeneration, wd.Status.ReadyReplicas)
+			}
+		}
+	}
+}
+
+// rawPropagation times, runs times, three ConfigMaps created at once in the
+// hub (one per city, each routed by its city label) until all are in their
+// cells, and the first of them until it is in its cell.
+func (e *env) rawPropagation(b *testing.B, ctx context.Context, runs int) (all, one []time.Duration) {
+	b.Helper()
+	must(b, e.hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rawNamespace}}))
+	for _, city := range benchCities {
+		sel := &metav1.LabelSelector{MatchLabels: map[string]string{computev1alpha.CityCodeTopologyLabel: city}}
+		must(b, e.hub.Create(ctx, &policyv1alpha1.PropagationPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "city-" + strings.ToLower(city), Namespace: rawNamespace},
+			Spec: policyv1alpha1.PropagationSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: sel}},
+				Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{LabelSelector: sel}},
+			},
+		}))
+	}
+	for _, city := range benchCities {
+		waitFor(b, time.Minute, func() bool {
+			return e.cells[city].Get(ctx, client.ObjectKey{Name: rawNamespace}, &corev1.Namespace{}) == nil
+		})
+	}
+	for i := range runs {
+		began := time.Now()
+		var first time.Duration
+		for _, city := range benchCities {
+			must(b, e.hub.Create(ctx, rawConfigMap(city, i)))
+		}
+		for j, city := range benchCities {
+			key := client.ObjectKeyFromObject(rawConfigMap(city, i))
+			waitFor(b, time.Minute, func() bool { return e.cells[city].Get(ctx, key, &corev1.ConfigMap{}) == nil })
+			if j == 0 {
+				first = time.Since(began)
+			}
+		}
+		all = append(all, time.Since(began))
+		one = append(one, first)
+	}
+	return all, one
+}
+
+// rawConfigMap is the ConfigMap of run i for city.
+func rawConfigMap(city string, i int) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("raw-%s-%d", strings.ToLower(city), i), Namespace: rawNamespace,
+			Labels: map[string]string{computev1alpha.CityCodeTopologyLabel: city},
+		},
+		Data: map[string]string{"run": strconv.Itoa(i)},
+	}
+}
+
+// timeToRunning measures P1 runs times.
+func (e *env) timeToRunning(b *testing.B, ctx context.Context, t *tracker, runs int) ([]time.Duration, hops) {
+	b.Helper()
+	var totals []time.Duration
+	h := newHops(p1Hops)
+	for i := range runs {
+		w := e.workload(fmt.Sprintf("bench-%d", i))
+		reached := t.measure(b, runTimeout, func() { must(b, e.project.Create(ctx, w)) }, runningMilestones(e.namespace, w.Name)...)
+		totals = append(totals, slices.Max([]time.Duration{reached[msCellReady], reached[msProjected], reached[msWorkload]}))
+		h.add(reached)
+		if i < runs-1 {
+			e.deleteAndWait(b, ctx, t, w)
+		}
+	}
+	return totals, h
+}
+
+// Milestone names.
+const (
+	msProjectWDs   = "project WorkloadDeployments created"
+	msHubWDs       = "hub copies created"
+	msCellWDs      = "cell WorkloadDeployments created"
+	msCellCreated  = "cell Instances created"
+	msCellReady    = "cell Instances Ready"
+	msWrittenBack  = "written-back Instances Ready"
+	msProjected    = "projections Ready"
+	msCellStatus   = "cell WorkloadDeployments report ready"
+	msHubStatus    = "hub copies report ready (Karmada)"
+	msProjStatus   = "project WorkloadDeployments report ready"
+	msWorkload     = "Workload Available"
+	msFlipCell     = "cell Instance flipped"
+	msFlipHub      = "written-back Instance flipped"
+	msFlipProj     = "projection flipped"
+	msFlipCellWD   = "cell WorkloadDeployment counts it"
+	msFlipHubWD    = "hub copy counts it (Karmada)"
+	msFlipProjWD   = "project WorkloadDeployment counts it"
+	msFlipWorkload = "Workload counts it"
+)
+
+// runningMilestones are P1's milestones for Workload w.
+func runningMilestones(namespace, w string) []milestone {
+	n := len(benchCities)
+	all := n * replicasPerCity
+	label := computev1alpha.WorkloadNameLabel
+	return []milestone{
+		{msProjectWDs, func(v view) bool { return len(v.of(projectDeployments, label, w)) == n }},
+		{msHubWDs, func(v view) bool { return len(v.of(hubDeployments, label, w)) == n }},
+		{msCellWDs, func(v view) bool { return len(v.of(cellDeployments, label, w)) == n }},
+		{msCellCreated, func(v view) bool { return len(v.of(cellInstances, label, w)) == all }},
+		{msCellReady, func(v view) bool { return readyInstances(v.of(cellInstances, label, w)) == all }},
+		{msWrittenBack, func(v view) bool { return readyInstances(v.of(hubInstances, label, w)) == all }},
+		{msProjected, func(v view) bool { return readyInstances(v.of(projectInstances, label, w)) == all }},
+		{msCellStatus, func(v view) bool { return deploymentsReady(v.of(cellDeployments, label, w), n, replicasPerCity) }},
+		{msHubStatus, func(v view) bool { return deploymentsReady(v.of(hubDeployments, label, w), n, replicasPerCity) }},
+		{msProjStatus, func(v view) bool { return deploymentsReady(v.of(projectDeployments, label, w), n, replicasPerCity) }},
+		{msWorkload, func(v view) bool {
+			wl, ok := v.named(projectWorkloads, namespace, w).(*computev1alpha.Workload)
+			return ok && wl != nil && wl.Status.ObservedGeneration == wl.Generation &&
+				meta.IsStatusConditionTrue(wl.Status.Conditions, computev1alpha.ConditionAvailable) &&
+				wl.Status.ReadyReplicas == int32(all)
+		}},
+	}
+}
+
+// p1Hops are the hops of P1, each from one milestone to another.
+var p1Hops = []hop{
+	{"Workload created → project WDs (WorkloadReconciler)", "", msProjectWDs},
+	{"project WDs → hub copies (federator)", msProjectWDs, msHubWDs},
+	{"hub copies → cell WDs (Karmada propagation)", msHubWDs, msCellWDs},
+	{"cell WDs → all Instances created (cell controllers, OrderedReady)", msCellWDs, msCellCreated},
+	{"cell WDs → all Instances Ready (cell controllers + provider delay)", msCellWDs, msCellReady},
+	{"cell Instances Ready → written back Ready (write-back)", msCellReady, msWrittenBack},
+	{"written back → projections Ready (projector)", msWrittenBack, msProjected},
+	{"cell Instances Ready → cell WDs report it (WD controller)", msCellReady, msCellStatus},
+	{"cell WDs report → hub copies report (Karmada status)", msCellStatus, msHubStatus},
+	{"hub copies report → project WDs report (federator mirror)", msHubStatus, msProjStatus},
+	{"project WDs report → Workload Available (WorkloadReconciler)", msProjStatus, msWorkload},
+}
+
+// workload returns a Workload of 2 replicas in each bench city.
+func (e *env) workload(name string) *computev1alpha.Workload {
+	w := &computev1alpha.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: e.namespace, Name: name}}
+	w.Spec.Template.Spec.Runtime = computev1alpha.InstanceRuntimeSpec{
+		Resources: computev1alpha.InstanceRuntimeResources{InstanceType: "datumcloud/d1-standard-2"},
+		Sandbox: &computev1alpha.SandboxRuntime{Containers: []computev1alpha.SandboxContainer{{
+			Name: "app", Image: "ghcr.io/citycells/hello:1.0",
+		}}},
+	}
+	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{
+		Name: "edge", CityCodes: benchCities, ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: replicasPerCity},
+	}}
+	return w
+}
+
+// deleteAndWait deletes a Workload and waits until nothing of it is left
+// in any plane.
+func (e *env) deleteAndWait(b *testing.B, ctx context.Context, t *tracker, w *computev1alpha.Workload) {
+	b.Helper()
+	label := computev1alpha.WorkloadNameLabel
+	t.measure(b, runTimeout, func() { must(b, client.IgnoreNotFound(e.project.Delete(ctx, w))) }, milestone{"gone", func(v view) bool {
+		for _, s := range []stream{projectDeployments, projectInstances, hubDeployments, hubInstances, cellDeployments, cellInstances} {
+			if len(v.of(s, label, w.Name)) > 0 {
+				return false
+			}
+		}
+		return true
+	}})
+}
+
+// statusLag measures P2: runs flips of one Instance's provider state, off
+// and on again, each until the Workload's ready replicas show it.
+func (e *env) statusLag(b *testing.B, ctx context.Context, t *tracker, runs int) (fail, recover []time.Duration, h hops) {
+	b.Helper()
+	name := fmt.Sprintf("bench-%d", runs-1)
+	wds := &computev1alpha.WorkloadDeploymentList{}
+	must(b, e.project.List(ctx, wds, client.InNamespace(e.namespace), client.MatchingLabels{computev1alpha.WorkloadNameLabel: name}))
+	slices.SortFunc(wds.Items, func(a, b computev1alpha.WorkloadDeployment) int { return strings.Compare(a.Name, b.Name) })
+	h = newHops(p2Hops)
+	all := int32(len(benchCities) * replicasPerCity)
+	for i := range runs {
+		wd := wds.Items[i%len(wds.Items)]
+		inst := names.InstanceName(wd.Name, i%replicasPerCity)
+		cell := e.cells[wd.Spec.CityCode]
+		flip := func(reason string) func() {
+			return func() {
+				cur := &computev1alpha.Instance{}
+				must(b, cell.Get(ctx, client.ObjectKey{Namespace: e.hubNamespace, Name: inst}, cur))
+				before := cur.DeepCopy()
+				if reason == "" {
+					delete(cur.Annotations, simprovider.FailAnnotation)
+				} else {
+					metav1.SetMetaDataAnnotation(&cur.ObjectMeta, simprovider.FailAnnotation, reason)
+				}
+				must(b, cell.Patch(ctx, cur, client.MergeFrom(before)))
+			}
+		}
+		reached := t.measure(b, runTimeout, flip(computev1alpha.ReasonInstanceCrashing),
+			flipMilestones(e.hubNamespace, e.namespace, name, wd.Name, inst, false, all-1)...)
+		fail = append(fail, reached[msFlipWorkload])
+		h.add(reached)
+		reached = t.measure(b, runTimeout, flip(""), flipMilestones(e.hubNamespace, e.namespace, name, wd.Name, inst, true, all)...)
+		recover = append(recover, reached[msFlipWorkload])
+	}
+	return fail, recover, h
+}
+
+// flipMilestones follow one Instance's Ready flip up to the Workload.
+func flipMilestones(hubNS, projectNS, workload, wd, inst string, ready bool, total int32) []milestone {
+	perCity := int32(replicasPerCity)
+	if !ready {
+		perCity--
+	}
+	readyIs := func(o client.Object) bool {
+		r, ok := instanceReady(o)
+		return ok && r == ready
+	}
+	return []milestone{
+		{msFlipCell, func(v view) bool { return readyIs(v.named(cellInstances, hubNS, inst)) }},
+		{msFlipHub, func(v view) bool { return readyIs(v.named(hubInstances, hubNS, inst)) }},
+		{msFlipProj, func(v view) bool { return readyIs(v.named(projectInstances, projectNS, inst)) }},
+		{msFlipCellWD, func(v view) bool { return deploymentReady(v.named(cellDeployments, hubNS, wd)) == perCity }},
+		{msFlipHubWD, func(v view) bool { return deploymentReady(v.named(hubDeployments, hubNS, wd)) == perCity }},
+		{msFlipProjWD, func(v view) bool { return deploymentReady(v.named(projectDeployments, projectNS, wd)) == perCity }},
+		{msFlipWorkload, func(v view) bool {
+			wl, ok := v.named(projectWorkloads, projectNS, workload).(*computev1alpha.Workload)
+			return ok && wl != nil && wl.Status.ReadyReplicas == total
+		}},
+	}
+}
+
+// p2Hops are the hops of P2.
+var p2Hops = []hop{
+	{"annotation → cell Instance not Ready (provider + Instance controller)", "", msFlipCell},
+	{"cell Instance → written back (write-back)", msFlipCell, msFlipHub},
+	{"written back → projection (projector)", msFlipHub, msFlipProj},
+	{"cell Instance → cell WD counts it (WD controller)", msFlipCell, msFlipCellWD},
+	{"cell WD → hub copy counts it (Karmada status)", msFlipCellWD, msFlipHubWD},
+	{"hub copy → project WD counts it (federator mirror)", msFlipHubWD, msFlipProjWD},
+	{"project WD → Workload counts it (WorkloadReconciler)", msFlipProjWD, msFlipWorkload},
+}
+
+// hop is the time from one milestone to another ("" is the start).
+type hop struct{ name, from, to string }
+
+// hops collects each hop's duration over runs.
+type hops struct {
+	order []hop
+	times map[string][]time.Duration
+}
+
+func newHops(order []hop) hops { return hops{order: order, times: map[string][]time.Duration{}} }
+
+// add records one run's hops.
+func (h hops) add(reached map[string]time.Duration) {
+	for _, hp := range h.order {
+		d := reached[hp.to] - reached[hp.from]
+		h.times[hp.name] = append(h.times[hp.name], max(d, 0))
+	}
+}
+
+// print reports each hop's median and p99.
+func (h hops) print() {
+	for _, hp := range h.order {
+		report("  %-72s p50 %9s  p99 %9s", hp.name, pct(h.times[hp.name], 50), pct(h.times[hp.name], 99))
+	}
+}
+
+// pct returns the p-th percentile (nearest rank) of ds.
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(ds)
+	slices.Sort(sorted)
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1].Round(time.Millisecond)
+}
+
+// ratio is a's p-th percentile over b's.
+func ratio(a, b []time.Duration, p int) float64 {
+	if pct(b, p) == 0 {
+		return 0
+	}
+	return float64(pct(a, p)) / float64(pct(b, p))
+}
+
+// ms is a duration in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// report prints one line of figures to stdout.
+func report(format string, args ...any) {
+	fmt.Printf("federation: "+format+"\n", args...)
+}
+
+// must fails the benchmark on an error.
+func must(b *testing.B, err error) {
+	b.Helper()
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		b.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(b *testing.B, d time.Duration, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("condition not met within %s", d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
