@@ -35,9 +35,11 @@ func TestAnInstanceWhoseClaimIsOrphanedIsStillDeleted(t *testing.T) {
 	// Instance, its claim cannot be released, and it goes anyway, with an
 	// event that says what was left behind.
 	quotas.orphan(ns)
-	g.Expect(quotaK8s.Get(ctx, client.ObjectKeyFromObject(wd), wd)).To(Succeed())
-	wd.Spec.Replicas = ptr.To[int32](0)
-	g.Expect(quotaK8s.Update(ctx, wd)).To(Succeed())
+	// A merge patch of spec.replicas cannot conflict with the controller's
+	// status writes.
+	scaled := wd.DeepCopy()
+	scaled.Spec.Replicas = ptr.To[int32](0)
+	g.Expect(quotaK8s.Patch(ctx, scaled, client.MergeFrom(wd))).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		err := quotaK8s.Get(ctx, client.ObjectKeyFromObject(inst), &computev1alpha.Instance{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Instance is gone, got %v", err)

@@ -93,9 +93,11 @@ func TestTheHubsStatusIsMirroredAsSoonAsItChanges(t *testing.T) {
 	g.Consistently(func(g Gomega) string { return projectWD(g, wd).ResourceVersion }, 2*time.Second, interval).Should(Equal(settled))
 
 	t.Log("scaling the project WorkloadDeployment reaches the copy; its generation is reported only once the cells caught up")
-	scaled := projectWD(g, wd)
+	before := projectWD(g, wd)
+	scaled := before.DeepCopy()
 	scaled.Spec.Replicas = ptr.To[int32](3)
-	g.Expect(projectClient.Update(ctx, scaled)).To(Succeed())
+	// A merge patch cannot conflict with the federator's status writes.
+	g.Expect(projectClient.Patch(ctx, scaled, client.MergeFrom(before))).To(Succeed())
 	copyWD := &computev1alpha.WorkloadDeployment{}
 	g.Eventually(func(g Gomega) {
 		g.Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: hubNS, Name: wd.Name}, copyWD)).To(Succeed())
