@@ -3,7 +3,6 @@ package placement
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/mirror"
 	"github.com/citycells/compute/internal/names"
 )
 
@@ -145,8 +145,8 @@ func BelongsTo(wd *computev1alpha.WorkloadDeployment, uid types.UID) bool {
 // result differs from existing. existing is not modified.
 func Merge(existing, desired *computev1alpha.WorkloadDeployment) (merged *computev1alpha.WorkloadDeployment, changed bool) {
 	out := existing.DeepCopy()
-	out.Labels = mergeMaps(out.Labels, desired.Labels)
-	out.Annotations = mergeMaps(out.Annotations, desired.Annotations)
+	out.Labels = mirror.MergeMaps(out.Labels, desired.Labels)
+	out.Annotations = mirror.MergeMaps(out.Annotations, desired.Annotations)
 	if metav1.GetControllerOfNoCopy(out) == nil {
 		out.OwnerReferences = append(out.OwnerReferences, desired.OwnerReferences...)
 	}
@@ -154,18 +154,4 @@ func Merge(existing, desired *computev1alpha.WorkloadDeployment) (merged *comput
 	out.Spec = *desired.Spec.DeepCopy()
 	out.Spec.Replicas = replicas
 	return out, !equality.Semantic.DeepEqual(existing, out)
-}
-
-// mergeMaps returns base with every entry of over set; base is not
-// modified. It returns base itself when over adds nothing.
-func mergeMaps(base, over map[string]string) map[string]string {
-	if len(over) == 0 {
-		return base
-	}
-	out := maps.Clone(base)
-	if out == nil {
-		out = make(map[string]string, len(over))
-	}
-	maps.Copy(out, over)
-	return out
 }

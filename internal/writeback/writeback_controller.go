@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/mirror"
 )
 
 // ControllerName names the write-back in logs and metrics.
@@ -194,7 +195,7 @@ func (r *Reconciler) create(ctx context.Context, desired *computev1alpha.Instanc
 // update patches the copy's metadata and spec, then its status, each only
 // when it differs from desired.
 func (r *Reconciler) update(ctx context.Context, existing, desired *computev1alpha.Instance) error {
-	if merged, changed := Merge(existing, desired); changed {
+	if merged, changed := mirror.MergeInstance(existing, desired); changed {
 		if err := r.Hub.Patch(ctx, merged, client.MergeFrom(existing)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil

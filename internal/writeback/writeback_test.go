@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/mirror"
 )
 
 // linkingLabels are the labels the cell stamps on an Instance.
@@ -109,7 +110,7 @@ func TestMerge(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			merged, changed := Merge(tc.existing(), desired)
+			merged, changed := mirror.MergeInstance(tc.existing(), desired)
 			if changed != tc.wantChanged {
 				t.Errorf("changed = %v, want %v", changed, tc.wantChanged)
 			}

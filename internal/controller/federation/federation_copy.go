@@ -16,6 +16,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/hub"
+	"github.com/citycells/compute/internal/mirror"
 	"github.com/citycells/compute/internal/names"
 )
 
@@ -85,24 +86,10 @@ func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment
 // the result differs from existing, which is not modified.
 func MergeHubCopy(existing, desired *computev1alpha.WorkloadDeployment) (merged *computev1alpha.WorkloadDeployment, changed bool) {
 	out := existing.DeepCopy()
-	out.Labels = mergeMaps(out.Labels, desired.Labels)
-	out.Annotations = mergeMaps(out.Annotations, desired.Annotations)
+	out.Labels = mirror.MergeMaps(out.Labels, desired.Labels)
+	out.Annotations = mirror.MergeMaps(out.Annotations, desired.Annotations)
 	out.Spec = *desired.Spec.DeepCopy()
 	return out, !equality.Semantic.DeepEqual(existing, out)
-}
-
-// mergeMaps returns base with every entry of over set; base is not
-// modified.
-func mergeMaps(base, over map[string]string) map[string]string {
-	if len(over) == 0 {
-		return base
-	}
-	out := maps.Clone(base)
-	if out == nil {
-		out = make(map[string]string, len(over))
-	}
-	maps.Copy(out, over)
-	return out
 }
 
 // CityPolicyName returns the name of the PropagationPolicy of city in a hub

@@ -1,15 +1,12 @@
 package projector
 
 import (
-	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/mirror"
 	"github.com/citycells/compute/internal/names"
 )
 
@@ -69,70 +66,11 @@ func resolve(inst *computev1alpha.Instance, ns *corev1.Namespace) (id identity, 
 // Projection returns the projection of hub Instance inst in project
 // namespace namespace, owned by project WorkloadDeployment owner.
 func Projection(inst *computev1alpha.Instance, namespace string, owner *computev1alpha.WorkloadDeployment) *computev1alpha.Instance {
-	labels := maps.Clone(inst.Labels)
-	if labels == nil {
-		labels = map[string]string{}
+	out := mirror.Instance(inst, namespace, owner)
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
 	}
-	labels[computev1alpha.ProjectionLabel] = "true"
-	out := &computev1alpha.Instance{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            inst.Name,
-			Namespace:       namespace,
-			Labels:          labels,
-			Annotations:     maps.Clone(inst.Annotations),
-			OwnerReferences: []metav1.OwnerReference{ownerReference(owner)},
-		},
-		Spec:   *inst.Spec.DeepCopy(),
-		Status: *inst.Status.DeepCopy(),
-	}
-	out.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.InstanceKind))
-	return out
-}
-
-// ownerReference is the reference a projection carries to its
-// WorkloadDeployment. It does not block the owner's deletion: the
-// projector holds no permission on WorkloadDeployment finalizers for that.
-func ownerReference(wd *computev1alpha.WorkloadDeployment) metav1.OwnerReference {
-	return metav1.OwnerReference{
-		APIVersion: computev1alpha.GroupVersion.String(),
-		Kind:       computev1alpha.WorkloadDeploymentKind,
-		Name:       wd.Name,
-		UID:        wd.UID,
-		Controller: ptr.To(true),
-	}
-}
-
-// MergeProjection returns existing updated to carry desired's labels and
-// annotations (set over existing ones), owner and spec; status is left
-// as it is (it is written through its subresource). changed reports whether
-// the result differs from existing, which is not modified.
-func MergeProjection(existing, desired *computev1alpha.Instance) (merged *computev1alpha.Instance, changed bool) {
-	out := existing.DeepCopy()
-	out.Labels = mergeMaps(out.Labels, desired.Labels)
-	out.Annotations = mergeMaps(out.Annotations, desired.Annotations)
-	refs := make([]metav1.OwnerReference, 0, len(out.OwnerReferences)+1)
-	for _, ref := range out.OwnerReferences {
-		if ref.Kind != computev1alpha.WorkloadDeploymentKind || ref.APIVersion != computev1alpha.GroupVersion.String() {
-			refs = append(refs, ref)
-		}
-	}
-	refs = append(refs, desired.OwnerReferences...)
-	out.OwnerReferences = refs
-	out.Spec = *desired.Spec.DeepCopy()
-	return out, !equality.Semantic.DeepEqual(existing, out)
-}
-
-// mergeMaps returns base with every entry of over set; base is not
-// modified.
-func mergeMaps(base, over map[string]string) map[string]string {
-	if len(over) == 0 {
-		return base
-	}
-	out := maps.Clone(base)
-	if out == nil {
-		out = make(map[string]string, len(over))
-	}
-	maps.Copy(out, over)
+	out.Labels[computev1alpha.ProjectionLabel] = "true"
 	return out
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/mirror"
 )
 
 // hubInstance builds a written-back Instance in hub namespace ns-1.
@@ -172,7 +173,7 @@ func TestMergeProjection(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			merged, changed := MergeProjection(tc.existing(), desired)
+			merged, changed := mirror.MergeInstance(tc.existing(), desired)
 			if changed != tc.wantChanged {
 				t.Errorf("changed = %v, want %v", changed, tc.wantChanged)
 			}

@@ -23,6 +23,7 @@ import (
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/mirror"
 )
 
 // ControllerName names the projector in logs, metrics and events.
@@ -213,7 +214,7 @@ func (r *Reconciler) project(ctx context.Context, cl cluster.Cluster, inst, desi
 			"Instance %s/%s in the project is not a projection; it is left alone", desired.Namespace, desired.Name))
 		return nil
 	}
-	if merged, changed := MergeProjection(existing, desired); changed {
+	if merged, changed := mirror.MergeInstance(existing, desired); changed {
 		if err := c.Patch(ctx, merged, client.MergeFrom(existing)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil

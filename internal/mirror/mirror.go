@@ -1,0 +1,81 @@
+// Package mirror copies compute objects from one plane to another: the cell's
+// Instance write-back to the federation plane, the projection of hub
+// Instances into the project, and the merges that keep such copies up to date
+// without wiping what other writers set. Pure functions only.
+package mirror
+
+import (
+	"maps"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// MergeMaps returns base with every entry of over set; base is not modified.
+func MergeMaps(base, over map[string]string) map[string]string {
+	if len(over) == 0 {
+		return base
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = make(map[string]string, len(over))
+	}
+	maps.Copy(out, over)
+	return out
+}
+
+// WorkloadDeploymentOwner is the controller reference a copied Instance
+// carries to the WorkloadDeployment of its plane. It does not block the
+// owner's deletion: the copiers hold no permission on WorkloadDeployment
+// finalizers for that.
+func WorkloadDeploymentOwner(wd *computev1alpha.WorkloadDeployment) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion: computev1alpha.GroupVersion.String(),
+		Kind:       computev1alpha.WorkloadDeploymentKind,
+		Name:       wd.Name,
+		UID:        wd.UID,
+		Controller: ptr.To(true),
+	}
+}
+
+// Instance returns a copy of inst in namespace, owned by owner: its labels,
+// annotations, spec and status. Finalizers, other owner references and
+// server-set metadata stay behind.
+func Instance(inst *computev1alpha.Instance, namespace string, owner *computev1alpha.WorkloadDeployment) *computev1alpha.Instance {
+	out := &computev1alpha.Instance{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            inst.Name,
+			Namespace:       namespace,
+			Labels:          maps.Clone(inst.Labels),
+			Annotations:     maps.Clone(inst.Annotations),
+			OwnerReferences: []metav1.OwnerReference{WorkloadDeploymentOwner(owner)},
+		},
+		Spec:   *inst.Spec.DeepCopy(),
+		Status: *inst.Status.DeepCopy(),
+	}
+	out.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.InstanceKind))
+	return out
+}
+
+// MergeInstance returns existing updated to carry desired: labels and
+// annotations set over existing ones, desired's WorkloadDeployment owner in
+// place of any other, and the spec. The status is left alone (it has its own
+// subresource). changed reports whether the result differs from existing,
+// which is not modified.
+func MergeInstance(existing, desired *computev1alpha.Instance) (merged *computev1alpha.Instance, changed bool) {
+	out := existing.DeepCopy()
+	out.Labels = MergeMaps(out.Labels, desired.Labels)
+	out.Annotations = MergeMaps(out.Annotations, desired.Annotations)
+	refs := make([]metav1.OwnerReference, 0, len(out.OwnerReferences)+1)
+	for _, ref := range out.OwnerReferences {
+		if ref.Kind != computev1alpha.WorkloadDeploymentKind || ref.APIVersion != computev1alpha.GroupVersion.String() {
+			refs = append(refs, ref)
+		}
+	}
+	out.OwnerReferences = append(refs, desired.OwnerReferences...)
+	out.Spec = *desired.Spec.DeepCopy()
+	return out, !equality.Semantic.DeepEqual(existing, out)
+}
