@@ -55,7 +55,7 @@ func TestInteractiveDeployAsksThenRendersLiveProgress(t *testing.T) {
 
 	ptmx, tty, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pseudo-terminal available: %v", err)
+		t.Fatalf("no pseudo-terminal available (/dev/ptmx): %v", err)
 	}
 	defer func() { _ = ptmx.Close(); _ = tty.Close() }()
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 120}); err != nil {
