@@ -64,13 +64,20 @@ func TestInteractiveDeployAsksThenRendersLiveProgress(t *testing.T) {
 	var scr screen
 	go func() { _, _ = io.Copy(&scr, ptmx) }()
 
-	// LHR takes a while to start once the user has answered.
-	var answered time.Time
+	// LHR keeps provisioning for a number of controller passes after the
+	// user answers, so progress frames render before it is ready. Counting
+	// passes, not wall-clock time, keeps the test independent of load.
+	const provisioningPasses = 15
+	var answered bool
+	var passes int
 	var mu sync.Mutex
 	h.Controllers("web", func() clitest.World {
 		mu.Lock()
 		defer mu.Unlock()
-		if answered.IsZero() || time.Since(answered) < 1500*time.Millisecond {
+		if answered {
+			passes++
+		}
+		if passes < provisioningPasses {
 			return clitest.World{"LHR": {clitest.Available, clitest.Provisioning}}
 		}
 		return nil
@@ -92,7 +99,7 @@ func TestInteractiveDeployAsksThenRendersLiveProgress(t *testing.T) {
 
 	scr.waitFor(t, "Deploy? [y/N]: ", 20*time.Second)
 	mu.Lock()
-	answered = time.Now()
+	answered = true
 	mu.Unlock()
 	if _, err := ptmx.Write([]byte("y\r")); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,6 @@
 package platform
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -45,51 +44,16 @@ var (
 	cells = map[string]client.Client{}
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-// run starts the platform, runs the tests and always stops the platform:
-// it is deferred here, not in TestMain, because os.Exit skips defers.
-func run(m *testing.M) int {
-	unlock, err := serial.Lock()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer unlock()
-	dir, err := os.MkdirTemp("", "compute-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	platform, err = local.Up(ctx, local.Config{
-		StateDir: dir,
+func TestMain(m *testing.M) {
+	os.Exit(serial.RunPlatform(m, local.Config{
 		// The smoke tests exercise the platform's Karmada plumbing and
 		// write WorkloadDeployment status themselves, standing in for the
 		// cell controllers.
 		Managers: local.ManagersOff,
-		Log:      os.Stderr,
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "failed to start the local platform: %v\nlogs are in %s/logs\n", err, dir)
-		return 1
-	}
-	code := 1
-	defer func() {
-		platform.Down()
-		if code == 0 {
-			_ = os.RemoveAll(dir)
-		} else {
-			fmt.Fprintf(os.Stderr, "keeping the platform state for inspection: %s (logs in %s/logs)\n", dir, dir)
-		}
-	}()
-	if err := connect(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return code
-	}
-	code = m.Run()
-	return code
+	}, 5*time.Minute, func(p *local.Platform) error {
+		platform = p
+		return connect()
+	}))
 }
 
 // connect creates the hub and cell clients.

@@ -1,0 +1,55 @@
+//go:build e2e
+
+package serial
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/citycells/compute/internal/local"
+)
+
+// RunPlatform is the body of an end-to-end package's TestMain: it takes the
+// lock, starts a local platform from cfg (StateDir and Log are filled in),
+// lets connect build the package's clients, runs the tests and always stops
+// the platform. The state directory is removed after a pass and kept, with
+// its logs, after a failure.
+func RunPlatform(m *testing.M, cfg local.Config, startTimeout time.Duration, connect func(*local.Platform) error) int {
+	unlock, err := Lock()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer unlock()
+	dir, err := os.MkdirTemp("", "compute-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	cfg.StateDir, cfg.Log = dir, os.Stderr
+	platform, err := local.Up(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "failed to start the local platform: %v\nlogs are in %s/logs\n", err, dir)
+		return 1
+	}
+	code := 1
+	defer func() {
+		platform.Down()
+		if code == 0 {
+			_ = os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(os.Stderr, "keeping the platform state for inspection: %s (logs in %s/logs)\n", dir, dir)
+		}
+	}()
+	if err := connect(platform); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return code
+	}
+	code = m.Run()
+	return code
+}
