@@ -41,6 +41,12 @@ const (
 	// ProjectionLabel marks an Instance in a project plane as a read-only
 	// projection of an Instance running in a cell.
 	ProjectionLabel = "compute.datumapis.com/projection"
+	// ManagedByLabel, set to ManagedByCompute, marks the federation-plane
+	// objects compute creates and deletes on its own (PropagationPolicies),
+	// so it never touches policies somebody else wrote.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedByCompute is the value of ManagedByLabel on compute's objects.
+	ManagedByCompute = "compute"
 )
 
 // Quota claim labels.

@@ -1,7 +1,7 @@
 // Command compute-quota is compute's quota service for the local platform
 // and tests: it plays Milo's part against one project's quota plane,
 // granting ResourceClaims against ResourceGrants through AllowanceBuckets
-// without ever over-granting (see internal/quota/service). It creates the
+// without ever over-granting (see internal/controller/quotaservice). It creates the
 // compute ResourceRegistrations and the project's default grant when they
 // are missing. Run one per project plane.
 package main
@@ -23,8 +23,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
-	"github.com/citycells/compute/internal/entitlement"
-	"github.com/citycells/compute/internal/quota/service"
+	"github.com/citycells/compute/internal/controller/entitlement"
+	"github.com/citycells/compute/internal/controller/quotaservice"
 )
 
 // flags are compute-quota's command line.
@@ -64,13 +64,13 @@ func run(args []string) int {
 	fs.Int64Var(&f.instances, "default-instances", 10, "Instances in the default grant.")
 	fs.StringVar(&f.vcpus, "default-vcpus", "40", `vCPU in the default grant, as a quantity ("40", "500m").`)
 	fs.StringVar(&f.memory, "default-memory", "80Gi", `Memory in the default grant, as a quantity ("80Gi").`)
-	fs.StringVar(&f.grantName, "default-grant-name", service.DefaultGrantName, "Name of the default grant.")
-	fs.StringVar(&f.grantNamespace, "grant-namespace", service.DefaultGrantNamespace, "Namespace of the default grant (the claim namespace); created if missing.")
-	fs.StringVar(&f.bucketNamespace, "bucket-namespace", service.DefaultBucketNamespace, "Namespace of the AllowanceBuckets; created if missing.")
+	fs.StringVar(&f.grantName, "default-grant-name", quotaservice.DefaultGrantName, "Name of the default grant.")
+	fs.StringVar(&f.grantNamespace, "grant-namespace", quotaservice.DefaultGrantNamespace, "Namespace of the default grant (the claim namespace); created if missing.")
+	fs.StringVar(&f.bucketNamespace, "bucket-namespace", quotaservice.DefaultBucketNamespace, "Namespace of the AllowanceBuckets; created if missing.")
 	fs.BoolVar(&f.skipRegistration, "skip-registrations", false, "Do not create the compute ResourceRegistrations.")
-	fs.DurationVar(&f.holdGrace, "hold-grace", service.DefaultHoldGrace,
+	fs.DurationVar(&f.holdGrace, "hold-grace", quotaservice.DefaultHoldGrace,
 		"How long bucket allocations no granted claim explains are held before they are released.")
-	fs.IntVar(&f.concurrency, "max-concurrent-consumers", service.DefaultMaxConcurrentConsumers, "Consumers evaluated in parallel.")
+	fs.IntVar(&f.concurrency, "max-concurrent-consumers", quotaservice.DefaultMaxConcurrentConsumers, "Consumers evaluated in parallel.")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "0", `Address of the Prometheus metrics endpoint; "0" disables it.`)
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "0", `Address of the /healthz and /readyz endpoints; "0" disables them.`)
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica evaluates claims.")
@@ -110,7 +110,7 @@ func run(args []string) int {
 		leaderNS = opts.BucketNamespace
 	}
 	ctx := ctrl.SetupSignalHandler()
-	mgr, err := service.NewManager(ctx, cfg, manager.Options{
+	mgr, err := quotaservice.NewManager(ctx, cfg, manager.Options{
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
@@ -162,8 +162,8 @@ func addProbes(mgr manager.Manager) error {
 }
 
 // options turns the flags into service options.
-func (f flags) options() (service.Options, error) {
-	opts := service.Options{
+func (f flags) options() (quotaservice.Options, error) {
+	opts := quotaservice.Options{
 		Project:                f.project,
 		GrantName:              f.grantName,
 		GrantNamespace:         f.grantNamespace,
@@ -173,7 +173,7 @@ func (f flags) options() (service.Options, error) {
 		MaxConcurrentConsumers: f.concurrency,
 	}
 	if f.defaultGrant && f.project != "" {
-		g, err := service.ComputeGrant(f.instances, f.vcpus, f.memory)
+		g, err := quotaservice.ComputeGrant(f.instances, f.vcpus, f.memory)
 		if err != nil {
 			return opts, fmt.Errorf("--default-instances/--default-vcpus/--default-memory: %w", err)
 		}

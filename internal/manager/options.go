@@ -13,8 +13,8 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/citycells/compute/internal/features"
-	"github.com/citycells/compute/internal/hub"
-	"github.com/citycells/compute/internal/management"
+	"github.com/citycells/compute/internal/manager/hub"
+	"github.com/citycells/compute/internal/manager/management"
 )
 
 // Options is compute-manager's configuration.

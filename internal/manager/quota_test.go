@@ -13,7 +13,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
-	"github.com/citycells/compute/internal/management"
+	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/quota"
 )
 

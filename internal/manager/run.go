@@ -10,11 +10,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/citycells/compute/internal/cell"
 	"github.com/citycells/compute/internal/features"
-	"github.com/citycells/compute/internal/federation"
-	"github.com/citycells/compute/internal/hub"
-	"github.com/citycells/compute/internal/management"
+	"github.com/citycells/compute/internal/manager/cell"
+	"github.com/citycells/compute/internal/manager/hub"
+	"github.com/citycells/compute/internal/manager/management"
 )
 
 // Run starts the enabled roles and blocks until ctx ends or a role fails.
@@ -79,7 +78,7 @@ func Run(ctx context.Context, o *Options) error {
 		if hubCfg == nil {
 			ctrl.Log.WithName("compute-manager").Info("Instance write-back is off: --" + hub.KubeconfigFlag +
 				" is not set, so this cell's Instances are not projected into their projects")
-		} else if err := federation.SetupCell(mgr, hubCfg); err != nil {
+		} else if err := cell.SetupWriteBack(mgr, hubCfg); err != nil {
 			return err
 		}
 	}

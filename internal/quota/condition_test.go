@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/apitest"
 )
 
 var (
@@ -170,9 +172,22 @@ func TestCondition(t *testing.T) {
 }
 
 func TestEveryReasonHasAStatus(t *testing.T) {
-	for reason, status := range statusOf {
-		if status == "" {
-			t.Errorf("reason %s has no status", reason)
+	blocks, err := apitest.Reasons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := blocks["QuotaGranted reasons."]
+	if len(declared) == 0 {
+		t.Fatalf("the API declares no QuotaGranted reasons; blocks found: %v", blocks)
+	}
+	for _, reason := range declared {
+		if _, ok := statusOf[reason]; !ok {
+			t.Errorf("QuotaGranted reason %s declared by the API has no status in statusOf", reason)
+		}
+	}
+	for reason := range statusOf {
+		if !slices.Contains(declared, reason) {
+			t.Errorf("statusOf maps %s, which the API does not declare as a QuotaGranted reason", reason)
 		}
 	}
 }

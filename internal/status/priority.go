@@ -2,6 +2,7 @@ package status
 
 import (
 	"cmp"
+	"slices"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
@@ -25,12 +26,21 @@ import (
 //     (Terminating), and finally Provisioning: the provider is working and
 //     the user only has to wait.
 //
+// The management plane's reasons for a city join the same table, so one
+// ranking serves every level (Instance → WorkloadDeployment → placement →
+// Workload): a name taken by another Workload's deployment or a city not
+// bound to the project needs the user to act and ranks above everything; a
+// Location that is not ready is an operator's fault and ranks with the
+// quota backend's; a deployment still being created or not yet reported by
+// its cell ranks below every cell reason, and a deployment scaled to zero
+// last of all.
+//
 // Reasons not in the table (a newer provider's, say) rank with
 // NotAvailable: below every named failure and wait, above instances being
-// replaced or provisioned. Reasons of
-// the management plane (location not bound, deployment pending) can be
-// added here so that one table ranks every level.
+// replaced or provisioned.
 var blockingReasons = []string{
+	computev1alpha.ReasonDeploymentConflict,
+	computev1alpha.ReasonLocationNotBound,
 	computev1alpha.ReasonQuotaExceeded,
 	computev1alpha.ReasonValidationFailed,
 	computev1alpha.ReasonQuotaNoBudget,
@@ -39,6 +49,7 @@ var blockingReasons = []string{
 	computev1alpha.ReasonQuotaNamespaceNotFound,
 	computev1alpha.ReasonQuotaProjectIDUnresolvable,
 	computev1alpha.ReasonQuotaBackendUnavailable,
+	computev1alpha.ReasonLocationNotReady,
 	computev1alpha.ReasonConfigurationError,
 	computev1alpha.ReasonImageUnavailable,
 	computev1alpha.ReasonInstanceCrashing,
@@ -49,6 +60,68 @@ var blockingReasons = []string{
 	computev1alpha.ReasonNoReplicasReady,
 	computev1alpha.ReasonTerminating,
 	computev1alpha.ReasonProvisioning,
+	computev1alpha.ReasonDeploymentPending,
+	computev1alpha.ReasonNoReplicasDesired,
+}
+
+// progressingReasons is the table of what is under way, most significant
+// first: a deployment still pending in its cell, then a rollout replacing
+// Instances, then creating, then removing them, and last replicas that
+// exist with the current template but are not running it yet (held by
+// quota, say). A Workload or placement reports the first reason any of its
+// cities reports.
+var progressingReasons = []string{
+	computev1alpha.ReasonDeploymentPending,
+	computev1alpha.ReasonRollingUpdate,
+	computev1alpha.ReasonScalingUp,
+	computev1alpha.ReasonScalingDown,
+	computev1alpha.ReasonReplicasNotReady,
+}
+
+// unrankedReasons are the reasons the API declares that never say why
+// something is unavailable or still moving: they report health (Available,
+// AllReplicasReady, RolloutComplete …), or they belong to a condition that
+// is not summarised across objects (QuotaGranted's PendingEvaluation is
+// reported as PendingQuota on Ready; Federated's reasons stay on the
+// project WorkloadDeployment), or they are the summary when there is
+// nothing to rank (NoDeployments). Every reason the API declares is in
+// exactly one of blockingReasons, progressingReasons (DeploymentPending is
+// in both) or here; the tests hold the API to that.
+var unrankedReasons = []string{
+	computev1alpha.ReasonAvailable,
+	computev1alpha.ReasonReplicasAvailable,
+	computev1alpha.ReasonAllReplicasReady,
+	computev1alpha.ReasonRolloutComplete,
+	computev1alpha.ReasonQuotaAvailable,
+	computev1alpha.ReasonQuotaDisabled,
+	computev1alpha.ReasonPendingEvaluation,
+	computev1alpha.ReasonNoDeployments,
+	computev1alpha.ReasonFederated,
+	computev1alpha.ReasonFederationFailed,
+}
+
+// ProgressingReasons returns the progressing table, most significant first.
+func ProgressingReasons() []string {
+	return append([]string(nil), progressingReasons...)
+}
+
+// CompareProgress orders progressing blockers most significant first: by
+// the progressing table (reasons outside it rank last, with
+// ReplicasNotReady), then by object name.
+func CompareProgress(a, b Blocker) int {
+	return cmp.Or(
+		cmp.Compare(progressRank(b.Reason), progressRank(a.Reason)),
+		cmp.Compare(a.Object, b.Object),
+		cmp.Compare(a.Reason, b.Reason),
+	)
+}
+
+// progressRank maps a progressing reason to its rank: higher comes first.
+func progressRank(reason string) int {
+	if i := slices.Index(progressingReasons, reason); i >= 0 {
+		return len(progressingReasons) - i
+	}
+	return 1
 }
 
 // rank maps a reason to its severity: higher is worse.

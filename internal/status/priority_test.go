@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/apitest"
 )
 
 func TestWorst(t *testing.T) {
@@ -75,22 +76,90 @@ func TestWorst(t *testing.T) {
 	}
 }
 
-func TestPriorityTableIsOrderedAndComplete(t *testing.T) {
-	table := BlockingReasons()
-	if table[0] != computev1alpha.ReasonQuotaExceeded || table[len(table)-1] != computev1alpha.ReasonProvisioning {
-		t.Errorf("the table runs from %s to %s, want QuotaExceeded to Provisioning", table[0], table[len(table)-1])
+func TestPriorityTableIsOrdered(t *testing.T) {
+	// What the table's documentation promises, stated independently of
+	// the table: each reason is worse than the next.
+	promised := []string{
+		computev1alpha.ReasonDeploymentConflict,      // another Workload holds the name: the user must act
+		computev1alpha.ReasonLocationNotBound,        // the city is not bound to the project
+		computev1alpha.ReasonQuotaExceeded,           // a hard quota denial
+		computev1alpha.ReasonQuotaNoBudget,           // no budget for a resource type
+		computev1alpha.ReasonQuotaBackendUnavailable, // an operator must fix the backend
+		computev1alpha.ReasonLocationNotReady,        // an operator must fix the Location
+		computev1alpha.ReasonConfigurationError,      // the user must change the instance
+		computev1alpha.ReasonInstanceCrashing,
+		computev1alpha.ReasonPendingQuota, // waiting on gates
+		computev1alpha.ReasonPendingNetwork,
+		computev1alpha.ReasonNotAvailable, // generic, and where unknown reasons rank
+		computev1alpha.ReasonTerminating,
+		computev1alpha.ReasonProvisioning,      // the provider is working
+		computev1alpha.ReasonDeploymentPending, // the cell has not reported yet
+		computev1alpha.ReasonNoReplicasDesired, // scaled to zero: nothing to wait for
 	}
-	for i := 1; i < len(table); i++ {
-		if Severity(table[i-1]) <= Severity(table[i]) {
-			t.Errorf("%s does not rank above %s", table[i-1], table[i])
+	for i := 1; i < len(promised); i++ {
+		if Severity(promised[i-1]) <= Severity(promised[i]) {
+			t.Errorf("%s does not rank above %s", promised[i-1], promised[i])
 		}
 	}
-	seen := map[string]bool{}
-	for _, r := range table {
-		if seen[r] {
-			t.Errorf("%s is listed twice", r)
+	if got := Severity("SomethingNew"); got != Severity(computev1alpha.ReasonNotAvailable) {
+		t.Errorf("an unknown reason ranks %d, want NotAvailable's %d", got, Severity(computev1alpha.ReasonNotAvailable))
+	}
+}
+
+func TestEveryReasonIsClassified(t *testing.T) {
+	declared, err := apitest.AllReasons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(declared) < 10 {
+		t.Fatalf("read only %d reasons from the API: %v", len(declared), declared)
+	}
+	for _, r := range declared {
+		n := 0
+		for _, table := range [][]string{blockingReasons, unrankedReasons} {
+			if slices.Contains(table, r) {
+				n++
+			}
 		}
-		seen[r] = true
+		inProgress := slices.Contains(progressingReasons, r)
+		switch {
+		case n == 0 && !inProgress:
+			t.Errorf("reason %s declared by the API is in no table: rank it in blockingReasons or progressingReasons, or list it in unrankedReasons", r)
+		case n > 1:
+			t.Errorf("reason %s is both ranked and unranked", r)
+		case inProgress && slices.Contains(unrankedReasons, r):
+			t.Errorf("reason %s is both progressing and unranked", r)
+		}
+	}
+	for _, table := range [][]string{blockingReasons, progressingReasons, unrankedReasons} {
+		seen := map[string]bool{}
+		for _, r := range table {
+			if !slices.Contains(declared, r) {
+				t.Errorf("table lists %s, which the API does not declare", r)
+			}
+			if seen[r] {
+				t.Errorf("%s is listed twice in one table", r)
+			}
+			seen[r] = true
+		}
+	}
+}
+
+func TestCompareProgress(t *testing.T) {
+	bs := []Blocker{
+		{Object: "SIN", Reason: computev1alpha.ReasonReplicasNotReady},
+		{Object: "LHR", Reason: computev1alpha.ReasonScalingUp},
+		{Object: "DFW", Reason: computev1alpha.ReasonRollingUpdate},
+		{Object: "NRT", Reason: "SomethingNew"},
+		{Object: "AMS", Reason: computev1alpha.ReasonDeploymentPending},
+	}
+	slices.SortFunc(bs, CompareProgress)
+	var got []string
+	for _, b := range bs {
+		got = append(got, b.Object)
+	}
+	if want := []string{"AMS", "DFW", "LHR", "NRT", "SIN"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }
 
@@ -113,7 +182,7 @@ func TestCompareIsAStrictOrder(t *testing.T) {
 	}
 	sorted := slices.Clone(bs)
 	slices.SortFunc(sorted, Compare)
-	if sorted[0].Reason != computev1alpha.ReasonQuotaExceeded {
+	if sorted[0].Reason != computev1alpha.ReasonDeploymentConflict {
 		t.Errorf("sorting puts %s first", sorted[0].Reason)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/hub"
 	"github.com/citycells/compute/internal/mirror"
 	"github.com/citycells/compute/internal/names"
 )
@@ -109,7 +108,7 @@ func CityPolicy(hubNamespace, city string) *policyv1alpha1.PropagationPolicy {
 			Name:      CityPolicyName(city),
 			Namespace: hubNamespace,
 			Labels: map[string]string{
-				hub.ManagedByLabel:                   hub.ManagedByValue,
+				computev1alpha.ManagedByLabel:        computev1alpha.ManagedByCompute,
 				computev1alpha.CityCodeTopologyLabel: city,
 			},
 		},

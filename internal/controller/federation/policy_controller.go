@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/hub"
 )
 
 // PolicyControllerName names the PropagationPolicy controller in logs and
@@ -157,7 +156,7 @@ func EnsurePolicy(ctx context.Context, c client.Client, reader client.Reader, de
 	if err != nil {
 		return fmt.Errorf("failed to read PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
-	if existing.Labels[hub.ManagedByLabel] != hub.ManagedByValue {
+	if existing.Labels[computev1alpha.ManagedByLabel] != computev1alpha.ManagedByCompute {
 		return fmt.Errorf("PropagationPolicy %s/%s exists and was not created by compute; delete it so compute can route %s",
 			desired.Namespace, desired.Name, desired.Labels[computev1alpha.CityCodeTopologyLabel])
 	}
@@ -187,7 +186,7 @@ func deletePolicy(ctx context.Context, c client.Client, reader client.Reader, de
 	if err != nil {
 		return fmt.Errorf("failed to read PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
-	if existing.Labels[hub.ManagedByLabel] != hub.ManagedByValue || existing.DeletionTimestamp != nil {
+	if existing.Labels[computev1alpha.ManagedByLabel] != computev1alpha.ManagedByCompute || existing.DeletionTimestamp != nil {
 		return nil
 	}
 	if err := c.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil && !apierrors.IsNotFound(err) {

@@ -28,5 +28,5 @@
 // Its conditions are written with server-side apply under their own field
 // manager, so the provider's conditions on the same Instance are never
 // overwritten. Writing Instances back to the federation plane is another
-// controller's job (internal/writeback).
+// controller's job (internal/controller/writeback).
 package instance

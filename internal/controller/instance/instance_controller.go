@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cell/ownwrites"
+	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/status"
 )
 

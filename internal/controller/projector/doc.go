@@ -3,7 +3,7 @@
 // Instance that runs for it in a cell.
 //
 // Cells write a copy of each of their Instances back into the federation
-// plane (internal/writeback), in the hub namespace of its
+// plane (internal/controller/writeback), in the hub namespace of its
 // WorkloadDeployment. The projector watches those hub Instances. For each
 // it resolves where the projection goes — the project cluster and namespace
 // from the hub namespace's upstream labels, the owning project

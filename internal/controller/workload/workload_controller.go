@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -20,6 +20,7 @@ import (
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/patch"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
 )
@@ -33,7 +34,8 @@ const ControllerName = "workload"
 type Reconciler struct {
 	// Manager resolves the project cluster of each request.
 	Manager mcmanager.Manager
-	// Clock stamps revisions; the real clock when nil.
+	// Clock stamps revisions and condition transitions; the real clock when
+	// nil.
 	Clock clock.PassiveClock
 }
 
@@ -125,8 +127,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		cities:   cities,
 		revision: current,
 		settled:  revErr == nil && deployErr == nil,
+		now:      metav1.NewTime(r.Clock.Now()),
 	})
-	statusErr := patchStatus(ctx, c, w, st)
+	_, statusErr := patch.Status(ctx, c, w, func(w *computev1alpha.Workload) { w.Status = st })
 	return ctrl.Result{}, errors.Join(revErr, deployErr, statusErr)
 }
 
@@ -152,19 +155,6 @@ func observe(ctx context.Context, c client.Client, w *computev1alpha.Workload) (
 		deployments: wds.Items,
 		revisions:   revision.Owned(w, revs.Items),
 	}, nil
-}
-
-// patchStatus writes st as w's status when it differs from what w reports.
-func patchStatus(ctx context.Context, c client.Client, w *computev1alpha.Workload, st computev1alpha.WorkloadStatus) error {
-	if equality.Semantic.DeepEqual(w.Status, st) {
-		return nil
-	}
-	patched := w.DeepCopy()
-	patched.Status = st
-	if err := c.Status().Patch(ctx, patched, client.MergeFrom(w)); err != nil {
-		return fmt.Errorf("failed to patch status of Workload %s: %w", w.Name, client.IgnoreNotFound(err))
-	}
-	return nil
 }
 
 // observedCities pairs each planned target with the deployment that holds

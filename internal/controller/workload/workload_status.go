@@ -15,10 +15,6 @@ import (
 	"github.com/citycells/compute/internal/status"
 )
 
-// maxMessageLength bounds condition and city messages so a Workload with
-// many cities keeps a readable status.
-const maxMessageLength = 1024
-
 // observedCity is one placement × city as observed after the reconcile
 // wrote the WorkloadDeployments.
 type observedCity struct {
@@ -36,6 +32,8 @@ type statusInput struct {
 	revision *revision.Current
 	// settled is true when every write of the reconcile succeeded.
 	settled bool
+	// now stamps the transitions of conditions that change.
+	now metav1.Time
 }
 
 // computeStatus returns the Workload status for in. It is pure and
@@ -80,10 +78,10 @@ func computeStatus(in statusInput) computev1alpha.WorkloadStatus {
 			addCounts(&ps.ReplicaCounts, v.status.ReplicaCounts)
 			ps.Cities = append(ps.Cities, v.status)
 		}
-		ps.Conditions = conditionsFor(previousPlacementConditions(w, name), byPlacement[name], w.Generation)
+		ps.Conditions = conditionsFor(previousPlacementConditions(w, name), byPlacement[name], w.Generation, in.now)
 		out.Placements = append(out.Placements, ps)
 	}
-	out.Conditions = conditionsFor(w.Status.Conditions, all, w.Generation)
+	out.Conditions = conditionsFor(w.Status.Conditions, all, w.Generation, in.now)
 
 	if caughtUp {
 		out.ObservedGeneration = w.Generation
@@ -154,7 +152,7 @@ func cityStatus(c observedCity) computev1alpha.WorkloadCityStatus {
 		cs.Available = meta.IsStatusConditionTrue(wd.Status.Conditions, computev1alpha.ConditionAvailable)
 	}
 	cs.Reason, cs.Message = cityReason(c)
-	cs.Message = truncate(cs.Message)
+	cs.Message = status.Truncate(cs.Message)
 	return cs
 }
 
@@ -186,31 +184,32 @@ func cityReason(c observedCity) (reason, message string) {
 		fmt.Sprintf("the %s cell has not reported the availability of WorkloadDeployment %s yet", c.CityCode, wd.Name)
 }
 
-// conditionsFor computes Available and Progressing over cities, keeping the
-// transition times of previous conditions that did not change.
-func conditionsFor(previous []metav1.Condition, cities []cityView, generation int64) []metav1.Condition {
+// conditionsFor computes Available and Progressing over cities, one setter
+// per condition, keeping the transition times of previous conditions that
+// did not change.
+func conditionsFor(previous []metav1.Condition, cities []cityView, generation int64, now metav1.Time) []metav1.Condition {
 	conds := make([]metav1.Condition, 0, 2)
 	for _, c := range previous {
 		if c.Type == computev1alpha.ConditionAvailable || c.Type == computev1alpha.ConditionProgressing {
 			conds = append(conds, *c.DeepCopy())
 		}
 	}
-	avail := availableCondition(cities)
-	avail.ObservedGeneration = generation
-	meta.SetStatusCondition(&conds, avail)
-	prog := progressingCondition(cities)
-	prog.ObservedGeneration = generation
-	meta.SetStatusCondition(&conds, prog)
+	for _, c := range []metav1.Condition{availableCondition(cities), progressingCondition(cities)} {
+		c.ObservedGeneration = generation
+		c.Message = status.Truncate(c.Message)
+		status.SetCondition(&conds, c, now)
+	}
 	slices.SortFunc(conds, func(a, b metav1.Condition) int { return cmp.Compare(a.Type, b.Type) })
 	return conds
 }
 
 // availableCondition is True when a replica is ready in any city; otherwise
-// it carries the worst blocking reason of the cities.
+// it carries the worst blocking reason of the cities (internal/status ranks
+// the management plane's reasons with the cells').
 func availableCondition(cities []cityView) metav1.Condition {
 	var ready, desired int32
 	var up []string
-	down := make([]blocker, 0, len(cities))
+	down := make([]status.Blocker, 0, len(cities))
 	for _, c := range cities {
 		ready += c.status.ReadyReplicas
 		desired += c.status.DesiredReplicas
@@ -218,9 +217,9 @@ func availableCondition(cities []cityView) metav1.Condition {
 			up = append(up, c.label)
 			continue
 		}
-		down = append(down, blocker{label: c.label, reason: c.status.Reason, message: c.status.Message})
+		down = append(down, status.Blocker{Object: c.label, Reason: c.status.Reason, Message: c.status.Message})
 	}
-	slices.SortFunc(down, compareBlockers)
+	slices.SortFunc(down, status.Compare)
 	if len(up) > 0 {
 		msg := fmt.Sprintf("%d of %d desired replicas ready; available in %s", ready, desired, strings.Join(up, ", "))
 		if len(down) > 0 {
@@ -228,7 +227,7 @@ func availableCondition(cities []cityView) metav1.Condition {
 		}
 		return metav1.Condition{
 			Type: computev1alpha.ConditionAvailable, Status: metav1.ConditionTrue,
-			Reason: computev1alpha.ReasonReplicasAvailable, Message: truncate(msg),
+			Reason: computev1alpha.ReasonReplicasAvailable, Message: msg,
 		}
 	}
 	if len(down) == 0 {
@@ -238,23 +237,24 @@ func availableCondition(cities []cityView) metav1.Condition {
 		}
 	}
 	worst := down[0]
-	msg := worst.label + ": " + worst.message
+	msg := worst.Object + ": " + worst.Message
 	if len(down) > 1 {
 		msg += "; also not available: " + describeBlockers(down[1:])
 	}
 	return metav1.Condition{
 		Type: computev1alpha.ConditionAvailable, Status: metav1.ConditionFalse,
-		Reason: worst.reason, Message: truncate(msg),
+		Reason: worst.Reason, Message: msg,
 	}
 }
 
-// progressingCondition is True while any city's deployment is pending or
-// rolling out.
+// progressingCondition is True while any city's deployment is pending,
+// rolling out, scaling, or has replicas not yet running its template (held
+// by quota, say); the most significant city's reason is reported.
 func progressingCondition(cities []cityView) metav1.Condition {
-	var moving []blocker
+	var moving []status.Blocker
 	for _, c := range cities {
 		if c.progressing {
-			moving = append(moving, blocker{label: c.label, reason: c.progressReason})
+			moving = append(moving, status.Blocker{Object: c.label, Reason: c.progressReason})
 		}
 	}
 	if len(moving) == 0 {
@@ -263,70 +263,24 @@ func progressingCondition(cities []cityView) metav1.Condition {
 			Reason: computev1alpha.ReasonRolloutComplete, Message: "every deployment is up to date",
 		}
 	}
-	slices.SortFunc(moving, func(a, b blocker) int {
-		return cmp.Or(cmp.Compare(progressingReasons[b.reason], progressingReasons[a.reason]), cmp.Compare(a.label, b.label))
-	})
-	reason := moving[0].reason
-	if progressingReasons[reason] == 0 {
+	slices.SortFunc(moving, status.CompareProgress)
+	reason := moving[0].Reason
+	if !slices.Contains(status.ProgressingReasons(), reason) {
 		reason = computev1alpha.ReasonReplicasNotReady
 	}
 	return metav1.Condition{
 		Type: computev1alpha.ConditionProgressing, Status: metav1.ConditionTrue,
-		Reason: reason, Message: truncate("progressing in " + describeBlockers(moving)),
+		Reason: reason, Message: "progressing in " + describeBlockers(moving),
 	}
-}
-
-// progressingReasons rank what a moving city reports as Progressing's
-// reason: a pending deployment first, then rollouts, then scaling.
-var progressingReasons = map[string]int{
-	computev1alpha.ReasonDeploymentPending: 4,
-	computev1alpha.ReasonRollingUpdate:     3,
-	computev1alpha.ReasonScalingUp:         2,
-	computev1alpha.ReasonScalingDown:       1,
-}
-
-// blocker is a city that is not available, or still moving.
-type blocker struct {
-	label, reason, message string
-}
-
-// compareBlockers orders blockers worst first, then by label.
-func compareBlockers(a, b blocker) int {
-	return cmp.Or(cmp.Compare(severity(b.reason), severity(a.reason)), cmp.Compare(a.label, b.label))
 }
 
 // describeBlockers lists blockers as "DFW (PendingQuota), LHR (...)".
-func describeBlockers(bs []blocker) string {
+func describeBlockers(bs []status.Blocker) string {
 	parts := make([]string, 0, len(bs))
 	for _, b := range bs {
-		parts = append(parts, fmt.Sprintf("%s (%s)", b.label, b.reason))
+		parts = append(parts, fmt.Sprintf("%s (%s)", b.Object, b.Reason))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// severity ranks a city's reason for not being available, higher is worse.
-// The cell's reasons rank by internal/status, the table the cell uses for
-// its own deployments. Management reasons wrap it: a conflict or an unbound
-// city needs the user to act and ranks above everything, a Location that is
-// not ready ranks with the operator-side quota faults, a deployment still
-// pending ranks below every cell reason, and a deployment scaled to zero
-// last.
-func severity(reason string) int {
-	top := len(status.BlockingReasons())
-	switch reason {
-	case computev1alpha.ReasonDeploymentConflict:
-		return top + 2
-	case computev1alpha.ReasonLocationNotBound:
-		return top + 1
-	case computev1alpha.ReasonLocationNotReady:
-		return status.Severity(computev1alpha.ReasonQuotaBackendUnavailable)
-	case computev1alpha.ReasonDeploymentPending:
-		return 0
-	case computev1alpha.ReasonNoReplicasDesired:
-		return -1
-	default:
-		return status.Severity(reason)
-	}
 }
 
 // previousPlacementConditions returns the conditions the status reports for
@@ -347,12 +301,4 @@ func addCounts(sum *computev1alpha.ReplicaCounts, c computev1alpha.ReplicaCounts
 	sum.UpdatedReplicas += c.UpdatedReplicas
 	sum.ReadyReplicas += c.ReadyReplicas
 	sum.DesiredReplicas += c.DesiredReplicas
-}
-
-// truncate bounds a message.
-func truncate(s string) string {
-	if len(s) <= maxMessageLength {
-		return s
-	}
-	return s[:maxMessageLength-3] + "..."
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -104,6 +105,7 @@ func (s *scenario) input() statusInput {
 		cities:   observedCities(plan, current),
 		revision: &revision.Current{Number: 4, TemplateHash: "abc"},
 		settled:  true,
+		now:      metav1.NewTime(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)),
 	}
 }
 
@@ -237,20 +239,22 @@ func TestComputeStatusKeepsRevisionWhenItCouldNotBeRecorded(t *testing.T) {
 	}
 }
 
-func TestSeverityRanksManagementReasonsAroundTheCellTable(t *testing.T) {
-	order := []string{
-		computev1alpha.ReasonDeploymentConflict,
-		computev1alpha.ReasonLocationNotBound,
-		computev1alpha.ReasonQuotaExceeded,
-		computev1alpha.ReasonImageUnavailable,
-		computev1alpha.ReasonPendingQuota,
-		computev1alpha.ReasonProvisioning,
-		computev1alpha.ReasonDeploymentPending,
-		computev1alpha.ReasonNoReplicasDesired,
+func TestConditionTimesComeFromTheClock(t *testing.T) {
+	in := makeScenario("DFW").ready("DFW", 2).input()
+	st := computeStatus(in)
+	for _, c := range st.Conditions {
+		if !c.LastTransitionTime.Equal(&in.now) {
+			t.Errorf("condition %s changed at %s, want the injected clock's %s", c.Type, c.LastTransitionTime, in.now)
+		}
 	}
-	for i := 1; i < len(order); i++ {
-		if severity(order[i-1]) <= severity(order[i]) {
-			t.Errorf("%s (%d) should rank above %s (%d)", order[i-1], severity(order[i-1]), order[i], severity(order[i]))
+	// A later reconcile that changes nothing keeps the times.
+	in.workload = in.workload.DeepCopy()
+	in.workload.Status = st
+	earlier := in.now
+	in.now = metav1.NewTime(in.now.Add(time.Hour))
+	for _, c := range computeStatus(in).Conditions {
+		if !c.LastTransitionTime.Equal(&earlier) {
+			t.Errorf("unchanged condition %s moved to %s", c.Type, c.LastTransitionTime)
 		}
 	}
 }

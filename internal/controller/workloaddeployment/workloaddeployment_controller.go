@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cell/ownwrites"
 	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/rollout"
 )
 

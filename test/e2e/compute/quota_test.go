@@ -14,8 +14,8 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/local"
-	"github.com/citycells/compute/internal/quota/service"
 )
 
 // quotaClient returns a client of the project plane that also knows the
@@ -52,7 +52,7 @@ func setGrantedInstances(t *testing.T, c client.Client, n int64) {
 // defaultGrantKey names the grant compute-quota makes for the platform's
 // project.
 func defaultGrantKey() client.ObjectKey {
-	return client.ObjectKey{Namespace: service.DefaultGrantNamespace, Name: service.DefaultGrantName}
+	return client.ObjectKey{Namespace: quotaservice.DefaultGrantNamespace, Name: quotaservice.DefaultGrantName}
 }
 
 func TestAWorkloadOverQuotaShowsQuotaExceededPerCityAndRecoversWhenTheGrantIsRaised(t *testing.T) {

@@ -27,7 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cell"
+	"github.com/citycells/compute/internal/manager/cell"
 	"github.com/citycells/compute/internal/planes"
 )
 

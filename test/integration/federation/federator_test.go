@@ -17,7 +17,6 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	fedcontroller "github.com/citycells/compute/internal/controller/federation"
-	"github.com/citycells/compute/internal/hub"
 )
 
 func TestAProjectDeploymentIsCopiedToItsHubNamespaceWithItsCitysPolicy(t *testing.T) {
@@ -50,7 +49,7 @@ func TestAProjectDeploymentIsCopiedToItsHubNamespaceWithItsCitysPolicy(t *testin
 	policy := &policyv1alpha1.PropagationPolicy{}
 	g.Eventually(get(hubClient, hubNS, "city-dfw", policy), timeout, interval).Should(Succeed())
 	dfw := map[string]string{computev1alpha.CityCodeTopologyLabel: "DFW"}
-	g.Expect(policy.Labels).To(HaveKeyWithValue(hub.ManagedByLabel, hub.ManagedByValue))
+	g.Expect(policy.Labels).To(HaveKeyWithValue(computev1alpha.ManagedByLabel, computev1alpha.ManagedByCompute))
 	g.Expect(policy.Spec.ResourceSelectors).To(HaveLen(1))
 	g.Expect(policy.Spec.ResourceSelectors[0].Kind).To(Equal("WorkloadDeployment"))
 	g.Expect(policy.Spec.ResourceSelectors[0].LabelSelector.MatchLabels).To(Equal(dfw))

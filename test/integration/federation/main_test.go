@@ -32,8 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/citycells/compute/internal/federation"
-	"github.com/citycells/compute/internal/management"
+	"github.com/citycells/compute/internal/manager/cell"
+	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/toolchain"
 )
@@ -156,7 +156,7 @@ func startCell(ctx context.Context) (<-chan error, error) {
 			return rt.RoundTrip(req)
 		})
 	})
-	if err := federation.SetupCell(mgr, hubCfg); err != nil {
+	if err := cell.SetupWriteBack(mgr, hubCfg); err != nil {
 		return nil, err
 	}
 	done := make(chan error, 1)

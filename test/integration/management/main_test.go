@@ -32,7 +32,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/multicluster-runtime/providers/kubeconfig"
 
-	"github.com/citycells/compute/internal/management"
+	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/projects"
 	"github.com/citycells/compute/internal/webhook"

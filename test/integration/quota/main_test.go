@@ -31,9 +31,9 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/quota"
-	"github.com/citycells/compute/internal/quota/service"
 )
 
 // The shared environment: a project's quota plane with the quota service
@@ -76,7 +76,7 @@ func run(m *testing.M) int {
 	defer env.Stop()
 	quotaCfg = env.Plane("quota").Config()
 	cellCfg = env.Plane("cell").Config()
-	scheme, err := service.NewScheme()
+	scheme, err := quotaservice.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -90,12 +90,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	grant, err := service.ComputeGrant(10, "40", "80Gi")
+	grant, err := quotaservice.ComputeGrant(10, "40", "80Gi")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	stop, err := startService(quotaCfg, service.Options{Project: defaultProject, DefaultGrant: grant})
+	stop, err := startService(quotaCfg, quotaservice.Options{Project: defaultProject, DefaultGrant: grant})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -112,9 +112,9 @@ func crdDir() string {
 
 // startService runs a quota service against cfg until the returned stop is
 // called.
-func startService(cfg *rest.Config, opts service.Options) (func(), error) {
+func startService(cfg *rest.Config, opts quotaservice.Options) (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := service.NewManager(ctx, cfg, manager.Options{
+	mgr, err := quotaservice.NewManager(ctx, cfg, manager.Options{
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Logger:                 ctrl.Log.WithName("quota-service"),
@@ -134,7 +134,7 @@ func startService(cfg *rest.Config, opts service.Options) (func(), error) {
 }
 
 // startServiceForTest runs a quota service for the duration of a test.
-func startServiceForTest(t testing.TB, cfg *rest.Config, opts service.Options) func() {
+func startServiceForTest(t testing.TB, cfg *rest.Config, opts quotaservice.Options) func() {
 	t.Helper()
 	stop, err := startService(cfg, opts)
 	if err != nil {
@@ -168,11 +168,11 @@ func ensureNamespace(t testing.TB, c client.Client, name string, labels map[stri
 // createGrant gives project the compute allowances in namespace ns.
 func createGrant(t testing.TB, c client.Client, ns, name, project string, instances int64, vcpu, memory string) *quotav1alpha1.ResourceGrant {
 	t.Helper()
-	amounts, err := service.ComputeGrant(instances, vcpu, memory)
+	amounts, err := quotaservice.ComputeGrant(instances, vcpu, memory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := service.DefaultGrantFor(project, name, ns, amounts)
+	g := quotaservice.DefaultGrantFor(project, name, ns, amounts)
 	if err := c.Create(context.Background(), g); err != nil {
 		t.Fatalf("failed to create grant %s/%s: %v", ns, name, err)
 	}

@@ -19,8 +19,8 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/planes"
-	"github.com/citycells/compute/internal/quota/service"
 )
 
 const (
@@ -221,7 +221,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // bucketsOf returns the buckets of a project by resource type.
 func bucketsOf(ctx context.Context, c client.Client, project string) (map[string]quotav1alpha1.AllowanceBucketStatus, error) {
 	list := &quotav1alpha1.AllowanceBucketList{}
-	if err := c.List(ctx, list, client.InNamespace(service.DefaultBucketNamespace)); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(quotaservice.DefaultBucketNamespace)); err != nil {
 		return nil, err
 	}
 	out := map[string]quotav1alpha1.AllowanceBucketStatus{}
@@ -311,10 +311,10 @@ func burst(t *testing.T, n, limit, release int) {
 		cond := meta.FindStatusCondition(cl.Status.Conditions, quotav1alpha1.ResourceClaimConditionGranted)
 		if cond.Status == metav1.ConditionTrue {
 			grantedNames = append(grantedNames, cl.Name)
-			g.Expect(controllerutil.ContainsFinalizer(cl, service.Finalizer)).To(BeTrue(), "granted claim %s has no finalizer", cl.Name)
+			g.Expect(controllerutil.ContainsFinalizer(cl, quotaservice.Finalizer)).To(BeTrue(), "granted claim %s has no finalizer", cl.Name)
 			continue
 		}
-		g.Expect(controllerutil.ContainsFinalizer(cl, service.Finalizer)).To(BeFalse(), "denied claim %s has the finalizer", cl.Name)
+		g.Expect(controllerutil.ContainsFinalizer(cl, quotaservice.Finalizer)).To(BeFalse(), "denied claim %s has the finalizer", cl.Name)
 		g.Expect(cond.Message).To(Equal(fmt.Sprintf("requested 1 %s, 0 of %d available", computev1alpha.ResourceTypeInstances, limit)))
 	}
 	sort.Strings(grantedNames)
@@ -434,7 +434,7 @@ func TestClaimsWithoutBudgetOrValidityWaitOrFail(t *testing.T) {
 func TestTheServiceBootstrapsRegistrationsAndTheDefaultGrant(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	for _, want := range service.ComputeRegistrations() {
+	for _, want := range quotaservice.ComputeRegistrations() {
 		reg := &quotav1alpha1.ResourceRegistration{}
 		g.Eventually(func() (bool, error) {
 			err := quotaKube.Get(ctx, client.ObjectKey{Name: want.Name}, reg)
@@ -443,7 +443,7 @@ func TestTheServiceBootstrapsRegistrationsAndTheDefaultGrant(t *testing.T) {
 	}
 	grant := &quotav1alpha1.ResourceGrant{}
 	g.Eventually(func() (bool, error) {
-		err := quotaKube.Get(ctx, client.ObjectKey{Namespace: service.DefaultGrantNamespace, Name: service.DefaultGrantName}, grant)
+		err := quotaKube.Get(ctx, client.ObjectKey{Namespace: quotaservice.DefaultGrantNamespace, Name: quotaservice.DefaultGrantName}, grant)
 		return err == nil && meta.IsStatusConditionTrue(grant.Status.Conditions, quotav1alpha1.ResourceGrantConditionActive), client.IgnoreNotFound(err)
 	}, settleTimeout, poll).Should(BeTrue())
 	g.Expect(grant.Spec.ConsumerRef.Name).To(Equal(defaultProject))
@@ -464,9 +464,9 @@ func TestARestartRepairsAnAllocationLeakedByACrash(t *testing.T) {
 	cfg := own.Plane("quota-restart").Config()
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: quotaKube.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
-	amounts, err := service.ComputeGrant(3, "40", "80Gi")
+	amounts, err := quotaservice.ComputeGrant(3, "40", "80Gi")
 	g.Expect(err).NotTo(HaveOccurred())
-	opts := service.Options{Project: "p1", DefaultGrant: amounts, HoldGrace: 3 * time.Second}
+	opts := quotaservice.Options{Project: "p1", DefaultGrant: amounts, HoldGrace: 3 * time.Second}
 
 	stop := startServiceForTest(t, cfg, opts)
 	for i := range 3 {
@@ -481,7 +481,7 @@ func TestARestartRepairsAnAllocationLeakedByACrash(t *testing.T) {
 	// bucket still counts 3 while only 2 granted claims exist.
 	gone := &quotav1alpha1.ResourceClaim{}
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "instance-0"}, gone)).To(Succeed())
-	controllerutil.RemoveFinalizer(gone, service.Finalizer)
+	controllerutil.RemoveFinalizer(gone, quotaservice.Finalizer)
 	g.Expect(c.Update(ctx, gone)).To(Succeed())
 	g.Expect(c.Delete(ctx, gone)).To(Succeed())
 	g.Expect(c.Create(ctx, newClaim("default", "instance-next", "p1"))).To(Succeed())
@@ -511,9 +511,9 @@ func TestTwoServicesRacingOnOnePlaneNeverOverGrant(t *testing.T) {
 	cfg := own.Plane("quota-race").Config()
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: quotaKube.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
-	amounts, err := service.ComputeGrant(10, "40", "80Gi")
+	amounts, err := quotaservice.ComputeGrant(10, "40", "80Gi")
 	g.Expect(err).NotTo(HaveOccurred())
-	opts := service.Options{Project: "p1", DefaultGrant: amounts}
+	opts := quotaservice.Options{Project: "p1", DefaultGrant: amounts}
 	startServiceForTest(t, cfg, opts)
 	startServiceForTest(t, cfg, opts)
 	g.Eventually(func() (map[string]quotav1alpha1.AllowanceBucketStatus, error) {

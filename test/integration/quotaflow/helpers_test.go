@@ -18,8 +18,8 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/names"
-	"github.com/citycells/compute/internal/quota/service"
 )
 
 // settle bounds how long the flow may take to reach a state.
@@ -46,11 +46,11 @@ func newProject(t *testing.T, instances int64, vcpu, memory string) *project {
 	if err := projectKube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.namespace}}); err != nil {
 		t.Fatal(err)
 	}
-	amounts, err := service.ComputeGrant(instances, vcpu, memory)
+	amounts, err := quotaservice.ComputeGrant(instances, vcpu, memory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.grant = service.DefaultGrantFor(p.name, "compute", p.namespace, amounts)
+	p.grant = quotaservice.DefaultGrantFor(p.name, "compute", p.namespace, amounts)
 	if err := projectKube.Create(ctx, p.grant); err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +66,11 @@ func newProject(t *testing.T, instances int64, vcpu, memory string) *project {
 // setGrant changes the project's grant.
 func (p *project) setGrant(t *testing.T, instances int64, vcpu, memory string) {
 	t.Helper()
-	amounts, err := service.ComputeGrant(instances, vcpu, memory)
+	amounts, err := quotaservice.ComputeGrant(instances, vcpu, memory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := service.DefaultGrantFor(p.name, p.grant.Name, p.namespace, amounts)
+	want := quotaservice.DefaultGrantFor(p.name, p.grant.Name, p.namespace, amounts)
 	NewWithT(t).Eventually(func() error {
 		g := &quotav1alpha1.ResourceGrant{}
 		if err := projectKube.Get(context.Background(), client.ObjectKeyFromObject(p.grant), g); err != nil {

@@ -32,9 +32,9 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/quotaservice"
 	cellmanager "github.com/citycells/compute/internal/manager"
 	"github.com/citycells/compute/internal/planes"
-	"github.com/citycells/compute/internal/quota/service"
 )
 
 // cellName is the cell's --cell-name: the source-cluster label of its
@@ -124,10 +124,10 @@ func run(m *testing.M) int {
 // startQuotaService runs the quota service against the project plane, as
 // compute-quota does; the tests give each of their projects its own grant.
 func startQuotaService(ctx context.Context) (<-chan error, error) {
-	mgr, err := service.NewManager(ctx, env.Plane("project").Config(), manager.Options{
+	mgr, err := quotaservice.NewManager(ctx, env.Plane("project").Config(), manager.Options{
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Logger: ctrl.Log.WithName("compute-quota"),
-	}, service.Options{})
+	}, quotaservice.Options{})
 	if err != nil {
 		return nil, err
 	}

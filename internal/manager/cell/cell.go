@@ -1,5 +1,6 @@
 // Package cell wires the cell role of compute-manager into a manager: the
-// WorkloadDeployment and Instance controllers (Setup) and, for the local
+// WorkloadDeployment and Instance controllers (Setup), the Instance
+// write-back to the federation plane (SetupWriteBack) and, for the local
 // platform and tests, the simulated runtime provider
 // (SetupSimulatedProvider).
 package cell
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,6 +18,8 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/controller/instance"
 	"github.com/citycells/compute/internal/controller/workloaddeployment"
+	"github.com/citycells/compute/internal/controller/writeback"
+	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/simprovider"
 )
 
@@ -83,6 +87,19 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := inst.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the Instance controller: %w", err)
+	}
+	return nil
+}
+
+// SetupWriteBack registers the Instance write-back on mgr, the cell's
+// manager, writing to the federation plane at hubConfig.
+func SetupWriteBack(mgr ctrl.Manager, hubConfig *rest.Config) error {
+	hubCluster, err := hub.AddCluster(mgr, hubConfig)
+	if err != nil {
+		return err
+	}
+	if err := (&writeback.Reconciler{}).SetupWithManager(mgr, hubCluster); err != nil {
+		return fmt.Errorf("failed to set up the Instance write-back: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-// Package service is compute's quota service: the part Milo plays in
+// Package quotaservice is compute's quota service: the part Milo plays in
 // production, for the local platform and tests. It runs as a
 // controller-runtime manager against one project's quota plane and
 //
@@ -71,4 +71,4 @@
 //
 // The price is a full claim List when a consumer's ledger is (re)seeded:
 // once per consumer per process, and after a foreign bucket write.
-package service
+package quotaservice

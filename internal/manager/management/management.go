@@ -38,8 +38,10 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	fedcontroller "github.com/citycells/compute/internal/controller/federation"
+	"github.com/citycells/compute/internal/controller/projector"
 	"github.com/citycells/compute/internal/controller/workload"
-	"github.com/citycells/compute/internal/federation"
+	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/projects"
 	"github.com/citycells/compute/internal/webhook"
 )
@@ -57,7 +59,7 @@ type Options struct {
 	// Federation is the client configuration of the federation plane
 	// (--federation-kubeconfig). When set, Setup registers the
 	// WorkloadDeploymentFederator, the PropagationPolicy controller and the
-	// InstanceProjector (internal/federation); compute-manager requires
+	// InstanceProjector; compute-manager requires
 	// it. Nil leaves them out (tests of the Workload controller alone).
 	Federation *rest.Config
 }
@@ -207,7 +209,7 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 		return nil, fmt.Errorf("failed to set up the Workload controller: %w", err)
 	}
 	if opts.Federation != nil {
-		if err := federation.SetupManagement(mgr, opts.Federation); err != nil {
+		if err := setupFederation(mgr, opts.Federation); err != nil {
 			return nil, err
 		}
 	}
@@ -232,6 +234,29 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 		}
 	}
 	return &Role{mgr: mgr, resolver: projects.NewResolver(opts.Projects, mgr)}, nil
+}
+
+// setupFederation registers the WorkloadDeploymentFederator, the
+// PropagationPolicy controller and the Instance projector on mgr, talking
+// to the federation plane at hubConfig.
+func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config) error {
+	hubCluster, err := hub.AddCluster(mgr.GetLocalManager(), hubConfig)
+	if err != nil {
+		return err
+	}
+	// The federator and the policy controller decide over the same
+	// policies: they share the per-city locks.
+	locks := &fedcontroller.CityLocks{}
+	if err := (&fedcontroller.Reconciler{Locks: locks}).SetupWithManager(mgr, hubCluster); err != nil {
+		return fmt.Errorf("failed to set up the WorkloadDeployment federator: %w", err)
+	}
+	if err := (&fedcontroller.PolicyReconciler{Locks: locks}).SetupWithManager(mgr.GetLocalManager(), hubCluster); err != nil {
+		return fmt.Errorf("failed to set up the PropagationPolicy controller: %w", err)
+	}
+	if err := (&projector.Reconciler{}).SetupWithManager(mgr, hubCluster); err != nil {
+		return fmt.Errorf("failed to set up the Instance projector: %w", err)
+	}
+	return nil
 }
 
 // narrowCache limits what the manager's own cache holds: in single mode its

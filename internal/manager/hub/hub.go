@@ -23,6 +23,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -32,14 +33,6 @@ import (
 
 // KubeconfigFlag is the flag naming the hub's kubeconfig.
 const KubeconfigFlag = "federation-kubeconfig"
-
-// ManagedByLabel and ManagedByValue mark the hub objects compute creates
-// and deletes on its own (PropagationPolicies), so it never touches
-// policies somebody else wrote.
-const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedByValue = "compute"
-)
 
 // NewScheme returns the scheme of the hub: Kubernetes' built-in kinds,
 // compute and Karmada's policies.
@@ -81,7 +74,7 @@ func NewCluster(cfg *rest.Config, opts ...cluster.Option) (cluster.Cluster, erro
 		o.Scheme = NewScheme()
 		o.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Namespace{}:                 {Label: labels.NewSelector().Add(*mapped)},
-			&policyv1alpha1.PropagationPolicy{}: {Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})},
+			&policyv1alpha1.PropagationPolicy{}: {Label: labels.SelectorFromSet(labels.Set{computev1alpha.ManagedByLabel: computev1alpha.ManagedByCompute})},
 		}}
 	}}, opts...)
 	cl, err := cluster.New(cfg, all...)
@@ -89,4 +82,22 @@ func NewCluster(cfg *rest.Config, opts ...cluster.Option) (cluster.Cluster, erro
 		return nil, fmt.Errorf("failed to create the federation plane client: %w", err)
 	}
 	return cl, nil
+}
+
+// AddCluster creates the hub cluster for cfg and adds it to mgr, which
+// starts its cache with the manager's other caches.
+func AddCluster(mgr ctrl.Manager, cfg *rest.Config) (cluster.Cluster, error) {
+	if mgr == nil {
+		return nil, errors.New("the federation plane needs a manager to join")
+	}
+	hubCluster, err := NewCluster(cfg, func(o *cluster.Options) {
+		o.Logger = mgr.GetLogger().WithName("federation-plane")
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(hubCluster); err != nil {
+		return nil, fmt.Errorf("failed to add the federation plane to the manager: %w", err)
+	}
+	return hubCluster, nil
 }
