@@ -6,18 +6,17 @@ package entitlement
 
 import (
 	"context"
-	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
+	"github.com/citycells/compute/internal/patch"
+	"github.com/citycells/compute/internal/status"
 )
 
 // ComputeService is the catalog name of compute.
@@ -31,6 +30,8 @@ const ReasonActivated = "Activated"
 type Activator struct {
 	// Client reads and writes ServiceEntitlements.
 	Client client.Client
+	// Clock stamps condition transitions; the real clock when nil.
+	Clock clock.PassiveClock
 }
 
 // +kubebuilder:rbac:groups=services.miloapis.com,resources=serviceentitlements,verbs=get;list;watch
@@ -40,6 +41,9 @@ type Activator struct {
 func (a *Activator) SetupWithManager(mgr ctrl.Manager) error {
 	if a.Client == nil {
 		a.Client = mgr.GetClient()
+	}
+	if a.Clock == nil {
+		a.Clock = clock.RealClock{}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("entitlement-activator").
@@ -59,24 +63,19 @@ func (a *Activator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	if se.Spec.ServiceRef.Name != ComputeService || se.Status.Phase == servicesv1alpha1.EntitlementPhaseRejected {
 		return ctrl.Result{}, nil
 	}
-	want := se.DeepCopy()
-	want.Status.Phase = servicesv1alpha1.EntitlementPhaseActive
-	want.Status.ObservedGeneration = se.Generation
-	meta.SetStatusCondition(&want.Status.Conditions, metav1.Condition{
-		Type:               servicesv1alpha1.ServiceEntitlementConditionReady,
-		Status:             metav1.ConditionTrue,
-		Reason:             ReasonActivated,
-		Message:            "compute is active for this project",
-		ObservedGeneration: se.Generation,
+	wrote, err := patch.Status(ctx, a.Client, se, func(se *servicesv1alpha1.ServiceEntitlement) {
+		se.Status.Phase = servicesv1alpha1.EntitlementPhaseActive
+		se.Status.ObservedGeneration = se.Generation
+		status.SetCondition(&se.Status.Conditions, metav1.Condition{
+			Type:               servicesv1alpha1.ServiceEntitlementConditionReady,
+			Status:             metav1.ConditionTrue,
+			Reason:             ReasonActivated,
+			Message:            "compute is active for this project",
+			ObservedGeneration: se.Generation,
+		}, metav1.NewTime(a.Clock.Now()))
 	})
-	if equality.Semantic.DeepEqual(se.Status, want.Status) {
-		return ctrl.Result{}, nil
-	}
-	if err := a.Client.Status().Patch(ctx, want, client.MergeFrom(se)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("failed to activate ServiceEntitlement %s: %w", se.Name, err)
+	if err != nil || !wrote {
+		return ctrl.Result{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("activated compute for the project", "entitlement", se.Name)
 	return ctrl.Result{}, nil

@@ -29,6 +29,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/patch"
 )
 
 // ControllerName names the federator in logs, metrics and events.
@@ -344,22 +345,14 @@ func (r *Reconciler) ensureHubCopy(ctx context.Context, s *scope, desired *compu
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope, hubCopy *computev1alpha.WorkloadDeployment, cond metav1.Condition) error {
 	wd := s.wd
 	st := MirrorStatus(wd, hubCopy, cond, metav1.NewTime(r.Clock.Now()))
-	if equality.Semantic.DeepEqual(wd.Status, st) {
-		return nil
-	}
-	prev := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionFederated)
-	patched := wd.DeepCopy()
-	patched.Status = st
-	if err := s.client.Status().Patch(ctx, patched, client.MergeFrom(wd)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("failed to patch status of WorkloadDeployment %s: %w", wd.Name, err)
+	prev := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionFederated).DeepCopy()
+	wrote, err := patch.Status(ctx, s.client, wd, func(wd *computev1alpha.WorkloadDeployment) { wd.Status = st })
+	if err != nil || !wrote {
+		return err
 	}
 	if cond.Status == metav1.ConditionFalse && (prev == nil || prev.Status != metav1.ConditionFalse || prev.Message != cond.Message) {
 		s.recorder.Eventf(wd, nil, corev1.EventTypeWarning, EventFederationFailed, "Federate", "%s", truncate(cond.Message))
 	}
-	*wd = *patched
 	return nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -24,6 +23,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/mirror"
+	"github.com/citycells/compute/internal/patch"
 )
 
 // ControllerName names the projector in logs, metrics and events.
@@ -228,18 +228,12 @@ func (r *Reconciler) project(ctx context.Context, cl cluster.Cluster, inst, desi
 
 // patchStatus writes status onto projection proj when it differs.
 func (r *Reconciler) patchStatus(ctx context.Context, c client.Client, proj *computev1alpha.Instance, status computev1alpha.InstanceStatus) error {
-	if equality.Semantic.DeepEqual(proj.Status, status) {
-		return nil
+	previous := latestTransition(proj.Status.Conditions)
+	wrote, err := patch.Status(ctx, c, proj, func(p *computev1alpha.Instance) { p.Status = *status.DeepCopy() })
+	if err != nil || !wrote {
+		return err
 	}
-	before := proj.DeepCopy()
-	proj.Status = *status.DeepCopy()
-	if err := c.Status().Patch(ctx, proj, client.MergeFrom(before)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("failed to update the status of projection %s/%s: %w", proj.Namespace, proj.Name, err)
-	}
-	if newest := latestTransition(status.Conditions); newest.After(latestTransition(before.Status.Conditions).Time) {
+	if newest := latestTransition(status.Conditions); newest.After(previous.Time) {
 		lag.Observe(r.Clock.Since(newest.Time).Seconds())
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
+	"github.com/citycells/compute/internal/patch"
 	"github.com/citycells/compute/internal/status"
 )
 
@@ -43,16 +44,11 @@ func (r *activationReconciler) reconcileRegistration(ctx context.Context, req re
 	}
 	c.ObservedGeneration = reg.Generation
 	c.Message = status.Truncate(c.Message)
-	before := reg.DeepCopy()
-	changed := status.SetCondition(&reg.Status.Conditions, c, metav1.NewTime(r.clock.Now()))
-	if !changed && reg.Status.ObservedGeneration == reg.Generation {
-		return reconcile.Result{}, nil
-	}
-	reg.Status.ObservedGeneration = reg.Generation
-	if err := r.client.Status().Patch(ctx, reg, client.MergeFrom(before)); err != nil {
-		return reconcile.Result{}, fmt.Errorf("failed to write the status of ResourceRegistration %s: %w", reg.Name, err)
-	}
-	return reconcile.Result{}, nil
+	_, err := patch.Status(ctx, r.client, reg, func(o *quotav1alpha1.ResourceRegistration) {
+		status.SetCondition(&o.Status.Conditions, c, metav1.NewTime(r.clock.Now()))
+		o.Status.ObservedGeneration = o.Generation
+	})
+	return reconcile.Result{}, err
 }
 
 // reconcileGrant sets a grant's Active condition.
@@ -76,14 +72,9 @@ func (r *activationReconciler) reconcileGrant(ctx context.Context, req reconcile
 	}
 	c.ObservedGeneration = g.Generation
 	c.Message = status.Truncate(c.Message)
-	before := g.DeepCopy()
-	changed := status.SetCondition(&g.Status.Conditions, c, metav1.NewTime(r.clock.Now()))
-	if !changed && g.Status.ObservedGeneration == g.Generation {
-		return reconcile.Result{}, nil
-	}
-	g.Status.ObservedGeneration = g.Generation
-	if err := r.client.Status().Patch(ctx, g, client.MergeFrom(before)); err != nil {
-		return reconcile.Result{}, fmt.Errorf("failed to write the status of ResourceGrant %s: %w", client.ObjectKeyFromObject(g), err)
-	}
-	return reconcile.Result{}, nil
+	_, err := patch.Status(ctx, r.client, g, func(o *quotav1alpha1.ResourceGrant) {
+		status.SetCondition(&o.Status.Conditions, c, metav1.NewTime(r.clock.Now()))
+		o.Status.ObservedGeneration = o.Generation
+	})
+	return reconcile.Result{}, err
 }

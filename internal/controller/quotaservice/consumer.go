@@ -2,7 +2,6 @@ package quotaservice
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
+	"github.com/citycells/compute/internal/patch"
 )
 
 const (
@@ -414,23 +414,13 @@ func (r *consumerReconciler) grant(ctx context.Context, c *quotav1alpha1.Resourc
 	return nil
 }
 
-// patchStatus replaces a claim's status with a merge patch, only if the
-// claim is still at the resourceVersion the decision was made on: an answer
-// is never written over a newer state (another writer's grant, or a claim
-// replaced under the same name); the conflict brings the claim back.
+// patchStatus writes a claim's status only if the claim is still at the
+// resourceVersion the decision was made on: an answer is never written
+// over a newer state (another writer's grant, or a claim replaced under the
+// same name); the conflict brings the claim back.
 func (r *consumerReconciler) patchStatus(ctx context.Context, c *quotav1alpha1.ResourceClaim, s quotav1alpha1.ResourceClaimStatus) error {
-	data, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": c.ResourceVersion},
-		"status":   s,
-	})
-	if err != nil {
-		return fmt.Errorf("failed to encode the status of ResourceClaim %s: %w", keyOf(c), err)
-	}
-	target := &quotav1alpha1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name}}
-	if err := r.client.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, data)); err != nil {
-		return fmt.Errorf("failed to write the status of ResourceClaim %s: %w", keyOf(c), err)
-	}
-	return nil
+	_, err := patch.Status(ctx, r.client, c.DeepCopy(), func(c *quotav1alpha1.ResourceClaim) { c.Status = s }, patch.WithOptimisticLock())
+	return err
 }
 
 // removeFinalizer lets a deleted claim go once its allocation is released.

@@ -99,13 +99,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to get project cluster %q: %w", req.ClusterName, err)
 	}
-	c := cl.GetClient()
+	ctx = ctrl.LoggerInto(ctx, log.WithValues("cluster", req.ClusterName))
+	return r.reconcile(ctx, cl.GetClient(), cl.GetEventRecorder(ControllerName), req.NamespacedName)
+}
 
+// reconcile brings the Workload key of the project cluster behind c up to
+// date: observe → revisions → deployments → status, written once.
+func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder events.EventRecorder, key client.ObjectKey) (ctrl.Result, error) {
 	w := &computev1alpha.Workload{}
-	if err := c.Get(ctx, req.NamespacedName, w); err != nil {
+	if err := c.Get(ctx, key, w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	log = log.WithValues("cluster", req.ClusterName, "workload", klog.KObj(w), "uid", w.UID)
+	log := ctrl.LoggerFrom(ctx).WithValues("workload", klog.KObj(w), "uid", w.UID)
 	ctx = ctrl.LoggerInto(ctx, log)
 	if !w.DeletionTimestamp.IsZero() {
 		// Deployments and revisions carry the Workload as owner: the
@@ -117,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s.recorder = cl.GetEventRecorder(ControllerName)
+	s.recorder = recorder
 
 	current, revErr := r.reconcileRevisions(ctx, s)
 	cities, deployErr := reconcileDeployments(ctx, s)

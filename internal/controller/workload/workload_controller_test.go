@@ -3,12 +3,18 @@ package workload
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
@@ -63,5 +69,36 @@ func TestWorkloadsBoundToALocation(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("workloadsBoundTo() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestAWorkloadDeletedWhileItsStatusIsWrittenIsNotRequeued(t *testing.T) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{computev1alpha.AddToScheme, networkingv1alpha.AddToScheme, appsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := makeScenario("DFW").w
+	statusPatches := 0
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(w).
+		WithStatusSubresource(&computev1alpha.Workload{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+				statusPatches++
+				// The Workload is deleted between the read and the write.
+				if err := c.Delete(ctx, obj); err != nil {
+					return err
+				}
+				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+			},
+		}).Build()
+	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))}
+	res, err := r.reconcile(context.Background(), c, events.NewFakeRecorder(10), client.ObjectKeyFromObject(w))
+	if err != nil || res != (reconcile.Result{}) {
+		t.Fatalf("reconcile() = %+v, %v; want an empty result and no error, so the deleted Workload is not requeued", res, err)
+	}
+	if statusPatches != 1 {
+		t.Fatalf("%d status patches, want 1 (the one the deletion raced)", statusPatches)
 	}
 }

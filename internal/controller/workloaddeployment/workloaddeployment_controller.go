@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +17,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/ownwrites"
+	"github.com/citycells/compute/internal/patch"
 	"github.com/citycells/compute/internal/rollout"
 )
 
@@ -201,13 +201,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a rollout.Assess
 	if succeeded {
 		st.ObservedGeneration = s.wd.Generation
 	}
-	if equality.Semantic.DeepEqual(s.wd.Status, st) {
-		return nil
-	}
-	before := s.wd.DeepCopy()
-	s.wd.Status = st
-	if err := r.Client.Status().Patch(ctx, s.wd, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("failed to patch status of WorkloadDeployment %s: %w", s.wd.Name, err)
+	wrote, err := patch.Status(ctx, r.Client, s.wd, func(wd *computev1alpha.WorkloadDeployment) { wd.Status = st })
+	if err != nil || !wrote {
+		return err
 	}
 	r.own.Wrote(client.ObjectKeyFromObject(s.wd), s.wd.UID, s.wd.ResourceVersion)
 	return nil

@@ -71,7 +71,7 @@ func computeStatus(wd *computev1alpha.WorkloadDeployment, instances []computev1a
 
 	for _, c := range []metav1.Condition{
 		availableCondition(instances, st.ReplicaCounts),
-		progressingCondition(a),
+		progressingCondition(a, st.ReplicaCounts),
 		replicasReadyCondition(st.ReplicaCounts),
 	} {
 		c.ObservedGeneration = wd.Generation
@@ -152,8 +152,10 @@ func blockers(instances []computev1alpha.Instance) []status.Blocker {
 }
 
 // progressingCondition is True while the controller still has Instances to
-// create, remove or replace.
-func progressingCondition(a rollout.Assessment) metav1.Condition {
+// create, remove or replace, and while Instances that exist with the
+// current template are not running it yet (held by quota, say): a rollout
+// is complete only when every desired replica runs the current template.
+func progressingCondition(a rollout.Assessment, c computev1alpha.ReplicaCounts) metav1.Condition {
 	cond := metav1.Condition{Type: computev1alpha.ConditionProgressing, Status: metav1.ConditionTrue}
 	outdated, terminating := 0, 0
 	for _, s := range a.Slots {
@@ -177,6 +179,9 @@ func progressingCondition(a rollout.Assessment) metav1.Condition {
 	case terminating > 0:
 		cond.Reason = computev1alpha.ReasonRollingUpdate
 		cond.Message = fmt.Sprintf("waiting for %d replaced instance(s) to terminate", terminating)
+	case c.UpdatedReplicas < c.DesiredReplicas:
+		cond.Reason = computev1alpha.ReasonReplicasNotReady
+		cond.Message = fmt.Sprintf("%d of %d replicas run the current template; the others have not started it yet", c.UpdatedReplicas, c.DesiredReplicas)
 	default:
 		cond.Status = metav1.ConditionFalse
 		cond.Reason = computev1alpha.ReasonRolloutComplete

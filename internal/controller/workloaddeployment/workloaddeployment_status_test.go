@@ -226,10 +226,15 @@ func TestComputeStatusConditions(t *testing.T) {
 			condition: computev1alpha.ConditionProgressing,
 			want:      summary{metav1.ConditionTrue, computev1alpha.ReasonRollingUpdate, "waiting for 1 replaced instance(s) to terminate"},
 		},
-		"Progressing is False once every slot has the current template": {
-			wd: b.build(), insts: []*instBuilder{makeInst(0, h), makeInst(1, h)},
+		"Progressing is False once every replica runs the current template": {
+			wd: b.build(), insts: []*instBuilder{makeInst(0, h).running(), makeInst(1, h).running()},
 			condition: computev1alpha.ConditionProgressing,
 			want:      summary{metav1.ConditionFalse, computev1alpha.ReasonRolloutComplete, "all 2 replicas exist with the current template"},
+		},
+		"Progressing stays True while a replica held by quota has not started the template": {
+			wd: b.build(), insts: []*instBuilder{makeInst(0, h).running(), makeInst(1, h).cond(computev1alpha.ConditionReady, metav1.ConditionFalse, computev1alpha.ReasonPendingQuota, "over quota")},
+			condition: computev1alpha.ConditionProgressing,
+			want:      summary{metav1.ConditionTrue, computev1alpha.ReasonReplicasNotReady, "1 of 2 replicas run the current template; the others have not started it yet"},
 		},
 		"ReplicasReady is True when every replica is ready and up to date": {
 			wd: b.build(), insts: []*instBuilder{makeInst(0, h).running(), makeInst(1, h).running()},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -19,6 +18,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/mirror"
+	"github.com/citycells/compute/internal/patch"
 )
 
 // ControllerName names the write-back in logs and metrics.
@@ -209,18 +209,8 @@ func (r *Reconciler) update(ctx context.Context, existing, desired *computev1alp
 
 // patchStatus writes status onto hubCopy when it differs.
 func (r *Reconciler) patchStatus(ctx context.Context, hubCopy *computev1alpha.Instance, status computev1alpha.InstanceStatus) error {
-	if equality.Semantic.DeepEqual(hubCopy.Status, status) {
-		return nil
-	}
-	before := hubCopy.DeepCopy()
-	hubCopy.Status = *status.DeepCopy()
-	if err := r.Hub.Status().Patch(ctx, hubCopy, client.MergeFrom(before)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("failed to update the status of the copy of Instance %s in the federation plane: %w", hubCopy.Name, err)
-	}
-	return nil
+	_, err := patch.Status(ctx, r.Hub, hubCopy, func(i *computev1alpha.Instance) { i.Status = *status.DeepCopy() })
+	return err
 }
 
 // removeCopy deletes the hub copy of a cell Instance that is gone, when
