@@ -30,6 +30,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/patch"
+	"github.com/citycells/compute/internal/phases"
 )
 
 // ControllerName names the federator in logs, metrics and events.
@@ -154,6 +155,12 @@ type scope struct {
 	reader   client.Reader
 	recorder events.EventRecorder
 	wd       *computev1alpha.WorkloadDeployment
+	// project is the project namespace of wd, read by the first phase.
+	project *corev1.Namespace
+	// hubNamespace is the federation-plane namespace wd maps to.
+	hubNamespace string
+	// hubCopy is the copy in the federation plane as written.
+	hubCopy *computev1alpha.WorkloadDeployment
 }
 
 // Reconcile federates one project WorkloadDeployment.
@@ -196,70 +203,95 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, r.setFinalizer(ctx, s, true)
 	}
 
-	hubCopy, hubNamespace, fedErr := r.federate(ctx, s)
-	var cond metav1.Condition
-	switch {
-	case fedErr == nil && hubCopy == nil:
-		// The previous copy is still being deleted; its deletion event
-		// brings the deployment back.
-		return ctrl.Result{}, nil
-	case fedErr == nil:
-		cond = federatedCondition(hubNamespace)
-	case errors.Is(fedErr, ErrPolicyDeleting):
-		// The city's previous policy is on its way out; a new one can be
-		// made once it is gone.
-		return ctrl.Result{RequeueAfter: policyWait}, nil
-	case apierrors.IsConflict(fedErr):
-		// A stale read: the retry resolves it, and it is no news.
-		return ctrl.Result{}, fedErr
-	default:
-		cond = failedCondition(fedErr.Error())
-	}
-	return ctrl.Result{}, errors.Join(fedErr, r.patchStatus(ctx, s, hubCopy, cond))
+	res, err := phases.Run(ctx, s,
+		phases.Phase[*scope]{Name: "read the project namespace", Run: r.readProjectNamespace},
+		phases.Phase[*scope]{Name: "record the federation namespace", Run: r.recordHubNamespace},
+		phases.Phase[*scope]{Name: "prepare the federation namespace", Run: r.prepareHubNamespace},
+		phases.Phase[*scope]{Name: "federate to " + wd.Spec.CityCode, Run: r.federateToCity},
+	)
+	return r.reportFederation(ctx, s, res, err)
 }
 
-// federate writes the hub namespace, the city policy and the hub copy, and
-// records the hub namespace on the project WorkloadDeployment. It returns
-// the hub copy as written; nil, without error, while an earlier copy of the
-// same name is still being deleted.
-func (r *Reconciler) federate(ctx context.Context, s *scope) (*computev1alpha.WorkloadDeployment, string, error) {
+// reportFederation writes the Federated condition for what the phases did.
+// A phase that stopped to wait writes nothing (the event it waits for
+// brings the deployment back); a conflict is a stale read the retry
+// resolves, and no news.
+func (r *Reconciler) reportFederation(ctx context.Context, s *scope, res phases.Result, err error) (ctrl.Result, error) {
+	var cond metav1.Condition
+	switch {
+	case err == nil && res.Stop:
+		return res.CtrlResult(), nil
+	case err == nil:
+		cond = federatedCondition(s.hubNamespace)
+	case apierrors.IsConflict(err):
+		return ctrl.Result{}, err
+	default:
+		cond = failedCondition(err.Error())
+	}
+	return res.CtrlResult(), errors.Join(err, r.patchStatus(ctx, s, s.hubCopy, cond))
+}
+
+// readProjectNamespace reads the project namespace and derives the
+// federation namespace from its UID.
+func (r *Reconciler) readProjectNamespace(ctx context.Context, s *scope) (phases.Result, error) {
 	ns := &corev1.Namespace{}
 	// Read directly: the mapping must come from the namespace's UID, never
 	// from anything a user can write, and the management role has no
 	// namespace informer in project planes.
 	if err := s.reader.Get(ctx, client.ObjectKey{Name: s.wd.Namespace}, ns); err != nil {
-		return nil, "", fmt.Errorf("failed to read project namespace %s: %w", s.wd.Namespace, err)
+		return phases.Result{}, fmt.Errorf("failed to read project namespace %s: %w", s.wd.Namespace, err)
 	}
-	hubNamespace := names.FederationNamespace(ns.UID)
-	if err := r.recordHubNamespace(ctx, s, hubNamespace); err != nil {
-		return nil, "", err
-	}
-	if err := r.ensureHubNamespace(ctx, HubNamespace(s.cluster, ns)); err != nil {
-		return nil, hubNamespace, err
-	}
-	// The policy comes first, so the copy is never without one; the lock
-	// keeps the policy controller from deleting it before the copy is there.
-	unlock := r.Locks.Lock(hubNamespace, s.wd.Spec.CityCode)
+	s.project, s.hubNamespace = ns, names.FederationNamespace(ns.UID)
+	return phases.Result{}, nil
+}
+
+// federateToCity writes the city's policy and the hub copy. The policy
+// comes first, so the copy is never without one; the lock keeps the policy
+// controller from deleting it before the copy is there. It stops while the
+// city's previous policy, or an earlier copy of the same name, is still
+// being deleted.
+func (r *Reconciler) federateToCity(ctx context.Context, s *scope) (phases.Result, error) {
+	unlock := r.Locks.Lock(s.hubNamespace, s.wd.Spec.CityCode)
 	defer unlock()
-	if err := EnsurePolicy(ctx, r.Hub, r.HubReader, CityPolicy(hubNamespace, s.wd.Spec.CityCode)); err != nil {
-		return nil, hubNamespace, err
+	err := EnsurePolicy(ctx, r.Hub, r.HubReader, CityPolicy(s.hubNamespace, s.wd.Spec.CityCode))
+	if errors.Is(err, ErrPolicyDeleting) {
+		// A new policy can be made once the old one is gone.
+		return phases.Result{RequeueAfter: policyWait, Stop: true}, nil
 	}
-	hubCopy, err := r.ensureHubCopy(ctx, s, HubCopy(s.cluster, hubNamespace, s.wd))
-	return hubCopy, hubNamespace, err
+	if err != nil {
+		return phases.Result{}, err
+	}
+	hubCopy, err := r.ensureHubCopy(ctx, s, HubCopy(s.cluster, s.hubNamespace, s.wd))
+	if err != nil {
+		return phases.Result{}, err
+	}
+	if hubCopy == nil {
+		// The previous copy is still being deleted; its deletion event
+		// brings the deployment back.
+		return phases.Result{Stop: true}, nil
+	}
+	s.hubCopy = hubCopy
+	return phases.Result{}, nil
 }
 
 // recordHubNamespace stamps the hub namespace on the project
 // WorkloadDeployment when it is not there yet.
-func (r *Reconciler) recordHubNamespace(ctx context.Context, s *scope, hubNamespace string) error {
-	if s.wd.Annotations[computev1alpha.FederationNamespaceAnnotation] == hubNamespace {
-		return nil
+func (r *Reconciler) recordHubNamespace(ctx context.Context, s *scope) (phases.Result, error) {
+	if s.wd.Annotations[computev1alpha.FederationNamespaceAnnotation] == s.hubNamespace {
+		return phases.Result{}, nil
 	}
 	before := s.wd.DeepCopy()
-	metav1.SetMetaDataAnnotation(&s.wd.ObjectMeta, computev1alpha.FederationNamespaceAnnotation, hubNamespace)
+	metav1.SetMetaDataAnnotation(&s.wd.ObjectMeta, computev1alpha.FederationNamespaceAnnotation, s.hubNamespace)
 	if err := s.client.Patch(ctx, s.wd, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("failed to record the federation namespace on WorkloadDeployment %s: %w", s.wd.Name, err)
+		return phases.Result{}, fmt.Errorf("failed to record the federation namespace on WorkloadDeployment %s: %w", s.wd.Name, err)
 	}
-	return nil
+	return phases.Result{}, nil
+}
+
+// prepareHubNamespace makes sure the federation namespace of the project
+// namespace exists and is labelled for it.
+func (r *Reconciler) prepareHubNamespace(ctx context.Context, s *scope) (phases.Result, error) {
+	return phases.Result{}, r.ensureHubNamespace(ctx, HubNamespace(s.cluster, s.project))
 }
 
 // ensureHubNamespace creates the hub namespace, or adds the upstream labels

@@ -20,6 +20,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/ownwrites"
+	"github.com/citycells/compute/internal/phases"
 	"github.com/citycells/compute/internal/status"
 )
 
@@ -106,31 +107,58 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if inst.DeletionTimestamp != nil {
 		return ctrl.Result{}, r.reconcileDelete(ctx, inst)
 	}
-	if r.Quota != nil && !controllerutil.ContainsFinalizer(inst, computev1alpha.InstanceFinalizer) {
-		// The update this makes brings the Instance back.
-		return ctrl.Result{}, r.applyFinalizer(ctx, inst, true)
-	}
+	s := &scope{inst: inst}
+	res, err := phases.Run(ctx, s,
+		phases.Phase[*scope]{Name: "add the finalizer", Run: r.ensureFinalizer},
+		phases.Phase[*scope]{Name: "report quota and readiness", Run: r.reportConditions},
+		phases.Phase[*scope]{Name: "release the Quota gate", Run: r.releaseGate},
+	)
+	return res.CtrlResult(), err
+}
 
-	// QuotaGranted is written (for this generation) before anything else
-	// can fail, so its reason is visible whatever happens next.
-	quota, requeue := r.evaluateQuota(ctx, inst)
-	if err := r.applyConditions(ctx, inst, quota, readyCondition(inst, quota)); err != nil {
-		if apierrors.IsConflict(err) && quota.Status != metav1.ConditionTrue {
-			return ctrl.Result{RequeueAfter: requeue}, nil
-		}
-		return ctrl.Result{}, err
+// scope is what the phases of one reconcile share.
+type scope struct {
+	inst *computev1alpha.Instance
+	// quota is the QuotaGranted condition evaluated for inst.
+	quota metav1.Condition
+}
+
+// ensureFinalizer adds the compute finalizer when quota is enforced, so the
+// Instance's claim is released before it goes. The update this makes
+// brings the Instance back.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (phases.Result, error) {
+	if r.Quota == nil || controllerutil.ContainsFinalizer(s.inst, computev1alpha.InstanceFinalizer) {
+		return phases.Result{}, nil
 	}
-	// The grant observed above releases the gate in this same reconcile.
-	if err := r.releaseQuotaGate(ctx, inst); err != nil {
-		if apierrors.IsConflict(err) {
-			// Someone else changed the Instance while quota is still
-			// pending for it (the gate is on): its update event brings it
-			// back, and this requeue bounds the wait without error backoff.
-			return ctrl.Result{RequeueAfter: r.quotaRequeue(inst)}, nil
-		}
-		return ctrl.Result{}, err
+	return phases.Result{Stop: true}, r.applyFinalizer(ctx, s.inst, true)
+}
+
+// reportConditions evaluates quota and writes QuotaGranted and Ready (for
+// this generation) before anything else can fail, so their reasons are
+// visible whatever happens next. A conflict while quota is not granted
+// waits for the requeue the evaluation asked for, without error backoff.
+func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Result, error) {
+	quota, requeue := r.evaluateQuota(ctx, s.inst)
+	s.quota = quota
+	res := phases.Result{RequeueAfter: requeue}
+	err := r.applyConditions(ctx, s.inst, quota, readyCondition(s.inst, quota))
+	if apierrors.IsConflict(err) && quota.Status != metav1.ConditionTrue {
+		res.Stop = true
+		return res, nil
 	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return res, err
+}
+
+// releaseGate removes the Quota gate once the grant observed by
+// reportConditions admits the Instance. A conflict means someone else
+// changed the Instance while the gate is on: its update event brings it
+// back, and the requeue bounds the wait without error backoff.
+func (r *Reconciler) releaseGate(ctx context.Context, s *scope) (phases.Result, error) {
+	err := r.releaseQuotaGate(ctx, s.inst)
+	if apierrors.IsConflict(err) {
+		return phases.Result{RequeueAfter: r.quotaRequeue(s.inst), Stop: true}, nil
+	}
+	return phases.Result{}, err
 }
 
 // reconcileDelete reports the Instance as Terminating and, when it holds
