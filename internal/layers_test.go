@@ -1,0 +1,121 @@
+// The layers of the module, checked on every test run: no package imports
+// one above it, and no controller imports another controller.
+package internal_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/citycells/compute/"
+
+// layers lists the module's packages by layer, lowest first; a package
+// belongs to the first layer with a prefix of its path. A package may import
+// its own layer and the ones below.
+var layers = []struct {
+	name     string
+	prefixes []string
+}{
+	{"API types", []string{"api/"}},
+	{"pure libraries and clients", []string{
+		"internal/apitest", "internal/catalog", "internal/features", "internal/locations", "internal/mirror",
+		"internal/names", "internal/ownwrites", "internal/patch", "internal/phases", "internal/placement",
+		"internal/planes", "internal/projects", "internal/quota", "internal/revision", "internal/rollout",
+		"internal/status", "internal/toolchain",
+	}},
+	{"controllers and webhooks", []string{"internal/controller/", "internal/simprovider", "internal/webhook"}},
+	{"role wiring", []string{"internal/manager/"}},
+	{"programs' insides", []string{"internal/manager", "internal/local", "internal/cli"}},
+	{"programs, tools and tests", []string{"cmd/", "hack/", "test/", "config/"}},
+}
+
+// layerOf returns the layer index of a module-relative package path.
+func layerOf(pkg string) int {
+	for i, l := range layers {
+		for _, p := range l.prefixes {
+			if pkg == strings.TrimSuffix(p, "/") || strings.HasPrefix(pkg, p) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func TestNoPackageImportsALayerAboveIt(t *testing.T) {
+	imports := moduleImports(t)
+	if len(imports) < 20 {
+		t.Fatalf("found only %d packages: is the test running from internal/?", len(imports))
+	}
+	for pkg, deps := range imports {
+		from := layerOf(pkg)
+		if from < 0 {
+			t.Errorf("package %s is in no layer: add it to layers", pkg)
+			continue
+		}
+		for _, dep := range deps {
+			to := layerOf(dep)
+			switch {
+			case to > from:
+				t.Errorf("%s (%s) imports %s (%s), a layer above it", pkg, layers[from].name, dep, layers[to].name)
+			case strings.HasPrefix(pkg, "internal/controller/") && strings.HasPrefix(dep, "internal/controller/"):
+				t.Errorf("controller %s imports controller %s: share through a library below both", pkg, dep)
+			}
+		}
+	}
+}
+
+// moduleImports maps every package of the module (non-test files) to the
+// module packages it imports, both as module-relative paths.
+func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(rel)
+		if _, ok := out[pkg]; !ok {
+			out[pkg] = nil
+		}
+		for _, imp := range f.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				return err
+			}
+			if dep, ok := strings.CutPrefix(p, module); ok {
+				out[pkg] = append(out[pkg], dep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
