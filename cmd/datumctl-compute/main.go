@@ -28,6 +28,7 @@ func main() {
 		Clock:   clock.RealClock{},
 		Getenv:  os.Getenv,
 		Build:   cmdutil.BuildInfo{Version: version, Commit: commit},
+		Name:    cli.ProgramName(os.Args[0]),
 	}
 	code := cli.Main(ctx, os.Args[1:], f)
 	stop()

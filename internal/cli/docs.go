@@ -107,4 +107,23 @@ Before a command uses the project it checks that compute is enabled (the project
 ServiceEntitlement): not requested — it offers to request it (` + "`--yes`" + ` requests without asking) and waits
 briefly for activation; requested but still activating — it says so and exits 3; rejected — it exits 1.
 
+datumctl runs plugins even when nobody is logged in: it then sets ` + "`DATUM_PLUGIN_API_VERSION`" + ` but leaves
+` + "`DATUM_API_HOST`" + ` empty. The plugin refuses to run then ("not logged in — run ` + "`datumctl login`" + `") unless
+` + "`--kubeconfig`" + ` or ` + "`--context`" + ` name a cluster: it never falls back to whatever ` + "`$KUBECONFIG`" + ` points at.
+
+` + installDocs
+
+// installDocs says how to install the plugin.
+const installDocs = `## Installing
+
+The plugin needs datumctl v0.15.0 or later (the first with plugin dispatch; the manifest says so).
+
+- From a release, managed by datumctl (checksums verified):
+  ` + "`datumctl plugin install citycells/compute`" + ` (or ` + "`...@v0.1.0`" + ` for a version). datumctl fetches
+  ` + "`datumctl-compute_<OS>_<arch>.tar.gz`" + ` (` + "`.zip`" + ` on Windows) and ` + "`checksums.txt`" + ` from the GitHub release.
+- From source, on PATH: ` + "`go install github.com/citycells/compute/cmd/datumctl-compute@latest`" + `, then
+  ` + "`datumctl plugin trust compute`" + `. A plugin found on PATH gets its arguments unchanged only from
+  datumctl v0.17.1 on; use v0.17.1 or later for PATH installs.
+- Standalone: run ` + "`datumctl-compute`" + ` itself with ` + "`--kubeconfig`" + `.
+
 `

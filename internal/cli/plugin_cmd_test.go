@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/citycells/compute/internal/cli"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
@@ -127,5 +128,69 @@ func TestTheCommandLineIsCheckedBeforeAnythingRuns(t *testing.T) {
 				t.Errorf("exit %d (want %d), output lacks %q:\n%s%s", res.Code, tc.wantCode, tc.want, res.Stdout, res.Stderr)
 			}
 		})
+	}
+}
+
+// loggedOutEnv is what datumctl sets when nobody is logged in: the plugin
+// API version and the helper, but no API host and no project.
+func loggedOutEnv() map[string]string {
+	return map[string]string{
+		cmdutil.EnvPluginAPIVersion: "1", cmdutil.EnvAPIHost: "", cmdutil.EnvProject: "", cmdutil.EnvOrg: "",
+		cmdutil.EnvCredentialsHelper: "/usr/local/bin/datumctl", cmdutil.EnvSession: "",
+	}
+}
+
+// Not parallel: it points $KUBECONFIG at a live cluster, as a user's shell
+// would, to prove the plugin does not fall back to it.
+func TestUnderDatumctlWithoutALoginTheCommandRefusesInsteadOfUsingKubeconfig(t *testing.T) {
+	h := harness(t)
+	h.CreateWorkload(clitest.NewWorkload("web").Build())
+	t.Setenv("KUBECONFIG", h.Kubeconfig)
+	res := h.Run(main, clitest.RunOptions{Env: loggedOutEnv(), Factory: func(f *cmdutil.Factory) {
+		f.Kubeconfig, f.Name = "", ""
+	}}, "workloads", "-o", "json")
+	if res.Code != cmdutil.ExitFailure || strings.Contains(res.Stdout, "web") {
+		t.Fatalf("exit %d, stdout %q: want a refusal, not the workloads of $KUBECONFIG", res.Code, res.Stdout)
+	}
+	mustContain(t, "the refusal", res.Stderr, "Error: not logged in — run `datumctl login`")
+	if strings.Contains(res.Stderr, "auth login") {
+		t.Errorf("the hint names a command datumctl no longer has:\n%s", res.Stderr)
+	}
+
+	explicit := h.Run(main, clitest.RunOptions{Env: loggedOutEnv(), Factory: func(f *cmdutil.Factory) { f.Name = "" }},
+		"workloads", "-o", "json")
+	if explicit.Code != cmdutil.ExitOK || !strings.Contains(explicit.Stdout, `"web"`) {
+		t.Errorf("an explicit --kubeconfig still works without a login: exit %d\n%s%s", explicit.Code, explicit.Stdout, explicit.Stderr)
+	}
+}
+
+func TestTheManifestAsksForTheFirstDatumctlWithPluginDispatch(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	res := h.Run(main, clitest.RunOptions{Env: loggedOutEnv()}, "--plugin-manifest")
+	var m struct {
+		Min string `json:"min_datumctl_version"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &m); err != nil || m.Min != "v0.15.0" {
+		t.Errorf("min_datumctl_version = %q (%v), want v0.15.0", m.Min, err)
+	}
+}
+
+// datumctl asks a managed install (…/plugins/compute) for --help without
+// any DATUM_* variable: the invoked name is all there is.
+func TestHelpOfAManagedInstallNamesDatumctlCompute(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	for argv0, want := range map[string]string{
+		"/home/u/.datumctl/plugins/compute":        "datumctl compute workloads",
+		`C:\Users\u\.datumctl\plugins\compute.exe`: "datumctl compute workloads",
+		"/usr/local/bin/datumctl-compute":          "datumctl-compute workloads",
+	} {
+		res := h.Run(main, clitest.RunOptions{Env: map[string]string{}, Factory: func(f *cmdutil.Factory) {
+			f.Name = cli.ProgramName(argv0)
+		}}, "workloads", "--help")
+		if res.Code != cmdutil.ExitOK || !strings.Contains(res.Stdout, "Usage:\n  "+want) {
+			t.Errorf("argv[0] %s: want usage of %q, got exit %d:\n%s", argv0, want, res.Code, res.Stdout)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,6 +117,22 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	return root
+}
+
+// ProgramName returns how users invoked the binary, from argv[0]: datumctl
+// runs a managed install as ".../plugins/compute", and asks it for --help
+// without the DATUM_* variables, so the name is all that says "under
+// datumctl" then. Any other name returns "" and Main decides from the
+// environment.
+func ProgramName(argv0 string) string {
+	base := strings.TrimSuffix(filepath.Base(filepath.ToSlash(argv0)), ".exe")
+	if i := strings.LastIndexAny(base, `\`); i >= 0 {
+		base = base[i+1:]
+	}
+	if base == version.PluginName {
+		return PluginName
+	}
+	return ""
 }
 
 // Main runs the command line args with f and returns the exit code:

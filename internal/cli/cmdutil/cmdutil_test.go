@@ -168,7 +168,7 @@ func TestAFailingHelperSaysHowToLogIn(t *testing.T) {
 	_, err := ts.Token(context.Background())
 	var b strings.Builder
 	PrintError(&b, err)
-	if !strings.Contains(b.String(), "not logged in") || !strings.Contains(b.String(), "datumctl auth login") {
+	if !strings.Contains(b.String(), "not logged in") || !strings.Contains(b.String(), "datumctl login") || strings.Contains(b.String(), "auth login") {
 		t.Errorf("got %s", b.String())
 	}
 }

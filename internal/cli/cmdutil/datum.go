@@ -57,8 +57,18 @@ func ReadPluginContext(getenv func(string) string) PluginContext {
 	}
 }
 
-// Active reports whether datumctl ran the plugin: an API host is set.
+// Active reports whether datumctl ran the plugin with a Datum context:
+// an API host is set.
 func (p PluginContext) Active() bool { return p.APIHost != "" }
+
+// UnderDatumctl reports whether datumctl ran the plugin at all: it sets
+// DATUM_PLUGIN_API_VERSION on every run, and DATUM_API_HOST only when the
+// user is logged in.
+func (p PluginContext) UnderDatumctl() bool { return p.APIVersion != "" || p.APIHost != "" }
+
+// LoggedOut reports whether datumctl ran the plugin without a login: the
+// plugin API version is set but the API host is empty.
+func (p PluginContext) LoggedOut() bool { return p.APIVersion != "" && p.APIHost == "" }
 
 // ServerURL returns the project control-plane URL of project:
 // https://<host>/apis/resourcemanager.miloapis.com/v1alpha1/projects/<project>/control-plane.
@@ -126,12 +136,12 @@ func (t *TokenSource) Token(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", &ExitError{Code: ExitFailure,
 			Err:   fmt.Errorf("could not get a Datum token from `%s %s`: %w", t.Context.CredentialsHelper, strings.Join(t.Context.HelperArgs(), " "), err),
-			Hints: []string{"Log in again with: datumctl auth login"}}
+			Hints: []string{"Log in again with: datumctl login"}}
 	}
 	tok := strings.TrimSpace(string(out))
 	if tok == "" {
 		return "", &ExitError{Code: ExitFailure, Err: errors.New("the credentials helper returned an empty token"),
-			Hints: []string{"Log in again with: datumctl auth login"}}
+			Hints: []string{"Log in again with: datumctl login"}}
 	}
 	t.token = tok
 	return tok, nil

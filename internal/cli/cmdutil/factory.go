@@ -209,7 +209,15 @@ func (f *Factory) connect() (*Clients, error) {
 // default kubeconfig.
 func (f *Factory) restConfig() (*rest.Config, Target, error) {
 	pc := ReadPluginContext(f.getenv)
-	if f.Kubeconfig == "" && f.Context == "" && pc.Active() {
+	explicit := f.Kubeconfig != "" || f.Context != ""
+	if !explicit && pc.LoggedOut() {
+		// datumctl runs plugins even when nobody is logged in; falling
+		// back to $KUBECONFIG then would act on whatever cluster it names.
+		return nil, Target{}, &ExitError{Code: ExitFailure,
+			Err:   errors.New("not logged in — run `datumctl login`"),
+			Hints: []string{"Or pass --kubeconfig (and --context) to talk to a cluster directly."}}
+	}
+	if !explicit && pc.Active() {
 		project := f.Project
 		if project == "" {
 			project = pc.Project
@@ -240,7 +248,7 @@ func (f *Factory) restConfig() (*rest.Config, Target, error) {
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
 			return nil, Target{}, WithHints(errors.New("no cluster to talk to: no kubeconfig and no Datum context"),
-				"Run it as `datumctl compute ...` after `datumctl auth login`,",
+				"Run it as `datumctl compute ...` after `datumctl login`,",
 				"or pass --kubeconfig (compute-local up prints one).")
 		}
 		return nil, Target{}, WithHints(fmt.Errorf("cannot load the kubeconfig: %w", err),

@@ -20,9 +20,11 @@ const (
 	PluginName = "compute"
 	// PluginDescription describes the plugin in `datumctl plugin list`.
 	PluginDescription = "Deploy and manage containerized workloads across Datum Cloud cities"
-	// MinDatumctlVersion is the oldest datumctl that speaks the plugin
-	// contract this binary implements.
-	MinDatumctlVersion = "v0.10.0"
+	// MinDatumctlVersion is the first datumctl that dispatches to plugins.
+	// A plugin found on PATH (not installed with `datumctl plugin install`)
+	// gets its arguments unchanged only from datumctl v0.17.1 on, and must
+	// be trusted first with `datumctl plugin trust compute` (docs/cli.md).
+	MinDatumctlVersion = "v0.15.0"
 )
 
 // Manifest is the JSON document datumctl reads from --plugin-manifest.
