@@ -1,12 +1,17 @@
 package cli_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
 	"github.com/citycells/compute/internal/cli"
 	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/planes"
 )
 
@@ -18,16 +23,28 @@ var env *planes.Environment
 // enablement tests change.
 const enablementPlane = "enablement"
 
+// outagePlane is a plane whose API server the outage tests stop and start
+// again; nothing else uses it.
+const outagePlane = "outage"
+
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	env, err = clitest.Start(enablementPlane)
+	env, err = clitest.Start(enablementPlane, outagePlane)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer env.Stop()
+	c, err := client.New(env.Plane(outagePlane).Config(), client.Options{Scheme: cmdutil.NewScheme()})
+	if err == nil {
+		err = clitest.SetEntitlement(context.Background(), c, servicesv1alpha1.EntitlementPhaseActive)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 

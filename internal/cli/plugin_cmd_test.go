@@ -23,6 +23,13 @@ import (
 // to requests that carry the expected bearer token.
 func projectAPI(t *testing.T, project, token string) (*httptest.Server, *[]string) {
 	t.Helper()
+	return projectAPIAccepting(t, project, func(got string) bool { return got == token })
+}
+
+// projectAPIAccepting is projectAPI with the tokens it accepts decided
+// by accept, which may change its answer over time (a token expiring).
+func projectAPIAccepting(t *testing.T, project string, accept func(token string) bool) (*httptest.Server, *[]string) {
+	t.Helper()
 	cfg := env.Plane(clitest.ProjectPlane).Config()
 	transport, err := rest.TransportFor(cfg)
 	if err != nil {
@@ -35,7 +42,7 @@ func projectAPI(t *testing.T, project, token string) (*httptest.Server, *[]strin
 	var mu sync.Mutex
 	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+token {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok || !accept(tok) {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}

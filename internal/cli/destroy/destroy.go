@@ -17,6 +17,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/progress"
 )
 
 // DefaultTimeout bounds --wait.
@@ -115,15 +116,36 @@ func (o *Options) Run(ctx context.Context) error {
 		return nil
 	}
 	live := cmdutil.NewLive(out, terminal, f.Streams.Width)
-	err = f.PollUntil(ctx, o.Timeout, func(ctx context.Context) (bool, error) {
-		left, err := instances(ctx, c, w)
-		if err != nil {
-			return false, err
+	msg := fmt.Sprintf("Destroying %s: %s left", o.Name, cmdutil.Plural(len(insts), "instance", "instances"))
+	reconnecting := ""
+	render := func() {
+		line := msg
+		if reconnecting != "" {
+			line += " — reconnecting… (" + reconnecting + ")"
 		}
-		gone := apierrors.IsNotFound(c.Client.Get(ctx, client.ObjectKeyFromObject(w), &computev1alpha.Workload{}))
-		msg := fmt.Sprintf("Destroying %s: %s left", o.Name, cmdutil.Plural(len(left), "instance", "instances"))
-		live.Update([]string{msg}, msg)
-		return gone && len(left) == 0, nil
+		live.Update([]string{line}, line)
+	}
+	err = f.WatchUntil(ctx, c.Client, cmdutil.Wait{
+		Timeout: o.Timeout,
+		Sources: progress.Sources(w.Namespace, w.Name),
+		Step: func(seen cmdutil.Seen) (bool, error) {
+			gone, left := true, 0
+			for _, obj := range seen[0] {
+				gone = gone && obj.GetUID() != w.UID
+			}
+			for _, obj := range seen[2] {
+				if obj.GetLabels()[computev1alpha.WorkloadUIDLabel] == string(w.UID) {
+					left++
+				}
+			}
+			msg = fmt.Sprintf("Destroying %s: %s left", o.Name, cmdutil.Plural(left, "instance", "instances"))
+			render()
+			return gone && left == 0, nil
+		},
+		Reconnecting: func(reason string) {
+			reconnecting = reason
+			render()
+		},
 	})
 	switch {
 	case err == nil:

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -41,6 +44,47 @@ func Fetch(ctx context.Context, c client.Client, f *cmdutil.Factory, namespace, 
 	return view.Snapshot{Workload: &w, Deployments: wds.Items, Instances: insts.Items}, nil
 }
 
+// Sources are what a wait on workload name watches: the Workload itself
+// and the WorkloadDeployments and Instances labelled with its name (each
+// checked against its UID in FromSeen).
+func Sources(namespace, name string) []cmdutil.WatchSource {
+	byName := labels.SelectorFromSet(labels.Set{computev1alpha.WorkloadNameLabel: name})
+	return []cmdutil.WatchSource{
+		{List: &computev1alpha.WorkloadList{}, Object: &computev1alpha.Workload{}, Namespace: namespace,
+			Fields: fields.OneTermEqualSelector("metadata.name", name)},
+		{List: &computev1alpha.WorkloadDeploymentList{}, Object: &computev1alpha.WorkloadDeployment{}, Namespace: namespace, Labels: byName},
+		{List: &computev1alpha.InstanceList{}, Object: &computev1alpha.Instance{}, Namespace: namespace, Labels: byName},
+	}
+}
+
+// FromSeen assembles the snapshot Fetch would read from what a wait on
+// Sources has seen: the workload, and its deployments and instances by
+// workload-uid label. A missing Workload is an error that names the fix.
+func FromSeen(f *cmdutil.Factory, seen cmdutil.Seen, namespace, name string) (view.Snapshot, error) {
+	var snap view.Snapshot
+	for _, o := range seen[0] {
+		if w, ok := o.(*computev1alpha.Workload); ok && w.Name == name {
+			snap.Workload = w.DeepCopy()
+		}
+	}
+	if snap.Workload == nil {
+		return snap, f.WorkloadError(apierrors.NewNotFound(computev1alpha.GroupVersion.WithResource("workloads").GroupResource(), name),
+			namespace, name)
+	}
+	uid := string(snap.Workload.UID)
+	for _, o := range seen[1] {
+		if wd, ok := o.(*computev1alpha.WorkloadDeployment); ok && wd.Labels[computev1alpha.WorkloadUIDLabel] == uid {
+			snap.Deployments = append(snap.Deployments, *wd.DeepCopy())
+		}
+	}
+	for _, o := range seen[2] {
+		if inst, ok := o.(*computev1alpha.Instance); ok && inst.Labels[computev1alpha.WorkloadUIDLabel] == uid {
+			snap.Instances = append(snap.Instances, *inst.DeepCopy())
+		}
+	}
+	return snap, nil
+}
+
 // Options configure Wait.
 type Options struct {
 	// Name of the workload.
@@ -64,7 +108,7 @@ type Options struct {
 // ExitError naming the failing instances and next steps when one fails
 // terminally (exit 1); ExitPending at the timeout; ExitInterrupted on
 // Ctrl-C.
-func Wait(ctx context.Context, f *cmdutil.Factory, c client.Client, o Options) (view.Progress, error) {
+func Wait(ctx context.Context, f *cmdutil.Factory, c client.WithWatch, o Options) (view.Progress, error) {
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -81,15 +125,36 @@ func Wait(ctx context.Context, f *cmdutil.Factory, c client.Client, o Options) (
 	start := f.Now()
 	var last view.Progress
 	var snap view.Snapshot
-	err := f.PollUntil(ctx, timeout, func(ctx context.Context) (bool, error) {
-		s, err := Fetch(ctx, c, f, o.Namespace, o.Name)
-		if err != nil {
-			return false, err
+	reconnecting := ""
+	render := func() {
+		frame := []string{verb + " " + o.Name + "…"}
+		line := o.Name + ": waiting for the first answer"
+		if last.Name != "" {
+			frame, line = Frame(verb, last, f.Now().Sub(start)), o.Name+": "+last.Line()
 		}
-		snap = s
-		last = view.Assess(s, o.Expect)
-		live.Update(Frame(verb, last, f.Now().Sub(start)), o.Name+": "+last.Line())
-		return last.Done || len(last.Failures) > 0, nil
+		if reconnecting != "" {
+			frame = append(frame, "  reconnecting… ("+reconnecting+")")
+			line = o.Name + ": reconnecting… (" + reconnecting + ")"
+		}
+		live.Update(frame, line)
+	}
+	err := f.WatchUntil(ctx, c, cmdutil.Wait{
+		Timeout: timeout,
+		Sources: Sources(o.Namespace, o.Name),
+		Step: func(seen cmdutil.Seen) (bool, error) {
+			s, err := FromSeen(f, seen, o.Namespace, o.Name)
+			if err != nil {
+				return false, err
+			}
+			snap = s
+			last = view.Assess(s, o.Expect)
+			render()
+			return last.Done || len(last.Failures) > 0, nil
+		},
+		Reconnecting: func(reason string) {
+			reconnecting = reason
+			render()
+		},
 	})
 	switch {
 	case err == nil && len(last.Failures) > 0:

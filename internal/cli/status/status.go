@@ -95,14 +95,36 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 
 	live := cmdutil.NewLive(s.Out, s.OutTerminal, s.Width)
-	err = o.Factory.PollUntil(ctx, o.Timeout, func(ctx context.Context) (bool, error) {
-		snap, err := progress.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name)
-		if err != nil {
-			return false, err
+	var v *View
+	reconnecting := ""
+	render := func() {
+		var frame []string
+		line := o.Name + ": waiting for the first answer"
+		if v != nil {
+			frame, line = v.Lines(s.Width), v.Name+": "+v.Health+" — "+v.Line
 		}
-		v := Build(snap, o.Factory.Cmd)
-		live.Update(v.Lines(s.Width), v.Name+": "+v.Health+" — "+v.Line)
-		return false, nil
+		if reconnecting != "" {
+			frame = append(frame, "reconnecting… ("+reconnecting+")")
+			line = o.Name + ": reconnecting… (" + reconnecting + ")"
+		}
+		live.Update(frame, line)
+	}
+	err = o.Factory.WatchUntil(ctx, c.Client, cmdutil.Wait{
+		Timeout: o.Timeout,
+		Sources: progress.Sources(c.Namespace, o.Name),
+		Step: func(seen cmdutil.Seen) (bool, error) {
+			snap, err := progress.FromSeen(o.Factory, seen, c.Namespace, o.Name)
+			if err != nil {
+				return false, err
+			}
+			v = Build(snap, o.Factory.Cmd)
+			render()
+			return false, nil
+		},
+		Reconnecting: func(reason string) {
+			reconnecting = reason
+			render()
+		},
 	})
 	// A watch is a view: Ctrl-C and the end of --timeout end it normally.
 	if errors.Is(err, cmdutil.ErrInterrupted) || errors.Is(err, cmdutil.ErrTimeout) {
