@@ -8,14 +8,13 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
+	"github.com/citycells/compute/internal/quota/sizing"
 )
 
 // Resource names as the CLI shows them.
@@ -112,7 +111,7 @@ func Build(in Input) *View {
 		code := inst.Labels[computev1alpha.CityCodeLabel]
 		switch {
 		case holdsQuota(inst):
-			cpu, mem := Size(&inst.Spec)
+			cpu, mem := Size(inst)
 			cu := city(code)
 			cu.Instances++
 			cu.MilliCPU += cpu
@@ -209,46 +208,15 @@ func projectBuckets(all []quotav1alpha1.AllowanceBucket, project string) map[str
 	return out
 }
 
-// Size returns the vCPU (millicores) and memory (MiB) an instance claims:
-// the sum of its containers' limits, else the instance's requests, else
-// its instance type — the order the cell sizes quota claims in.
-func Size(spec *computev1alpha.InstanceSpec) (milliCPU, memoryMiB int64) {
-	var cpu, mem resource.Quantity
-	if sb := spec.Runtime.Sandbox; sb != nil {
-		for _, c := range sb.Containers {
-			if c.Resources == nil {
-				continue
-			}
-			if q, ok := c.Resources.Limits["cpu"]; ok {
-				cpu.Add(q)
-			}
-			if q, ok := c.Resources.Limits["memory"]; ok {
-				mem.Add(q)
-			}
-		}
+// Size returns the vCPU (millicores) and memory (MiB) an instance claims,
+// by the rule the cell sizes its quota claims with (sizing.Of). An
+// instance the cell cannot size claims nothing: zero.
+func Size(inst *computev1alpha.Instance) (milliCPU, memoryMiB int64) {
+	s, err := sizing.Of(inst)
+	if err != nil {
+		return 0, 0
 	}
-	if cpu.IsZero() {
-		if q, ok := spec.Runtime.Resources.Requests["cpu"]; ok {
-			cpu = q
-		}
-	}
-	if mem.IsZero() {
-		if q, ok := spec.Runtime.Resources.Requests["memory"]; ok {
-			mem = q
-		}
-	}
-	t, known := catalog.Lookup(spec.Runtime.Resources.InstanceType)
-	if !known && spec.Runtime.Resources.InstanceType == "" {
-		t, known = catalog.Lookup(catalog.DefaultInstanceType)
-	}
-	milliCPU, memoryMiB = cpu.MilliValue(), mem.Value()/(1024*1024)
-	if cpu.IsZero() && known {
-		milliCPU = t.MilliCPU
-	}
-	if mem.IsZero() && known {
-		memoryMiB = t.MemoryMiB
-	}
-	return milliCPU, memoryMiB
+	return s.MilliCPU, s.MemoryMiB
 }
 
 // Amount renders an amount of a resource: "3", "2.5" (vCPU), "12 GiB".

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	gocmp "github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -12,6 +13,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	cellquota "github.com/citycells/compute/internal/quota"
 )
 
 // cmd renders command lines as datumctl does.
@@ -70,36 +72,70 @@ func TestQuotaView(t *testing.T) {
 	}
 }
 
-func TestSizeFollowsTheCellsOrder(t *testing.T) {
-	base := func() *computev1alpha.InstanceSpec {
-		return clitest.NewWorkload("web").Build().Spec.Template.Spec.DeepCopy()
+// TestTheViewAddsUpWhatTheCellClaims feeds the same templates to the
+// quota view and to the cell's sizing (quota.SizeOf): each city's usage
+// must be the sum of the cell's claims, including the templates an
+// earlier CLI-only rule sized differently (partial container limits,
+// memory that is not a whole MiB).
+func TestTheViewAddsUpWhatTheCellClaims(t *testing.T) {
+	limits := func(cpu, mem string) *computev1alpha.ContainerResourceRequirements {
+		l := corev1.ResourceList{}
+		if cpu != "" {
+			l[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			l[corev1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return &computev1alpha.ContainerResourceRequirements{Limits: l}
 	}
-	for name, tc := range map[string]struct {
-		spec             func() *computev1alpha.InstanceSpec
-		wantCPU, wantMem int64
-	}{
-		"the instance type sizes a plain instance": {base, 1000, 2048},
-		"container limits win": {func() *computev1alpha.InstanceSpec {
-			s := base()
-			s.Runtime.Sandbox.Containers[0].Resources = &computev1alpha.ContainerResourceRequirements{Limits: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")}}
-			return s
-		}, 500, 256},
-		"instance requests come next": {func() *computev1alpha.InstanceSpec {
-			s := base()
-			s.Runtime.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
-			return s
-		}, 2000, 2048},
-		"a bigger type is bigger": {func() *computev1alpha.InstanceSpec {
-			s := base()
-			s.Runtime.Resources.InstanceType = "datumcloud/d1-standard-8"
-			return s
-		}, 4000, 8192},
+	sidecar := func(s *computev1alpha.InstanceSpec, r *computev1alpha.ContainerResourceRequirements) {
+		s.Runtime.Sandbox.Containers = append(s.Runtime.Sandbox.Containers,
+			computev1alpha.SandboxContainer{Name: "sidecar", Image: "ghcr.io/acme/sidecar:1", Resources: r})
+	}
+	for name, change := range map[string]func(*computev1alpha.InstanceSpec){
+		"a plain instance type":  func(*computev1alpha.InstanceSpec) {},
+		"a bigger instance type": func(s *computev1alpha.InstanceSpec) { s.Runtime.Resources.InstanceType = "datumcloud/d1-standard-8" },
+		"every container has limits": func(s *computev1alpha.InstanceSpec) {
+			s.Runtime.Sandbox.Containers[0].Resources = limits("500m", "256Mi")
+			sidecar(s, limits("250m", "128Mi"))
+		},
+		"one container lacks limits": func(s *computev1alpha.InstanceSpec) { sidecar(s, limits("250m", "128Mi")) },
+		"memory that is not a whole MiB": func(s *computev1alpha.InstanceSpec) {
+			s.Runtime.Sandbox.Containers[0].Resources = limits("0.0001", "1000000")
+		},
+		"instance requests": func(s *computev1alpha.InstanceSpec) {
+			s.Runtime.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1.5Gi")}
+		},
+		"cpu from limits, memory from requests": func(s *computev1alpha.InstanceSpec) {
+			s.Runtime.Sandbox.Containers[0].Resources = limits("750m", "")
+			s.Runtime.Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("3Gi")}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cpu, mem := Size(tc.spec())
-			if cpu != tc.wantCPU || mem != tc.wantMem {
-				t.Errorf("Size = %d m, %d MiB; want %d m, %d MiB", cpu, mem, tc.wantCPU, tc.wantMem)
+			w := clitest.NewWorkload("web").Placement("default", 2, "DFW", "LHR").Build()
+			change(&w.Spec.Template.Spec)
+			_, insts := clitest.InMemory(w, nil)
+			want := map[string]CityUsage{}
+			for i := range insts {
+				size, err := cellquota.SizeOf(&insts[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				code := insts[i].Labels[computev1alpha.CityCodeLabel]
+				cu := want[code]
+				cu.City = code
+				cu.Instances++
+				cu.MilliCPU += size.MilliCPU
+				cu.MemoryMiB += size.MemoryMiB
+				want[code] = cu
+			}
+			v := Build(Input{Target: cmdutil.Target{Project: "p1"}, Instances: insts})
+			got := map[string]CityUsage{}
+			for _, cu := range v.Cities {
+				got[cu.City] = cu
+			}
+			if diff := gocmp.Diff(want, got); diff != "" {
+				t.Errorf("the view disagrees with the cell's claims (-cell +view):\n%s", diff)
 			}
 		})
 	}
