@@ -1,0 +1,105 @@
+package deploy
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/citycells/compute/internal/cli/cmdutil"
+)
+
+// portName is what a parsed port name must look like: a DNS label of at
+// most 15 characters.
+var portName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// FuzzParsePort checks that --port never panics, accepts only valid ports
+// and reads back what it prints; a rejection names the flag and the value.
+func FuzzParsePort(f *testing.F) {
+	for _, s := range []string{"8080", "http:8080", "dns:53/UDP", "dns:53/udp", " 80 ", "sctp:9/SCTP", "0", "65536",
+		"99999", "a-very-long-port-name:80", "HTTP:80", "http:", ":80", "http:80/ICMP", "-x:1", "x-:1", "1/", "http:8080/TCP/UDP", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePort(s)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), fmt.Sprintf("--port %q: ", s)) {
+				t.Errorf("ParsePort(%q) error %q does not name the flag and value", s, err)
+			}
+			return
+		}
+		if p.Port < 1 || p.Port > 65535 {
+			t.Errorf("ParsePort(%q) accepted port %d", s, p.Port)
+		}
+		if len(p.Name) > 15 || !portName.MatchString(p.Name) {
+			t.Errorf("ParsePort(%q) accepted name %q", s, p.Name)
+		}
+		if !slices.Contains([]corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}, p.Protocol) {
+			t.Errorf("ParsePort(%q) accepted protocol %q", s, p.Protocol)
+		}
+		again, err := ParsePort(fmt.Sprintf("%s:%d/%s", p.Name, p.Port, p.Protocol))
+		if err != nil || again != p {
+			t.Errorf("ParsePort(%q) = %+v does not read back: %+v, %v", s, p, again, err)
+		}
+	})
+}
+
+// FuzzParseEnv checks that --env never panics and that what it accepts
+// is exactly the input: NAME=value sets, NAME- removes.
+func FuzzParseEnv(f *testing.F) {
+	for _, s := range []string{"A=b", "A=", "A-", "A=b=c", "=b", "-", "", "A", "A-=b", "PATH=/usr/bin:/bin", "É=ü", "A=b-"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := ParseEnv(s)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), fmt.Sprintf("--env %q: ", s)) {
+				t.Errorf("ParseEnv(%q) error %q does not name the flag and value", s, err)
+			}
+			return
+		}
+		switch {
+		case e.Name == "":
+			t.Errorf("ParseEnv(%q) accepted an empty name", s)
+		case e.Remove && (s != e.Name+"-" || strings.Contains(s, "=") || e.Value != ""):
+			t.Errorf("ParseEnv(%q) = %+v: a removal must be NAME- exactly", s, e)
+		case !e.Remove && e.Name+"="+e.Value != s:
+			t.Errorf("ParseEnv(%q) = %+v does not read back", s, e)
+		case !e.Remove && strings.Contains(e.Name, "="):
+			t.Errorf("ParseEnv(%q) = %+v: the name holds '='", s, e)
+		}
+	})
+}
+
+// FuzzParseCities checks that --city never panics, returns each code once,
+// upper-case, three letters, in the order given, and is idempotent.
+func FuzzParseCities(f *testing.F) {
+	for _, s := range [][2]string{{"DFW,LHR", ""}, {"dfw", "LHR,dfw"}, {" lhr , ,DFW", "DFW"}, {"London", ""},
+		{"", ""}, {",,,", "AMS"}, {"DF", "DFWX"}, {"ÄBC", ""}, {"d\x00w", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		codes, err := ParseCities([]string{a, b})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--city ") || !strings.Contains(err.Error(), "is not a city code") {
+				t.Errorf("ParseCities(%q, %q) error %q does not name the flag", a, b, err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		upper := strings.ToUpper(a + "," + b)
+		for _, c := range codes {
+			if !cmdutil.IsCityCode(c) || seen[c] || !strings.Contains(upper, c) {
+				t.Errorf("ParseCities(%q, %q) = %v: %q is not a new code from the input", a, b, codes, c)
+			}
+			seen[c] = true
+		}
+		again, err := ParseCities([]string{strings.Join(codes, ",")})
+		if err != nil || !slices.Equal(again, codes) {
+			t.Errorf("ParseCities(%q, %q) = %v is not idempotent: %v, %v", a, b, codes, again, err)
+		}
+	})
+}
