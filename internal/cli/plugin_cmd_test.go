@@ -3,6 +3,8 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -38,6 +40,7 @@ func projectAPIAccepting(t *testing.T, project string, accept func(token string)
 	target, _ := url.Parse(cfg.Host)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = transport
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // requests the CLI cancels
 	prefix := "/apis/resourcemanager.miloapis.com/v1alpha1/projects/" + project + "/control-plane"
 	var mu sync.Mutex
 	var paths []string

@@ -173,30 +173,49 @@ func TestAFailingHelperSaysHowToLogIn(t *testing.T) {
 	}
 }
 
-func TestRequestsCarryTheTokenAndA401FetchesANewOne(t *testing.T) {
-	var seen []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen = append(seen, r.Header.Get("Authorization"))
-		if len(seen) == 1 {
-			w.WriteHeader(http.StatusUnauthorized)
-		}
-	}))
-	defer srv.Close()
-	n := 0
-	ts := &TokenSource{Context: PluginContext{CredentialsHelper: "datumctl"}, Run: func(context.Context, string, ...string) ([]byte, error) {
-		n++
-		return fmt.Appendf(nil, "tok-%d", n), nil
-	}}
-	client := &http.Client{Transport: WrapTransport(ts)(http.DefaultTransport)}
-	for range 2 {
-		resp, err := client.Get(srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-	}
-	if diff := cmp.Diff([]string{"Bearer tok-1", "Bearer tok-2"}, seen); diff != "" {
-		t.Errorf("Authorization headers (-want +got):\n%s", diff)
+func TestRequestsCarryTheTokenAndA401IsRetriedOnceWithAFreshOne(t *testing.T) {
+	for name, tc := range map[string]struct {
+		// rejected is how many requests the server answers 401 first.
+		rejected   int
+		wantStatus []int
+		wantAuth   []string
+	}{
+		"an expired token is replaced and the request sent again": {1,
+			[]int{200, 200}, []string{"Bearer tok-1", "Bearer tok-2", "Bearer tok-2"}},
+		"a fresh token that is rejected too is the answer": {2,
+			[]int{401, 200}, []string{"Bearer tok-1", "Bearer tok-2", "Bearer tok-3"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var seen []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				seen = append(seen, r.Header.Get("Authorization"))
+				if len(seen) <= tc.rejected {
+					w.WriteHeader(http.StatusUnauthorized)
+				}
+			}))
+			defer srv.Close()
+			n := 0
+			ts := &TokenSource{Context: PluginContext{CredentialsHelper: "datumctl"}, Run: func(context.Context, string, ...string) ([]byte, error) {
+				n++
+				return fmt.Appendf(nil, "tok-%d", n), nil
+			}}
+			client := &http.Client{Transport: WrapTransport(ts)(http.DefaultTransport)}
+			var status []int
+			for range 2 {
+				resp, err := client.Get(srv.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				status = append(status, resp.StatusCode)
+				_ = resp.Body.Close()
+			}
+			if diff := cmp.Diff(tc.wantStatus, status); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantAuth, seen); diff != "" {
+				t.Errorf("Authorization headers (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

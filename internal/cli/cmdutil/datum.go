@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -155,26 +156,63 @@ func (t *TokenSource) Invalidate() {
 	t.mu.Unlock()
 }
 
+// Reject forgets tok if it is still the cached token: of several requests
+// rejected with the same expired token, only the first makes the next one
+// ask the helper.
+func (t *TokenSource) Reject(tok string) {
+	t.mu.Lock()
+	if t.token == tok {
+		t.token = ""
+	}
+	t.mu.Unlock()
+}
+
 // bearerTransport adds the token of a TokenSource to every request.
 type bearerTransport struct {
 	source *TokenSource
 	next   http.RoundTripper
 }
 
-// RoundTrip sends req with an Authorization header; a 401 answer drops
-// the cached token so the next request fetches a fresh one.
+// RoundTrip sends req with an Authorization header. datumctl's tokens are
+// short-lived: a 401 drops the rejected token and the request is sent once
+// more with a fresh one from the helper; a second 401 is the answer.
 func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tok, err := b.source.Token(req.Context())
 	if err != nil {
 		return nil, err
 	}
-	r := req.Clone(req.Context())
-	r.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := b.next.RoundTrip(r)
+	resp, err := b.send(req, tok)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	b.source.Reject(tok)
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return resp, nil // the body cannot be sent twice
+	}
+	fresh, err := b.source.Token(req.Context())
+	if err != nil {
+		return resp, nil
+	}
+	retry := req.Clone(req.Context())
+	if req.GetBody != nil {
+		if retry.Body, err = req.GetBody(); err != nil {
+			return resp, nil
+		}
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	resp, err = b.send(retry, fresh)
 	if err == nil && resp.StatusCode == http.StatusUnauthorized {
-		b.source.Invalidate()
+		b.source.Reject(fresh)
 	}
 	return resp, err
+}
+
+// send sends req with tok.
+func (b *bearerTransport) send(req *http.Request, tok string) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return b.next.RoundTrip(r)
 }
 
 // WrapTransport returns a rest.Config transport wrapper that authenticates

@@ -163,14 +163,12 @@ func seen(informers []cache.SharedIndexInformer) Seen {
 }
 
 // health is the connection state the sources share: the reason the server
-// cannot be reached (empty when it can), consecutive 401s, and the first
-// permanent error.
+// cannot be reached (empty when it can) and the first permanent error.
 type health struct {
-	mu           sync.Mutex
-	why          string
-	unauthorized int
-	changed      chan struct{}
-	fatal        chan error
+	mu      sync.Mutex
+	why     string
+	changed chan struct{}
+	fatal   chan error
 }
 
 // reason returns why the server cannot be reached; "" when it can.
@@ -180,9 +178,10 @@ func (h *health) reason() string {
 	return h.why
 }
 
-// observe records the outcome of a list or watch request and returns err
-// for the reflector to back off and retry.
-func (h *health) observe(ctx context.Context, err error) error {
+// observe records the outcome of a list or watch request of a source whose
+// consecutive 401s unauthorized counts, and returns err for the reflector
+// to back off and retry.
+func (h *health) observe(ctx context.Context, unauthorized *int, err error) error {
 	if ctx.Err() != nil {
 		return err
 	}
@@ -191,10 +190,13 @@ func (h *health) observe(ctx context.Context, err error) error {
 	before := h.why
 	switch reason, transient := Transient(err); {
 	case err == nil:
-		h.why, h.unauthorized = "", 0
+		h.why, *unauthorized = "", 0
 	case Unauthorized(err):
-		h.unauthorized++
-		if h.unauthorized > 1 {
+		// The Datum token source has already retried with a fresh token;
+		// other credentials (a kubeconfig's exec plugin) refresh on a 401
+		// too: one more round, then give up.
+		*unauthorized++
+		if *unauthorized > 1 {
 			h.fail(WithHints(fmt.Errorf("the server rejected the credentials twice: %w", err),
 				"Log in again (datumctl login), or check the credentials of your kubeconfig."))
 			return err
@@ -229,6 +231,10 @@ type listWatch struct {
 	src    WatchSource
 	c      client.WithWatch
 	health *health
+
+	// unauthorized counts consecutive 401s (the reflector calls List and
+	// Watch from one goroutine).
+	unauthorized int
 }
 
 var (
@@ -255,7 +261,7 @@ func (l *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions
 		return nil, fmt.Errorf("%T is not a list", l.src.List)
 	}
 	err := l.c.List(ctx, list, l.options(opts))
-	return list, l.health.observe(ctx, err)
+	return list, l.health.observe(ctx, &l.unauthorized, err)
 }
 
 // WatchWithContext watches the source.
@@ -265,7 +271,7 @@ func (l *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOption
 		return nil, fmt.Errorf("%T is not a list", l.src.List)
 	}
 	wi, err := l.c.Watch(ctx, list, l.options(opts))
-	return wi, l.health.observe(ctx, err)
+	return wi, l.health.observe(ctx, &l.unauthorized, err)
 }
 
 // List lists the source without a context (the ListerWatcher interface).
