@@ -2,7 +2,8 @@
 // each Instance in its project's quota plane and tells the InstanceReconciler
 // what the answer means for the Instance's QuotaGranted condition.
 //
-// Pure parts: SizeOf and BuildClaim (the claim an Instance needs: instances 1
+// Pure parts: SizeOf (the one sizing rule, internal/quota/sizing, which the
+// CLI's quota view shares) and BuildClaim (the claim an Instance needs: instances 1
 // plus vCPU in millicores and memory in MiB, from container limits, then
 // instance requests, then the instance-type catalog), TargetFromNamespace
 // (project and claim namespace from the cell namespace's federation

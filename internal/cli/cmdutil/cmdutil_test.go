@@ -58,17 +58,43 @@ func TestHumanize(t *testing.T) {
 	}
 }
 
-func TestAgeIsRelativeOnATerminalAndAbsoluteInAPipe(t *testing.T) {
+func TestAgeIsRelativeAsKubectlShowsIt(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	created := now.Add(-90 * time.Minute)
-	if got := Age(created, now, true); got != "90m" {
-		t.Errorf("terminal age = %q", got)
+	for created, want := range map[time.Time]string{
+		now.Add(-90 * time.Minute): "90m",
+		now.Add(-50 * time.Hour):   "2d2h",
+		{}:                         "<unknown>",
+	} {
+		if got := Age(created, now); got != want {
+			t.Errorf("Age(%s) = %q, want %q", created, got, want)
+		}
 	}
-	if got := Age(created, now, false); got != "2026-06-01T10:30:00Z" {
-		t.Errorf("pipe age = %q", got)
+}
+
+func TestTablesAlignByDisplayWidth(t *testing.T) {
+	tbl := NewTable("NAME", "NOTE")
+	tbl.AddRow("東京-web", "wide runes take two columns")
+	tbl.AddRow("café", "a combining accent takes none")
+	tbl.AddRow("🚀-app", "so does an emoji")
+	var b strings.Builder
+	if err := tbl.Render(&b, true, 0); err != nil {
+		t.Fatal(err)
 	}
-	if got := Age(time.Time{}, now, true); got != "<unknown>" {
-		t.Errorf("zero age = %q", got)
+	var col []int
+	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		i := strings.Index(line, "  ")
+		for i < len(line) && line[i] == ' ' {
+			i++
+		}
+		col = append(col, DisplayWidth(line[:i]))
+	}
+	for i, c := range col {
+		if c != col[0] {
+			t.Errorf("line %d: the second column starts at display column %d, not %d:\n%s", i, c, col[0], b.String())
+		}
+	}
+	if got := Truncate("東京東京", 5); got != "東京…" || DisplayWidth(got) > 5 {
+		t.Errorf("Truncate by display width = %q", got)
 	}
 }
 

@@ -6,18 +6,16 @@ import (
 	"time"
 	"unicode"
 
+	"golang.org/x/text/width"
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// Age renders the time since t for a table: a short relative age ("5m",
-// "3d") on a terminal, an RFC 3339 timestamp in a pipe, "<unknown>" for the
-// zero time.
-func Age(t, now time.Time, terminal bool) string {
+// Age renders the time since t for a table as kubectl does, a short
+// relative age ("5m", "3d") on a terminal and in a pipe alike (-o json
+// carries the timestamp); "<unknown>" for the zero time.
+func Age(t, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
-	}
-	if !terminal {
-		return t.UTC().Format(time.RFC3339)
 	}
 	return duration.HumanDuration(now.Sub(t))
 }
@@ -56,17 +54,50 @@ func Plural(n int, singular, plural string) string {
 // Truncate shortens s to at most width runes, marking the cut with "…".
 // A width below one leaves s alone.
 func Truncate(s string, width int) string {
-	if width < 1 {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= width {
+	if width < 1 || DisplayWidth(s) <= width {
 		return s
 	}
 	if width == 1 {
 		return "…"
 	}
-	return string(r[:width-1]) + "…"
+	var b strings.Builder
+	used := 0
+	for _, r := range s {
+		w := runeWidth(r)
+		if used+w > width-1 {
+			break
+		}
+		b.WriteRune(r)
+		used += w
+	}
+	return b.String() + "…"
+}
+
+// DisplayWidth returns how many terminal columns s takes: wide and
+// full-width runes (CJK, most emoji) take two, combining marks and
+// zero-width runes none, everything else one.
+func DisplayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+// runeWidth returns the terminal columns of r.
+func runeWidth(r rune) int {
+	switch {
+	case r == 0x200B || r == 0x200D || r == 0xFEFF || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || unicode.Is(unicode.Cf, r):
+		return 0
+	case r >= 0x1F300 && r <= 0x1FAFF:
+		// Emoji pictographs render two columns wide in terminals.
+		return 2
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
 }
 
 // OneLine collapses whitespace runs, including newlines, into single

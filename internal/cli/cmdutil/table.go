@@ -3,7 +3,6 @@ package cmdutil
 import (
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"k8s.io/cli-runtime/pkg/printers"
 )
@@ -110,7 +109,7 @@ func (t *Table) renderAligned(b *strings.Builder, width int) {
 	widths := make([]int, len(t.Columns))
 	for _, r := range rows {
 		for i, c := range r {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+			widths[i] = max(widths[i], DisplayWidth(c))
 		}
 	}
 	t.fit(widths, width)
@@ -120,7 +119,7 @@ func (t *Table) renderAligned(b *strings.Builder, width int) {
 			c = Truncate(c, widths[i])
 			line.WriteString(c)
 			if i < len(r)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)))
+				line.WriteString(strings.Repeat(" ", widths[i]-DisplayWidth(c)))
 				line.WriteString(columnGap)
 			}
 		}
@@ -143,7 +142,7 @@ func (t *Table) fit(widths []int, width int) {
 		if !t.Columns[i].Flexible {
 			continue
 		}
-		floor := max(minFlexibleWidth, utf8.RuneCountInString(t.Columns[i].Header))
+		floor := max(minFlexibleWidth, DisplayWidth(t.Columns[i].Header))
 		cut := min(total-width, widths[i]-floor)
 		if cut > 0 {
 			widths[i] -= cut

@@ -61,13 +61,13 @@ func Describe(inst *computev1alpha.Instance, events []corev1.Event, now time.Tim
 		add("Waiting for", gates)
 	}
 	add("Created", fmt.Sprintf("%s (%s ago)", inst.CreationTimestamp.UTC().Format(time.RFC3339),
-		cmdutil.Age(inst.CreationTimestamp.Time, now, true)))
+		cmdutil.Age(inst.CreationTimestamp.Time, now)))
 
 	d.Conditions = cmdutil.NewTable("TYPE", "STATUS", "REASON", "AGE", "MESSAGE~")
 	conds := slices.Clone(inst.Status.Conditions)
 	slices.SortFunc(conds, func(a, b metav1.Condition) int { return cmp.Compare(conditionOrder(a.Type), conditionOrder(b.Type)) })
 	for _, c := range conds {
-		d.Conditions.AddRow(c.Type, string(c.Status), c.Reason, cmdutil.Age(c.LastTransitionTime.Time, now, true), c.Message)
+		d.Conditions.AddRow(c.Type, string(c.Status), c.Reason, cmdutil.Age(c.LastTransitionTime.Time, now), c.Message)
 	}
 
 	if len(events) > 0 {
@@ -76,7 +76,7 @@ func Describe(inst *computev1alpha.Instance, events []corev1.Event, now time.Tim
 		d.Events = cmdutil.NewTable("AGE", "TYPE", "REASON", "MESSAGE~")
 		for i := range evs {
 			e := &evs[i]
-			d.Events.AddRow(cmdutil.Age(eventTime(e), now, true), e.Type, e.Reason, e.Message)
+			d.Events.AddRow(cmdutil.Age(eventTime(e), now), e.Type, e.Reason, e.Message)
 		}
 	}
 	d.NextSteps = view.NextSteps(st.Reason, view.Hints{Cmd: cmd, Workload: l[computev1alpha.WorkloadNameLabel],

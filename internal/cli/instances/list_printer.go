@@ -43,7 +43,7 @@ func Table(items []computev1alpha.Instance, now time.Time, terminal bool) *cmdut
 			inst.Labels[computev1alpha.CityCodeLabel],
 			dash(view.InstanceIP(inst)),
 			dash(view.InstanceType(inst)),
-			cmdutil.Age(inst.CreationTimestamp.Time, now, terminal),
+			cmdutil.Age(inst.CreationTimestamp.Time, now),
 			view.Instance(inst).String())
 	}
 	return t

@@ -126,7 +126,7 @@ func HistoryTable(h *History, now time.Time, terminal bool) *cmdutil.Table {
 		if r.Current {
 			current = "*"
 		}
-		t.AddRow(fmt.Sprint(r.Number), current, cmdutil.Age(r.RecordedAt.Time, now, terminal),
+		t.AddRow(fmt.Sprint(r.Number), current, cmdutil.Age(r.RecordedAt.Time, now),
 			strings.Join(r.Images, ","), dash(r.ChangedBy), dash(r.ChangeCause))
 	}
 	return t
@@ -140,7 +140,7 @@ func RenderRevision(w io.Writer, r *Revision, now time.Time) error {
 		cur = " (current)"
 	}
 	fmt.Fprintf(&b, "Revision:     %d%s\n", r.Number, cur)
-	fmt.Fprintf(&b, "Recorded:     %s (%s ago)\n", r.RecordedAt.UTC().Format(time.RFC3339), cmdutil.Age(r.RecordedAt.Time, now, true))
+	fmt.Fprintf(&b, "Recorded:     %s (%s ago)\n", r.RecordedAt.UTC().Format(time.RFC3339), cmdutil.Age(r.RecordedAt.Time, now))
 	fmt.Fprintf(&b, "Template:     %s\n", r.TemplateHash)
 	fmt.Fprintf(&b, "Changed by:   %s\n", dash(r.ChangedBy))
 	fmt.Fprintf(&b, "Change cause: %s\n", dash(r.ChangeCause))

@@ -30,7 +30,7 @@ func Table(items []computev1alpha.Workload, now time.Time, terminal bool) *cmdut
 			fmt.Sprintf("%d/%d", w.Status.ReadyReplicas, Desired(w)),
 			fmt.Sprint(w.Status.UpdatedReplicas),
 			Available(w),
-			cmdutil.Age(w.CreationTimestamp.Time, now, terminal))
+			cmdutil.Age(w.CreationTimestamp.Time, now))
 	}
 	return t
 }
