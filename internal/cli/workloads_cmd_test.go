@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,5 +47,46 @@ func TestWorkloadsListsWhatTheUserDeployed(t *testing.T) {
 	js := h.Run(main, clitest.RunOptions{}, "workloads", "-o", "json")
 	if js.Code != 0 || !strings.Contains(js.Stdout, `"kind": "WorkloadList"`) || !strings.Contains(js.Stdout, `"name": "web"`) {
 		t.Errorf("-o json prints the list: %s %s", js.Stdout, js.Stderr)
+	}
+}
+
+func TestListsFollowKubectlsConventions(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	team := h.Namespace // a label value no other test uses
+	web := clitest.NewWorkload("web").Build()
+	web.Labels = map[string]string{"team": team}
+	h.CreateWorkload(web)
+	h.CreateWorkload(clitest.NewWorkload("api").Placement("default", 1, "SIN").Build())
+	h.Converge("web", nil)
+
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"-o name prints kind/name":             {[]string{"workloads", "-o", "name"}, "workload.compute.datumapis.com/api\nworkload.compute.datumapis.com/web\n"},
+		"-o jsonpath picks fields":             {[]string{"workloads", "-o", "jsonpath={.items[*].metadata.name}"}, "api web"},
+		"-o go-template ranges over items":     {[]string{"workloads", "-o", "go-template={{range .items}}{{.metadata.name}};{{end}}"}, "api;web;"},
+		"-l filters by label":                  {[]string{"workloads", "-l", "team=" + team, "-o", "name"}, "workload.compute.datumapis.com/web\n"},
+		"-A with -l finds it from anywhere":    {[]string{"workloads", "-A", "-l", "team=" + team, "--no-headers", "-n", "default"}, h.Namespace + "\tweb\tDFW,LHR\t4/4\t4\tYes\t"},
+		"--no-headers leaves the header out":   {[]string{"workloads", "--no-headers"}, "api\tSIN\t0/1\t0\tPending\t"},
+		"instances take -l and -o name too":    {[]string{"instances", "-l", "compute.datumapis.com/city-code=LHR", "-o", "name"}, "instance.compute.datumapis.com/web-"},
+		"a view takes jsonpath":                {[]string{"status", "web", "-o", "jsonpath={.name}"}, "web"},
+		"instance ages are relative in a pipe": {[]string{"instances", "--workload", "web", "--no-headers"}, "s\tAvailable\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := h.Run(main, clitest.RunOptions{}, tc.args...)
+			if res.Code != cmdutil.ExitOK || !strings.Contains(res.Stdout, tc.want) {
+				t.Errorf("%v: exit %d, stdout lacks %q:\n%s%s", tc.args, res.Code, tc.want, res.Stdout, res.Stderr)
+			}
+			if slices.Contains(tc.args, "--no-headers") && strings.Contains(res.Stdout, "NAME") {
+				t.Errorf("--no-headers printed a header:\n%s", res.Stdout)
+			}
+		})
+	}
+	for _, args := range [][]string{{"status", "web", "-o", "name"}, {"workloads", "-l", "team in (a"}, {"workloads", "-o", "jsonpath={.items["}} {
+		if res := h.Run(main, clitest.RunOptions{}, args...); res.Code != cmdutil.ExitUsage {
+			t.Errorf("%v: exit %d, want a usage error:\n%s", args, res.Code, res.Stderr)
+		}
 	}
 }

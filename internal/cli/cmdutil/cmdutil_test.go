@@ -245,11 +245,56 @@ func TestRequestsCarryTheTokenAndA401IsRetriedOnceWithAFreshOne(t *testing.T) {
 	}
 }
 
-func TestOutputFlagsRejectUnknownFormats(t *testing.T) {
-	for format, wantErr := range map[string]bool{"table": false, "json": false, "yaml": false, "wide": true, "xml": true} {
-		err := (&OutputFlags{Format: format}).Validate()
-		if (err != nil) != wantErr || (err != nil && ExitCode(err) != ExitUsage) {
-			t.Errorf("-o %s: err = %v", format, err)
+func TestOutputFlagsTakeKubectlsFormats(t *testing.T) {
+	for name, tc := range map[string]struct {
+		flags   *OutputFlags
+		format  string
+		wantErr bool
+	}{
+		"table":                           {NewOutputFlags(), "table", false},
+		"json":                            {NewOutputFlags(), "json", false},
+		"yaml":                            {NewOutputFlags(), "yaml", false},
+		"name for API objects":            {NewObjectOutputFlags(), "name", false},
+		"name is refused for a view":      {NewOutputFlags(), "name", true},
+		"jsonpath":                        {NewOutputFlags(), "jsonpath={.items[*].metadata.name}", false},
+		"jsonpath without braces":         {NewObjectOutputFlags(), "jsonpath=.metadata.name", false},
+		"jsonpath-as-json":                {NewObjectOutputFlags(), "jsonpath-as-json={.metadata}", false},
+		"go-template":                     {NewObjectOutputFlags(), "go-template={{.metadata.name}}", false},
+		"a jsonpath that does not parse":  {NewObjectOutputFlags(), "jsonpath={.items[", true},
+		"a template that does not parse":  {NewObjectOutputFlags(), "go-template={{.metadata.name", true},
+		"an empty template":               {NewObjectOutputFlags(), "go-template=", true},
+		"a template file that is missing": {NewObjectOutputFlags(), "go-template-file=/nonexistent", true},
+		"wide is not there yet":           {NewObjectOutputFlags(), "wide", true},
+		"an unknown format":               {NewObjectOutputFlags(), "xml", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.flags.Format = tc.format
+			err := tc.flags.Validate()
+			if (err != nil) != tc.wantErr || (err != nil && ExitCode(err) != ExitUsage) {
+				t.Errorf("-o %s: err = %v", tc.format, err)
+			}
+		})
+	}
+}
+
+func TestViewsPrintThroughTemplates(t *testing.T) {
+	v := struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Name       string `json:"name"`
+		Cities     []struct {
+			City string `json:"city"`
+		} `json:"cities"`
+	}{APIVersion: ViewAPIVersion, Kind: "WorkloadStatus", Name: "web", Cities: []struct {
+		City string `json:"city"`
+	}{{"DFW"}, {"LHR"}}}
+	for format, want := range map[string]string{
+		"jsonpath={.name}: {.cities[*].city}":                     "web: DFW LHR",
+		"go-template={{.name}}{{range .cities}} {{.city}}{{end}}": "web DFW LHR",
+	} {
+		var b strings.Builder
+		if err := PrintView(&b, format, v); err != nil || strings.TrimSpace(b.String()) != want {
+			t.Errorf("-o %s = %q, %v; want %q", format, b.String(), err, want)
 		}
 	}
 }

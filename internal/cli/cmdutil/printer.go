@@ -2,11 +2,16 @@ package cmdutil
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
@@ -21,36 +26,118 @@ const (
 	OutputJSON = "json"
 	// OutputYAML is the same document as YAML.
 	OutputYAML = "yaml"
+	// OutputName prints kind/name of each API object, as kubectl does.
+	OutputName = "name"
 )
+
+// templateFormats are the kubectl template formats, given as
+// -o FORMAT=TEMPLATE.
+var templateFormats = []string{"jsonpath", "jsonpath-as-json", "jsonpath-file", "go-template", "go-template-file"}
 
 // OutputFlags is the -o/--output flag.
 type OutputFlags struct {
-	// Format is table, json or yaml.
+	// Format is table, json, yaml, name (API objects only), or a template:
+	// jsonpath=…, jsonpath-as-json=…, go-template=… (or their -file forms).
 	Format string
+	// Objects says the command prints API objects, which -o name needs;
+	// commands that print computed views leave it false.
+	Objects bool
 }
 
-// NewOutputFlags returns the flag with the table default.
+// NewOutputFlags returns the flag with the table default, for commands
+// that print computed views.
 func NewOutputFlags() *OutputFlags {
 	return &OutputFlags{Format: OutputTable}
 }
 
+// NewObjectOutputFlags returns the flag with the table default, for
+// commands that print API objects (-o name works too).
+func NewObjectOutputFlags() *OutputFlags {
+	return &OutputFlags{Format: OutputTable, Objects: true}
+}
+
+// formats lists the formats of o, for help and completion.
+func (o *OutputFlags) formats() []string {
+	out := []string{OutputTable, OutputJSON, OutputYAML}
+	if o.Objects {
+		out = append(out, OutputName)
+	}
+	for _, t := range templateFormats {
+		out = append(out, t+"=")
+	}
+	return out
+}
+
 // AddFlags binds -o/--output to cmd.
 func (o *OutputFlags) AddFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.Format, "output", "o", o.Format, "Output format: table, json or yaml.")
+	name := ""
+	if o.Objects {
+		name = ", name"
+	}
+	cmd.Flags().StringVarP(&o.Format, "output", "o", o.Format,
+		"Output format: table, json, yaml"+name+", jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE or go-template=TEMPLATE.")
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{OutputTable, OutputJSON, OutputYAML}, cobra.ShellCompDirectiveNoFileComp
+		return o.formats(), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	})
 }
 
-// Validate rejects an unknown format.
+// Validate rejects an unknown format or a template that does not parse.
 func (o *OutputFlags) Validate() error {
-	switch o.Format {
-	case OutputTable, OutputJSON, OutputYAML:
+	switch {
+	case o.Format == OutputTable, o.Format == OutputJSON, o.Format == OutputYAML:
 		return nil
-	case "wide":
+	case o.Format == OutputName && o.Objects:
+		return nil
+	case o.Format == OutputName:
+		return UsageErrorf("-o name prints API objects; this command prints a computed view: use json, yaml, jsonpath= or go-template=")
+	case o.Format == "wide":
 		return UsageErrorf("-o wide is not supported: the table already shows every column; use -o json for everything")
+	case isTemplate(o.Format):
+		if _, err := templatePrinter(o.Format); err != nil {
+			return UsageErrorf("-o %s: %v", o.Format, err)
+		}
+		return nil
 	}
-	return UsageErrorf("unknown output format %q: use table, json or yaml", o.Format)
+	return UsageErrorf("unknown output format %q: use %s", o.Format, strings.Join(o.formats(), ", "))
+}
+
+// isTemplate reports whether format is FORMAT=TEMPLATE of a template format.
+func isTemplate(format string) bool {
+	name, _, ok := strings.Cut(format, "=")
+	return ok && slices.Contains(templateFormats, name)
+}
+
+// templatePrinter returns the cli-runtime printer of a template format,
+// with kubectl's conventions: missing keys print nothing, and a jsonpath
+// without braces gets them ("{.metadata.name}" and ".metadata.name" are
+// the same).
+func templatePrinter(format string) (printers.ResourcePrinter, error) {
+	name, tmpl, _ := strings.Cut(format, "=")
+	if strings.HasSuffix(name, "-file") {
+		data, err := os.ReadFile(tmpl)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the template: %w", err)
+		}
+		tmpl = string(data)
+	}
+	if tmpl == "" {
+		return nil, errors.New("the template is empty")
+	}
+	if strings.HasPrefix(name, "go-template") {
+		return printers.NewGoTemplatePrinter([]byte(tmpl))
+	}
+	if !strings.HasPrefix(strings.TrimSpace(tmpl), "{") {
+		tmpl = "{" + strings.TrimSpace(tmpl) + "}"
+	}
+	p, err := printers.NewJSONPathPrinter(tmpl)
+	if err != nil {
+		return nil, err
+	}
+	p.AllowMissingKeys(true)
+	if name == "jsonpath-as-json" {
+		p.EnableJSONOutput(true)
+	}
+	return p, nil
 }
 
 // IsTable reports whether the human table was asked for.
@@ -65,11 +152,31 @@ func PrintObject(w io.Writer, format string, obj runtime.Object, scheme *runtime
 		return err
 	}
 	var p printers.ResourcePrinter
-	switch format {
-	case OutputJSON:
+	switch {
+	case format == OutputJSON:
 		p = &printers.JSONPrinter{}
-	case OutputYAML:
+	case format == OutputYAML:
 		p = &printers.YAMLPrinter{}
+	case format == OutputName:
+		// The name printer takes one object at a time.
+		if meta.IsListType(obj) {
+			items, err := meta.ExtractList(obj)
+			if err != nil {
+				return err
+			}
+			for _, item := range items {
+				if err := (&printers.NamePrinter{}).PrintObj(item, w); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		p = &printers.NamePrinter{}
+	case isTemplate(format):
+		var err error
+		if p, err = templatePrinter(format); err != nil {
+			return UsageErrorf("-o %s: %v", format, err)
+		}
 	default:
 		return fmt.Errorf("PrintObject: unsupported format %q", format)
 	}
@@ -107,16 +214,27 @@ func setKinds(obj runtime.Object, scheme *runtime.Scheme) error {
 // computed views (status, quota, rollout history) with -o json|yaml.
 const ViewAPIVersion = "cli.compute.datumapis.com/v1alpha1"
 
-// PrintView writes a computed view as indented JSON or as YAML.
+// PrintView writes a computed view as indented JSON, as YAML, or through
+// a jsonpath or go-template template.
 func PrintView(w io.Writer, format string, v any) error {
 	data, err := json.MarshalIndent(v, "", "    ")
 	if err != nil {
 		return fmt.Errorf("failed to encode output: %w", err)
 	}
-	switch format {
-	case OutputJSON:
+	switch {
+	case isTemplate(format):
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return fmt.Errorf("failed to encode output: %w", err)
+		}
+		p, err := templatePrinter(format)
+		if err != nil {
+			return UsageErrorf("-o %s: %v", format, err)
+		}
+		return p.PrintObj(&unstructured.Unstructured{Object: doc}, w)
+	case format == OutputJSON:
 		_, err = fmt.Fprintf(w, "%s\n", data)
-	case OutputYAML:
+	case format == OutputYAML:
 		var out []byte
 		if out, err = yaml.JSONToYAML(data); err == nil {
 			_, err = w.Write(out)

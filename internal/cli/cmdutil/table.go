@@ -30,6 +30,8 @@ type Table struct {
 	Columns []Column
 	// Rows hold one cell per column.
 	Rows [][]string
+	// NoHeaders leaves the header line out (--no-headers).
+	NoHeaders bool
 }
 
 // NewTable returns a table with the given headers; a header ending in "~"
@@ -78,8 +80,10 @@ func (t *Table) renderTSV(b *strings.Builder) {
 	for i, c := range t.Columns {
 		headers[i] = c.Header
 	}
-	b.WriteString(strings.Join(headers, "\t"))
-	b.WriteByte('\n')
+	if !t.NoHeaders {
+		b.WriteString(strings.Join(headers, "\t"))
+		b.WriteByte('\n')
+	}
 	for _, row := range t.Rows {
 		cells := make([]string, len(row))
 		for i, c := range row {
@@ -98,7 +102,9 @@ func (t *Table) renderAligned(b *strings.Builder, width int) {
 	for i, c := range t.Columns {
 		headers[i] = c.Header
 	}
-	rows = append(rows, headers)
+	if !t.NoHeaders {
+		rows = append(rows, headers)
+	}
 	for _, r := range t.Rows {
 		cells := make([]string, len(r))
 		for i, c := range r {

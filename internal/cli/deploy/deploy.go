@@ -96,7 +96,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: progress.DefaultTimeout}
+	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: progress.DefaultTimeout}
 	cmd := &cobra.Command{
 		Use:   "deploy [NAME] (--image IMAGE --city CITIES [flags] | -f FILE)",
 		Short: "Create or update a workload and wait for it to roll out",

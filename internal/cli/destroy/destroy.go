@@ -45,7 +45,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: DefaultTimeout}
+	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: DefaultTimeout}
 	cmd := &cobra.Command{
 		Use:     "destroy NAME",
 		Aliases: []string{"delete"},

@@ -31,7 +31,7 @@ func NewDescribeCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newDescribeCommand returns the command and the options it fills.
 func newDescribeCommand(f *cmdutil.Factory) (*cobra.Command, *DescribeOptions) {
-	o := &DescribeOptions{Factory: f, Output: cmdutil.NewOutputFlags()}
+	o := &DescribeOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
 	cmd := &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show an instance in detail: status, conditions, addresses, events and next steps",

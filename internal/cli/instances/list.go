@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -25,6 +24,8 @@ type ListOptions struct {
 	Workload string
 	// City is --city: only instances in this city.
 	City string
+	// List is -l, -A and --no-headers.
+	List cmdutil.ListFlags
 }
 
 // NewCommand returns the instances command with its list and describe
@@ -41,7 +42,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newListCommand returns a list command called use and its options.
 func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOptions) {
-	o := &ListOptions{Factory: f, Output: cmdutil.NewOutputFlags()}
+	o := &ListOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: "List the instances of the project's workloads",
@@ -57,6 +58,7 @@ func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOption
 	o.Output.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Workload, "workload", "", "Only the instances of this workload.")
 	cmd.Flags().StringVar(&o.City, "city", "", "Only the instances in this city (a city code such as DFW).")
+	o.List.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("workload", cmdutil.CompleteWorkloadNames(f))
 	return cmd, o
 }
@@ -72,6 +74,9 @@ func (o *ListOptions) Validate() error {
 	if o.City != "" && !cmdutil.IsCityCode(o.City) {
 		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
 	}
+	if err := o.List.Validate(); err != nil {
+		return err
+	}
 	return o.Output.Validate()
 }
 
@@ -81,7 +86,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sel := client.MatchingLabels{}
+	sel := map[string]string{}
 	if o.Workload != "" {
 		sel[computev1alpha.WorkloadNameLabel] = o.Workload
 	}
@@ -89,8 +94,8 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		sel[computev1alpha.CityCodeLabel] = o.City
 	}
 	var list computev1alpha.InstanceList
-	if err := c.Client.List(ctx, &list, client.InNamespace(c.Namespace), sel); err != nil {
-		return fmt.Errorf("cannot list instances in namespace %s: %w", c.Namespace, err)
+	if err := c.Client.List(ctx, &list, o.List.Options(c.Namespace, sel)...); err != nil {
+		return fmt.Errorf("cannot list instances %s: %w", o.List.Scope(c.Namespace), err)
 	}
 	SortInstances(list.Items)
 	s := o.Factory.Streams
@@ -101,7 +106,9 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		_, _ = fmt.Fprintf(s.ErrOut, "No instances found%s.\n", o.scope(c.Namespace))
 		return nil
 	}
-	if err := Table(list.Items, o.Factory.Now(), s.OutTerminal).RenderTo(s); err != nil {
+	t := Table(list.Items, o.Factory.Now(), o.List.AllNamespaces)
+	t.NoHeaders = o.List.NoHeaders
+	if err := t.RenderTo(s); err != nil {
 		return err
 	}
 	if s.OutTerminal {
@@ -119,6 +126,6 @@ func (o *ListOptions) scope(namespace string) string {
 	if o.City != "" {
 		parts = append(parts, "in "+o.City)
 	}
-	parts = append(parts, "in namespace "+namespace)
+	parts = append(parts, o.List.Scope(namespace))
 	return " " + strings.Join(parts, " ")
 }

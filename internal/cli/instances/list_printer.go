@@ -17,6 +17,7 @@ import (
 func SortInstances(items []computev1alpha.Instance) {
 	slices.SortFunc(items, func(a, b computev1alpha.Instance) int {
 		return cmp.Or(
+			cmp.Compare(a.Namespace, b.Namespace),
 			cmp.Compare(a.Labels[computev1alpha.WorkloadNameLabel], b.Labels[computev1alpha.WorkloadNameLabel]),
 			cmp.Compare(a.Labels[computev1alpha.CityCodeLabel], b.Labels[computev1alpha.CityCodeLabel]),
 			cmp.Compare(ordinal(&a), ordinal(&b)),
@@ -33,18 +34,27 @@ func ordinal(i *computev1alpha.Instance) int {
 	return n
 }
 
-// Table renders instances as NAME, WORKLOAD, CITY, IP, TYPE, AGE, STATUS.
-func Table(items []computev1alpha.Instance, now time.Time, terminal bool) *cmdutil.Table {
-	t := cmdutil.NewTable("NAME", "WORKLOAD", "CITY", "IP", "TYPE", "AGE", "STATUS~")
+// Table renders instances as NAME, WORKLOAD, CITY, IP, TYPE, AGE, STATUS;
+// allNamespaces puts a NAMESPACE column first.
+func Table(items []computev1alpha.Instance, now time.Time, allNamespaces bool) *cmdutil.Table {
+	headers := []string{"NAME", "WORKLOAD", "CITY", "IP", "TYPE", "AGE", "STATUS~"}
+	if allNamespaces {
+		headers = append([]string{"NAMESPACE"}, headers...)
+	}
+	t := cmdutil.NewTable(headers...)
 	for i := range items {
 		inst := &items[i]
-		t.AddRow(inst.Name,
+		var ns []string
+		if allNamespaces {
+			ns = []string{inst.Namespace}
+		}
+		t.AddRow(append(ns, inst.Name,
 			inst.Labels[computev1alpha.WorkloadNameLabel],
 			inst.Labels[computev1alpha.CityCodeLabel],
 			dash(view.InstanceIP(inst)),
 			dash(view.InstanceType(inst)),
 			cmdutil.Age(inst.CreationTimestamp.Time, now),
-			view.Instance(inst).String())
+			view.Instance(inst).String())...)
 	}
 	return t
 }

@@ -71,7 +71,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: progress.DefaultTimeout}
+	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: progress.DefaultTimeout}
 	cmd := &cobra.Command{
 		Use:   "restart NAME",
 		Short: "Replace a workload's instances one at a time, everywhere or in one city",

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -19,6 +18,8 @@ type ListOptions struct {
 	Factory *cmdutil.Factory
 	// Output is -o.
 	Output *cmdutil.OutputFlags
+	// List is -l, -A and --no-headers.
+	List cmdutil.ListFlags
 }
 
 // NewCommand returns the workloads command.
@@ -29,18 +30,20 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
-	o := &ListOptions{Factory: f, Output: cmdutil.NewOutputFlags()}
+	o := &ListOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
 	cmd := &cobra.Command{
 		Use:     "workloads",
 		Aliases: []string{"workload", "wl"},
 		Short:   "List the workloads of the project",
 		Long: "List the workloads of the namespace: the cities each runs in, how many instances are ready,\n" +
 			"how many run the latest template (UP-TO-DATE) and whether the workload is available.",
-		Example: "  datumctl compute workloads\n  datumctl compute workloads -o json",
-		Args:    cmdutil.NoArgs,
-		RunE:    cmdutil.RunE(o),
+		Example: "  datumctl compute workloads\n  datumctl compute workloads -o json\n" +
+			"  datumctl compute workloads -A -l team=web\n  datumctl compute workloads -o name",
+		Args: cmdutil.NoArgs,
+		RunE: cmdutil.RunE(o),
 	}
 	o.Output.AddFlags(cmd)
+	o.List.AddFlags(cmd)
 	return cmd, o
 }
 
@@ -48,7 +51,12 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
 func (o *ListOptions) Complete(*cobra.Command, []string) error { return nil }
 
 // Validate checks the flags.
-func (o *ListOptions) Validate() error { return o.Output.Validate() }
+func (o *ListOptions) Validate() error {
+	if err := o.List.Validate(); err != nil {
+		return err
+	}
+	return o.Output.Validate()
+}
 
 // Run lists the workloads.
 func (o *ListOptions) Run(ctx context.Context) error {
@@ -57,8 +65,8 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		return err
 	}
 	var list computev1alpha.WorkloadList
-	if err := c.Client.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
-		return fmt.Errorf("cannot list workloads in namespace %s: %w", c.Namespace, err)
+	if err := c.Client.List(ctx, &list, o.List.Options(c.Namespace, nil)...); err != nil {
+		return fmt.Errorf("cannot list workloads %s: %w", o.List.Scope(c.Namespace), err)
 	}
 	SortWorkloads(list.Items)
 	s := o.Factory.Streams
@@ -66,9 +74,11 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		return cmdutil.PrintObject(s.Out, o.Output.Format, &list, c.Scheme)
 	}
 	if len(list.Items) == 0 {
-		_, _ = fmt.Fprintf(s.ErrOut, "No workloads found in namespace %s. Deploy one with: %s\n", c.Namespace,
+		_, _ = fmt.Fprintf(s.ErrOut, "No workloads found %s. Deploy one with: %s\n", o.List.Scope(c.Namespace),
 			o.Factory.Cmd("deploy NAME --image IMAGE --city CITY"))
 		return nil
 	}
-	return Table(list.Items, o.Factory.Now(), s.OutTerminal).RenderTo(s)
+	t := Table(list.Items, o.Factory.Now(), o.List.AllNamespaces)
+	t.NoHeaders = o.List.NoHeaders
+	return t.RenderTo(s)
 }

@@ -14,23 +14,33 @@ import (
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
 
-// SortWorkloads orders workloads by name.
+// SortWorkloads orders workloads by namespace and name.
 func SortWorkloads(items []computev1alpha.Workload) {
-	slices.SortFunc(items, func(a, b computev1alpha.Workload) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(items, func(a, b computev1alpha.Workload) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 }
 
 // Table renders workloads as NAME, CITIES, READY, UP-TO-DATE, AVAILABLE,
-// AGE.
-func Table(items []computev1alpha.Workload, now time.Time, terminal bool) *cmdutil.Table {
-	t := cmdutil.NewTable("NAME", "CITIES", "READY", "UP-TO-DATE", "AVAILABLE~", "AGE")
+// AGE; allNamespaces puts a NAMESPACE column first.
+func Table(items []computev1alpha.Workload, now time.Time, allNamespaces bool) *cmdutil.Table {
+	headers := []string{"NAME", "CITIES", "READY", "UP-TO-DATE", "AVAILABLE~", "AGE"}
+	if allNamespaces {
+		headers = append([]string{"NAMESPACE"}, headers...)
+	}
+	t := cmdutil.NewTable(headers...)
 	for i := range items {
 		w := &items[i]
-		t.AddRow(w.Name,
+		var ns []string
+		if allNamespaces {
+			ns = []string{w.Namespace}
+		}
+		t.AddRow(append(ns, w.Name,
 			strings.Join(Cities(w), ","),
 			fmt.Sprintf("%d/%d", w.Status.ReadyReplicas, Desired(w)),
 			fmt.Sprint(w.Status.UpdatedReplicas),
 			Available(w),
-			cmdutil.Age(w.CreationTimestamp.Time, now))
+			cmdutil.Age(w.CreationTimestamp.Time, now))...)
 	}
 	return t
 }

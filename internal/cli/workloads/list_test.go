@@ -36,7 +36,7 @@ func TestWorkloadsTable(t *testing.T) {
 	for name, terminal := range map[string]bool{"terminal": true, "pipe": false} {
 		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
-			if err := Table(fixture(), clitest.Epoch, terminal).Render(&b, terminal, 100); err != nil {
+			if err := Table(fixture(), clitest.Epoch, false).Render(&b, terminal, 100); err != nil {
 				t.Fatal(err)
 			}
 			clitest.Golden(t, "workloads-"+name, b.String())
