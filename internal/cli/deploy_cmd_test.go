@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +200,36 @@ func TestDeployDryRunWithOutputYAMLWritesAManifestToKeep(t *testing.T) {
 		t.Fatalf("exit %d: %s", applied.Code, applied.Stderr)
 	}
 	mustContain(t, "stdout", applied.Stdout, `"kind": "Workload"`, `"uid": "`, `"name": "port-8080"`)
+}
+
+func TestDeployServerDryRunHasTheServerCheckTheChangeWithoutStoringIt(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW")
+
+	create := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--dry-run=server", "-o", "name")
+	if create.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", create.Code, create.Stderr)
+	}
+	mustContain(t, "create", create.Stderr, "Server dry run: the server accepted the change; nothing was stored.")
+	mustContain(t, "create", create.Stdout, "workload.compute.datumapis.com/web")
+	var w computev1alpha.Workload
+	if err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w); !apierrors.IsNotFound(err) {
+		t.Fatalf("a server dry run stored the workload: %v", err)
+	}
+
+	h.CreateWorkload(clitest.NewWorkload("web").Placement("default", 1, "DFW").Build())
+	update := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:2.0", "--dry-run=server",
+		"-o", "jsonpath={.spec.template.spec.runtime.sandbox.containers[0].image}")
+	if update.Code != cmdutil.ExitOK || update.Stdout != "ghcr.io/acme/web:2.0" {
+		t.Fatalf("exit %d, stdout %q: want the server's answer with the new image\n%s", update.Code, update.Stdout, update.Stderr)
+	}
+	_ = h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w)
+	if img := w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image; img != "ghcr.io/acme/web:1.0" {
+		t.Errorf("a server dry run changed the image to %s", img)
+	}
+
+	if bad := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "x", "--dry-run=later"); bad.Code != cmdutil.ExitUsage {
+		t.Errorf("--dry-run=later: exit %d, want a usage error: %s", bad.Code, bad.Stderr)
+	}
 }

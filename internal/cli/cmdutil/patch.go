@@ -71,14 +71,14 @@ func EscapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-// Apply sends the patch. A failed guard returns an error wrapping
-// ErrChanged.
-func (p JSONPatch) Apply(ctx context.Context, c client.Client, obj client.Object) error {
+// Apply sends the patch (with opts, e.g. server dry-run). A failed guard
+// returns an error wrapping ErrChanged.
+func (p JSONPatch) Apply(ctx context.Context, c client.Client, obj client.Object, opts ...client.PatchOption) error {
 	data, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	err = c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, data))
+	err = c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, data), opts...)
 	if err != nil && (apierrors.IsConflict(err) || isTestFailure(err)) {
 		return errors.Join(ErrChanged, err)
 	}

@@ -65,8 +65,9 @@ type Options struct {
 	// Placement is --placement.
 	Placement string
 
-	// DryRun is --dry-run: show the plan and stop.
-	DryRun bool
+	// DryRun is --dry-run: none, client (show the plan and stop) or server
+	// (also have the server check the change without storing it).
+	DryRun string
 	// Detach is --detach: do not wait for the rollout.
 	Detach bool
 	// Timeout is --timeout: how long to wait for the rollout.
@@ -133,9 +134,9 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	fl.StringVar(&o.InstanceType, "instance-type", "", "Instance type, e.g. "+DefaultInstanceTypeHint+".")
 	fl.StringVar(&o.Policy, "policy", "", "Instance ordering: OrderedReady (default: one after another) or Parallel.")
 	fl.StringVar(&o.Placement, "placement", "", "The placement to create or change (default \""+DefaultPlacement+"\").")
-	fl.BoolVar(&o.DryRun, "dry-run", false, "Validate and show the plan without changing anything.")
 	fl.BoolVar(&o.Detach, "detach", false, "Return once applied, without waiting for the rollout.")
 	fl.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the rollout (exit 3 when it passes).")
+	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "the plan")
 	_ = cmd.RegisterFlagCompletionFunc("policy", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"OrderedReady", "Parallel"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -194,6 +195,9 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks the flags, without the server.
 func (o *Options) Validate() error {
+	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
+		return err
+	}
 	if o.Filename != "" {
 		var both []string
 		for _, f := range workloadFlags() {
@@ -269,9 +273,24 @@ func (o *Options) Run(ctx context.Context) error {
 		return f.PrintResult(o.Output, existing, c.Scheme)
 	}
 	RenderPlan(out, desired, c.Target, p, notReady(desired, cities), warn)
-	if o.DryRun {
+	switch o.DryRun {
+	case cmdutil.DryRunClient:
 		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
 		return f.PrintResult(o.Output, desired, c.Scheme)
+	case cmdutil.DryRunServer:
+		// apply fills in the server's answer: desired when creating, the
+		// copy of existing when patching.
+		var current *computev1alpha.Workload
+		checked := desired
+		if existing != nil {
+			current = existing.DeepCopy()
+			checked = current
+		}
+		if err := o.apply(ctx, c, current, desired); err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintln(out, "Server dry run: the server accepted the change; nothing was stored.")
+		return f.PrintResult(o.Output, checked, c.Scheme)
 	}
 	if !f.Yes && f.CanPrompt() {
 		ok, err := f.Confirm(ctx, "Deploy?")
@@ -387,7 +406,7 @@ func (o *Options) apply(ctx context.Context, c *cmdutil.Clients, existing, desir
 	annotations := map[string]string{revision.ChangeCauseAnnotation: o.cause}
 	if existing == nil {
 		desired.Annotations = merge(desired.Annotations, annotations)
-		if err := c.Client.Create(ctx, desired); err != nil {
+		if err := c.Client.Create(ctx, desired, cmdutil.CreateOptions(o.DryRun)...); err != nil {
 			return applyError(err, desired.Name)
 		}
 		return nil
@@ -402,10 +421,10 @@ func (o *Options) apply(ctx context.Context, c *cmdutil.Clients, existing, desir
 	p.Replace("/spec", desired.Spec)
 	p.SetMapEntries("/metadata/annotations", existing.Annotations, annotations)
 	p.SetMapEntries("/metadata/labels", existing.Labels, labels)
-	if err := p.Apply(ctx, c.Client, existing); err != nil {
+	if err := p.Apply(ctx, c.Client, existing, cmdutil.PatchOptions(o.DryRun)...); err != nil {
 		return applyError(err, desired.Name)
 	}
-	if o.changed["min"] {
+	if o.changed["min"] && o.DryRun != cmdutil.DryRunServer {
 		var placements []string
 		for _, pl := range desired.Spec.Placements {
 			placements = append(placements, pl.Name)

@@ -26,8 +26,9 @@ type UndoOptions struct {
 	Name string
 	// ToRevision is --to-revision; zero means the previous revision.
 	ToRevision int64
-	// DryRun is --dry-run: show what would change and stop.
-	DryRun bool
+	// DryRun is --dry-run: none, client (show what would change and stop)
+	// or server (also have the server check it without storing it).
+	DryRun string
 	// Wait is --wait: wait for the rollout it starts.
 	Wait bool
 	// Timeout is --timeout for --wait.
@@ -56,7 +57,7 @@ func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
 	}
 	o.Output.AddFlags(cmd)
 	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "The revision to return to (default: the one before the current).")
-	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "Show what would change without changing anything.")
+	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait for the rollout to finish, with live per-city progress.")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
 	return cmd, o
@@ -70,6 +71,9 @@ func (o *UndoOptions) Complete(_ *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *UndoOptions) Validate() error {
+	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
+		return err
+	}
 	if o.ToRevision < 0 {
 		return cmdutil.UsageErrorf("--to-revision must be a revision number (1, 2, ...), got %d", o.ToRevision)
 	}
@@ -114,7 +118,15 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 	for _, ch := range p.Changes {
 		_, _ = fmt.Fprintf(out, "  %s\n", ch)
 	}
-	if o.DryRun {
+	if o.DryRun == cmdutil.DryRunServer {
+		checked := w.DeepCopy()
+		if err := o.apply(ctx, c, checked, target); err != nil {
+			return err
+		}
+		_, _ = fmt.Fprintln(out, "Server dry run: the server accepted the rollback; nothing was stored.")
+		return o.Factory.PrintResult(o.Output, checked, c.Scheme)
+	}
+	if o.DryRun == cmdutil.DryRunClient {
 		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
 		rolled := w.DeepCopy()
 		rolled.Spec = *desired
@@ -174,7 +186,7 @@ func (o *UndoOptions) apply(ctx context.Context, c *cmdutil.Clients, w *computev
 	p.Replace("/spec/template", target.Template)
 	p.SetMapEntries("/metadata/annotations", w.Annotations,
 		map[string]string{revision.ChangeCauseAnnotation: fmt.Sprintf("rollout undo --to-revision %d", target.Number)})
-	if err := p.Apply(ctx, c.Client, w); err != nil {
+	if err := p.Apply(ctx, c.Client, w, cmdutil.PatchOptions(o.DryRun)...); err != nil {
 		if errors.Is(err, cmdutil.ErrChanged) {
 			return cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else while rolling back; nothing was changed", o.Name),
 				"Run the command again.")
