@@ -90,3 +90,34 @@ func TestListsFollowKubectlsConventions(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagsCompleteFromTheProject(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW", "LHR")
+	h.CreateWorkload(clitest.NewWorkload("web").AddPlacement("edge", 1, "LHR").Build())
+	for name, tc := range map[string]struct {
+		args []string
+		want []string
+	}{
+		"--city offers the enabled cities":         {[]string{"deploy", "web", "--city", ""}, []string{"DFW", "LHR"}},
+		"--city completes after a comma":           {[]string{"deploy", "web", "--city", "DFW,"}, []string{"DFW,LHR"}},
+		"--city of scale too":                      {[]string{"scale", "web", "--city", "l"}, []string{"LHR"}},
+		"--instance-type offers the catalog":       {[]string{"deploy", "web", "--instance-type", ""}, []string{"datumcloud/d1-standard-2"}},
+		"--placement offers the workload's":        {[]string{"scale", "web", "--placement", ""}, []string{"default", "edge"}},
+		"-n offers namespaces":                     {[]string{"workloads", "-n", h.Namespace[:4]}, []string{h.Namespace}},
+		"--context offers the kubeconfig contexts": {[]string{"workloads", "--context", ""}, []string{clitest.ProjectPlane}},
+		"--dry-run offers its values":              {[]string{"deploy", "web", "--dry-run="}, []string{"client", "server"}},
+		"-o offers the formats, name for objects":  {[]string{"workloads", "-o", ""}, []string{"name", "jsonpath="}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := h.Run(main, clitest.RunOptions{}, append([]string{"__complete"}, tc.args...)...)
+			got := strings.Split(res.Stdout, "\n")
+			for _, w := range tc.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("%v: candidates lack %q:\n%s", tc.args, w, res.Stdout)
+				}
+			}
+		})
+	}
+}

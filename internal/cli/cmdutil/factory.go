@@ -147,6 +147,8 @@ func (f *Factory) AddGlobalFlags(cmd *cobra.Command) {
 	fl.StringVar(&f.Project, "project", f.Project, "Datum project to act in (default $DATUM_PROJECT).")
 	fl.BoolVarP(&f.Yes, "yes", "y", f.Yes,
 		"Answer yes to every confirmation: deploy plans, destroy, and requesting compute for the project.")
+	_ = cmd.RegisterFlagCompletionFunc("namespace", f.completeNamespaces)
+	_ = cmd.RegisterFlagCompletionFunc("context", f.completeContexts)
 }
 
 // Cmd returns a command line users can copy: the binary name followed by

@@ -137,6 +137,9 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	fl.BoolVar(&o.Detach, "detach", false, "Return once applied, without waiting for the rollout.")
 	fl.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the rollout (exit 3 when it passes).")
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "the plan")
+	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
+	_ = cmd.RegisterFlagCompletionFunc("instance-type", cmdutil.CompleteInstanceTypes)
+	_ = cmd.RegisterFlagCompletionFunc("placement", cmdutil.CompletePlacements(f))
 	_ = cmd.RegisterFlagCompletionFunc("policy", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"OrderedReady", "Parallel"}, cobra.ShellCompDirectiveNoFileComp
 	})

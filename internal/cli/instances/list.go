@@ -58,6 +58,7 @@ func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOption
 	o.Output.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.Workload, "workload", "", "Only the instances of this workload.")
 	cmd.Flags().StringVar(&o.City, "city", "", "Only the instances in this city (a city code such as DFW).")
+	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
 	o.List.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("workload", cmdutil.CompleteWorkloadNames(f))
 	return cmd, o

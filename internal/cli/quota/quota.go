@@ -49,6 +49,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	}
 	o.Output.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.City, "city", "", "Show usage and blocked instances of this city only (limits stay per project).")
+	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
 	return cmd, o
 }
 

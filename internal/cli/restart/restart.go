@@ -85,6 +85,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	}
 	o.Output.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.City, "city", "", "Restart only the instances in this city (a city code such as DFW).")
+	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait for the restart to finish, with live per-city progress.")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
 	return cmd, o

@@ -75,6 +75,8 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city (required).")
 	cmd.Flags().StringVar(&o.City, "city", "", "Scale only this city (a city code such as DFW).")
 	cmd.Flags().StringVar(&o.Placement, "placement", "", "Scale only this placement (needed when a city is in several).")
+	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
+	_ = cmd.RegisterFlagCompletionFunc("placement", cmdutil.CompletePlacements(f))
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until the new number of instances is ready.")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
 	return cmd, o
