@@ -154,3 +154,32 @@ func TestAWaitOutlivesAnExpiredToken(t *testing.T) {
 		})
 	}
 }
+
+func TestInstancesWatchPrintsWhatChangesUntilCtrlC(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.CreateWorkload(clitest.NewWorkload("web").Placement("default", 1, "DFW", "LHR").Build())
+	h.Converge("web", clitest.World{"LHR": {clitest.Provisioning}})
+	ctx, interrupt := context.WithCancelCause(context.Background())
+	defer interrupt(nil)
+	cmd := start(h, clitest.RunOptions{Ctx: ctx}, "instances", "--workload", "web", "-w")
+	cmd.waitFor(t, "NAME\tWORKLOAD")
+	cmd.waitFor(t, "\tLHR\t")
+
+	h.Converge("web", nil)
+	cmd.waitFor(t, "Starting\n") // the LHR row as first listed
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(cmd.out.String(), "\tLHR\t") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the LHR instance was not printed again when it became available:\n%s", cmd.out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	interrupt(cmdutil.ErrInterrupted)
+	if code := cmd.exit(t); code != cmdutil.ExitOK {
+		t.Fatalf("Ctrl-C ends a watch normally; exit %d:\n%s%s", code, cmd.out, cmd.errOut)
+	}
+	if strings.Count(cmd.out.String(), "NAME\t") != 1 {
+		t.Errorf("the header is printed once:\n%s", cmd.out)
+	}
+}

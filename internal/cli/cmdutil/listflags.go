@@ -15,6 +15,8 @@ type ListFlags struct {
 	AllNamespaces bool
 	// NoHeaders is --no-headers.
 	NoHeaders bool
+	// Watch is -w/--watch: after the list, print what changes until Ctrl-C.
+	Watch bool
 
 	selector labels.Selector
 }
@@ -26,6 +28,8 @@ func (l *ListFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVarP(&l.AllNamespaces, "all-namespaces", "A", l.AllNamespaces,
 		"List across every namespace (adds a NAMESPACE column).")
 	cmd.Flags().BoolVar(&l.NoHeaders, "no-headers", l.NoHeaders, "Leave the header line out of the table.")
+	cmd.Flags().BoolVarP(&l.Watch, "watch", "w", l.Watch,
+		"After listing, print each object again when it changes, until Ctrl-C.")
 }
 
 // Validate parses the selector.
@@ -57,6 +61,13 @@ func (l *ListFlags) Options(namespace string, extra map[string]string) []client.
 		opts = append(opts, client.InNamespace(namespace))
 	}
 	return opts
+}
+
+// Source returns the watch source of the list (see Options).
+func (l *ListFlags) Source(list client.ObjectList, obj client.Object, namespace string, extra map[string]string) WatchSource {
+	var lo client.ListOptions
+	lo.ApplyOptions(l.Options(namespace, extra))
+	return WatchSource{List: list, Object: obj, Namespace: lo.Namespace, Labels: lo.LabelSelector}
 }
 
 // Scope describes where a list looked, for "nothing found" messages.

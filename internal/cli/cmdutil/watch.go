@@ -287,3 +287,40 @@ func (l *listWatch) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 // IsWatchListSemanticsUnSupported tells the reflector to list, then watch:
 // streaming lists need server support a project API proxy may not give.
 func (l *listWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// WatchList serves -w/--watch on a list: it calls emit with every object
+// of src once listed (first true), then with the objects that change (a
+// new resourceVersion), until Ctrl-C, which ends it without error.
+// Reconnecting is reported on the error stream.
+func (f *Factory) WatchList(ctx context.Context, c client.WithWatch, src WatchSource, emit func(objs []client.Object, first bool) error) error {
+	printed := map[string]string{}
+	first := true
+	err := f.WatchUntil(ctx, c, Wait{
+		Sources: []WatchSource{src},
+		Step: func(seen Seen) (bool, error) {
+			var changed []client.Object
+			for _, o := range seen[0] {
+				key := o.GetNamespace() + "/" + o.GetName()
+				if printed[key] != o.GetResourceVersion() {
+					printed[key] = o.GetResourceVersion()
+					changed = append(changed, o)
+				}
+			}
+			if len(changed) == 0 && !first {
+				return false, nil
+			}
+			err := emit(changed, first)
+			first = false
+			return false, err
+		},
+		Reconnecting: func(reason string) {
+			if reason != "" {
+				_, _ = fmt.Fprintf(f.Streams.ErrOut, "reconnecting… (%s)\n", reason)
+			}
+		},
+	})
+	if errors.Is(err, ErrInterrupted) {
+		return nil
+	}
+	return err
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -94,6 +95,9 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if o.City != "" {
 		sel[computev1alpha.CityCodeLabel] = o.City
 	}
+	if o.List.Watch {
+		return o.watch(ctx, c, sel)
+	}
 	var list computev1alpha.InstanceList
 	if err := c.Client.List(ctx, &list, o.List.Options(c.Namespace, sel)...); err != nil {
 		return fmt.Errorf("cannot list instances %s: %w", o.List.Scope(c.Namespace), err)
@@ -129,4 +133,30 @@ func (o *ListOptions) scope(namespace string) string {
 	}
 	parts = append(parts, o.List.Scope(namespace))
 	return " " + strings.Join(parts, " ")
+}
+
+// watch prints the instances, then each one again when it changes.
+func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients, sel map[string]string) error {
+	s := o.Factory.Streams
+	src := o.List.Source(&computev1alpha.InstanceList{}, &computev1alpha.Instance{}, c.Namespace, sel)
+	return o.Factory.WatchList(ctx, c.Client, src, func(objs []client.Object, first bool) error {
+		items := make([]computev1alpha.Instance, 0, len(objs))
+		for _, obj := range objs {
+			if inst, ok := obj.(*computev1alpha.Instance); ok {
+				items = append(items, *inst)
+			}
+		}
+		SortInstances(items)
+		if !o.Output.IsTable() {
+			for i := range items {
+				if err := cmdutil.PrintObject(s.Out, o.Output.Format, &items[i], c.Scheme); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		t := Table(items, o.Factory.Now(), o.List.AllNamespaces)
+		t.NoHeaders = o.List.NoHeaders || !first
+		return t.RenderTo(s)
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -64,6 +65,9 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.List.Watch {
+		return o.watch(ctx, c)
+	}
 	var list computev1alpha.WorkloadList
 	if err := c.Client.List(ctx, &list, o.List.Options(c.Namespace, nil)...); err != nil {
 		return fmt.Errorf("cannot list workloads %s: %w", o.List.Scope(c.Namespace), err)
@@ -81,4 +85,30 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	t := Table(list.Items, o.Factory.Now(), o.List.AllNamespaces)
 	t.NoHeaders = o.List.NoHeaders
 	return t.RenderTo(s)
+}
+
+// watch prints the workloads, then each one again when it changes.
+func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients) error {
+	s := o.Factory.Streams
+	src := o.List.Source(&computev1alpha.WorkloadList{}, &computev1alpha.Workload{}, c.Namespace, nil)
+	return o.Factory.WatchList(ctx, c.Client, src, func(objs []client.Object, first bool) error {
+		items := make([]computev1alpha.Workload, 0, len(objs))
+		for _, obj := range objs {
+			if w, ok := obj.(*computev1alpha.Workload); ok {
+				items = append(items, *w)
+			}
+		}
+		SortWorkloads(items)
+		if !o.Output.IsTable() {
+			for i := range items {
+				if err := cmdutil.PrintObject(s.Out, o.Output.Format, &items[i], c.Scheme); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		t := Table(items, o.Factory.Now(), o.List.AllNamespaces)
+		t.NoHeaders = o.List.NoHeaders || !first
+		return t.RenderTo(s)
+	})
 }
