@@ -103,7 +103,7 @@ func TestDecide(t *testing.T) {
 		"a missing Secret and ConfigMap are named, before any provisioning": {
 			inst: makeInst(), started: t0, delay: time.Minute,
 			missing: []references.Reference{{Kind: "ConfigMap", Name: "app"}, {Kind: "Secret", Name: "db"}},
-			want: want{"False/ConfigurationError", "False/ConfigurationError", `ConfigMap "app", Secret "db" referenced by the instance template does not exist in namespace ns of the project; create it, or mark the reference optional`, false, 0},
+			want:    want{"False/ConfigurationError", "False/ConfigurationError", `ConfigMap "app", Secret "db" referenced by the instance template does not exist in namespace ns of the project; create it, or mark the reference optional`, false, 0},
 		},
 		"a virtual machine whose boot disk has no image is rejected": {
 			inst: makeInst().vm(""), started: t0,
