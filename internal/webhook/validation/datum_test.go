@@ -30,7 +30,7 @@ func withPolicy(rule computev1alpha.NetworkPolicyIngressRule) func(*computev1alp
 	}
 }
 
-func port(p intstr.IntOrString, end *int32) computev1alpha.NetworkPolicyPort {
+func policyPort(p intstr.IntOrString, end *int32) computev1alpha.NetworkPolicyPort {
 	return computev1alpha.NetworkPolicyPort{Port: &p, EndPort: end}
 }
 
@@ -62,7 +62,7 @@ func TestValidateDatumShapes(t *testing.T) {
 				w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{
 					Name: corev1.ResourceCPU, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](70)}}}}
 			}).with(withPolicy(computev1alpha.NetworkPolicyIngressRule{
-				Ports: []computev1alpha.NetworkPolicyPort{port(intstr.FromInt32(8000), ptr.To[int32](8100)), port(intstr.FromString("http"), nil)},
+				Ports: []computev1alpha.NetworkPolicyPort{policyPort(intstr.FromInt32(8000), ptr.To[int32](8100)), policyPort(intstr.FromString("http"), nil)},
 				From:  []computev1alpha.NetworkPolicyPeer{from("10.0.0.0/8", "10.1.0.0/16"), from("2001:db8::/32")},
 			})).build(),
 		},
@@ -158,19 +158,19 @@ func TestValidateDatumShapes(t *testing.T) {
 		},
 		"a port range ending before it starts is rejected": {
 			workload: makeWorkload().with(withPolicy(computev1alpha.NetworkPolicyIngressRule{
-				Ports: []computev1alpha.NetworkPolicyPort{port(intstr.FromInt32(9000), ptr.To[int32](8000))},
+				Ports: []computev1alpha.NetworkPolicyPort{policyPort(intstr.FromInt32(9000), ptr.To[int32](8000))},
 			})).build(),
 			want: []violation{{field.ErrorTypeInvalid, nic0 + ".ports[0].endPort"}},
 		},
 		"a port range from a named port is rejected": {
 			workload: makeWorkload().with(withPolicy(computev1alpha.NetworkPolicyIngressRule{
-				Ports: []computev1alpha.NetworkPolicyPort{port(intstr.FromString("http"), ptr.To[int32](8000))},
+				Ports: []computev1alpha.NetworkPolicyPort{policyPort(intstr.FromString("http"), ptr.To[int32](8000))},
 			})).build(),
 			want: []violation{{field.ErrorTypeForbidden, nic0 + ".ports[0].endPort"}},
 		},
 		"a port out of range is rejected": {
 			workload: makeWorkload().with(withPolicy(computev1alpha.NetworkPolicyIngressRule{
-				Ports: []computev1alpha.NetworkPolicyPort{port(intstr.FromInt32(70000), nil)},
+				Ports: []computev1alpha.NetworkPolicyPort{policyPort(intstr.FromInt32(70000), nil)},
 			})).build(),
 			want: []violation{{field.ErrorTypeInvalid, nic0 + ".ports[0].port"}},
 		},
