@@ -52,6 +52,10 @@ type Options struct {
 	// InstanceConcurrency is the number of Instances reconciled at once;
 	// zero means the controller's default.
 	InstanceConcurrency int
+	// Location is the Location the cell serves, recorded on its Instances
+	// (spec.location) and WorkloadDeployments (status.location); nil
+	// leaves both unset.
+	Location *computev1alpha.LocationReference
 }
 
 // Setup registers the WorkloadDeployment and Instance controllers with mgr.
@@ -73,6 +77,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Recorder:                recorder(mgr, opts.Recorder, WorkloadDeploymentReporter),
 		Clock:                   clk,
 		SchedulingGates:         gates,
+		Location:                opts.Location,
 		MaxConcurrentReconciles: opts.WorkloadDeploymentConcurrency,
 	}
 	if err := wd.SetupWithManager(mgr); err != nil {
