@@ -36,7 +36,8 @@ const (
 // quota enforcement or networking integration.
 type Options struct {
 	// NetworkingIntegration is the NetworkingIntegration feature gate: new
-	// Instances also get the Network scheduling gate.
+	// Instances also get the Network scheduling gate. Off, the Instance
+	// controller removes Network gates left from a run with it on.
 	NetworkingIntegration bool
 	// Quota is the quota backend. Nil means none is configured: Instances
 	// are admitted with QuotaGranted=True, reason QuotaDisabled.
@@ -88,6 +89,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Recorder:                recorder(mgr, opts.Recorder, InstanceReporter),
 		Clock:                   clk,
 		Quota:                   opts.Quota,
+		NetworkingIntegration:   opts.NetworkingIntegration,
 		MaxConcurrentReconciles: opts.InstanceConcurrency,
 	}
 	if err := inst.SetupWithManager(mgr); err != nil {

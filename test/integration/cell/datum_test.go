@@ -98,3 +98,27 @@ func TestAVirtualMachineWithoutABootableDiskFails(t *testing.T) {
 		g.Expect(prog.Message).To(ContainSubstring("no bootable disk"))
 	}).Should(Succeed())
 }
+
+func TestWithNetworkingIntegrationOffALeftoverNetworkGateIsRemoved(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	wd := makeWD(ns, "gated").create(t)
+	inst := &computev1alpha.Instance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "leftover-0"},
+		Spec: computev1alpha.InstanceSpec{
+			Runtime: wd.Spec.Template.Spec.Runtime,
+			Controller: &computev1alpha.InstanceController{TemplateHash: "h1", SchedulingGates: []computev1alpha.SchedulingGate{
+				{Name: computev1alpha.NetworkSchedulingGate},
+			}},
+		},
+	}
+	g.Expect(k8s.Create(t.Context(), inst)).To(Succeed())
+
+	t.Log("an Instance gated on Network by a run with the gate on is released and runs")
+	g.Eventually(func(g Gomega) {
+		cur := &computev1alpha.Instance{}
+		g.Expect(k8s.Get(t.Context(), client.ObjectKeyFromObject(inst), cur)).To(Succeed())
+		g.Expect(cur.Spec.Controller.SchedulingGates).To(BeEmpty())
+		g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, computev1alpha.ConditionAvailable)).To(BeTrue())
+	}).Should(Succeed())
+}
