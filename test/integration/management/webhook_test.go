@@ -59,7 +59,7 @@ func TestWebhookRejectsInvalidWorkloadsWithFieldPaths(t *testing.T) {
 		},
 		"a virtual machine whose boot disk has no image": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
-				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: &computev1alpha.DiskTemplateVolumeSource{}}}
+				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: diskOf("", "10Gi")}}
 				w.Spec.Template.Spec.Runtime.Sandbox = nil
 				w.Spec.Template.Spec.Runtime.VirtualMachine = &computev1alpha.VirtualMachineRuntime{
 					VolumeAttachments: []computev1alpha.VolumeAttachment{{Name: "boot"}},
