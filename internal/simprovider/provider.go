@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/controller/references"
+	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/status"
 )
 

@@ -280,7 +280,7 @@ func TestSchemaAcceptsAndRejects(t *testing.T) {
 		},
 		"a port range ending above 65535 is rejected": {
 			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{set("spec.template.spec.networkInterfaces", []any{map[string]any{
-				"network": map[string]any{"name": "default"},
+				"network":       map[string]any{"name": "default"},
 				"networkPolicy": map[string]any{"ingress": []any{map[string]any{"ports": []any{map[string]any{"port": int64(1), "endPort": int64(70000)}}}}},
 			}})},
 			wantField: "spec.template.spec.networkInterfaces[0].networkPolicy.ingress[0].ports[0].endPort", wantText: "less than or equal to 65535",
