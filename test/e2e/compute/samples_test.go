@@ -13,9 +13,11 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -90,4 +92,29 @@ func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *test
 			}
 		}
 	}
+}
+
+func TestAMissingSecretShowsAsConfigurationErrorNamingItUntilItIsCreated(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := newProjectNamespace(t)
+	b := makeWorkload(ns.name, "needs-secret").withPlacement("edge", 1, "DFW")
+	b.w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "creds", Secret: &computev1alpha.SecretVolumeSource{SecretName: "db-creds"}}}
+	b.w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "creds", MountPath: ptr.To("/etc/creds")}}
+	w := b.create(t)
+
+	t.Log("DFW says ConfigurationError and names the Secret the project lacks; no Secret content ever leaves the project")
+	got := &computev1alpha.Workload{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(project.Get(ctx, client.ObjectKeyFromObject(w), got)).To(Succeed())
+		cs := cityOf(got, "edge", "DFW")
+		g.Expect(cs).NotTo(BeNil())
+		g.Expect(cs.Reason).To(Equal(computev1alpha.ReasonConfigurationError))
+		g.Expect(cs.Message).To(ContainSubstring(`Secret "db-creds"`))
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+
+	t.Log("creating the Secret makes the Workload Available")
+	g.Expect(project.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.name, Name: "db-creds"},
+		StringData: map[string]string{"password": "s3cret"}})).To(Succeed())
+	expectAvailable(t, w, counts{deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1})
 }
