@@ -14,6 +14,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -110,7 +111,12 @@ func TestAMissingSecretShowsAsConfigurationErrorNamingItUntilItIsCreated(t *test
 		cs := cityOf(got, "edge", "DFW")
 		g.Expect(cs).NotTo(BeNil())
 		g.Expect(cs.Reason).To(Equal(computev1alpha.ReasonConfigurationError))
-		g.Expect(cs.Message).To(ContainSubstring(`Secret "db-creds"`))
+		g.Expect(cs.DeploymentName).NotTo(BeEmpty())
+		projected := instancesIn(g, project, ns.name, cs.DeploymentName)
+		g.Expect(projected).To(HaveLen(1))
+		available := meta.FindStatusCondition(projected[0].Status.Conditions, computev1alpha.ConditionAvailable)
+		g.Expect(available).NotTo(BeNil())
+		g.Expect(available.Message).To(ContainSubstring(`Secret "db-creds"`))
 	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
 
 	t.Log("creating the Secret makes the Workload Available")
