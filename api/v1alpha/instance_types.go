@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // InstanceSpec is the desired state of an Instance: what to run and where.
@@ -184,7 +185,8 @@ type SandboxContainer struct {
 	Ports []NamedPort `json:"ports,omitempty"`
 }
 
-// EnvVar is an environment variable with a literal value.
+// EnvVar is an environment variable: a literal value or a value read from
+// a Secret or ConfigMap key of the project.
 type EnvVar struct {
 	// Name of the variable.
 	//
@@ -193,11 +195,43 @@ type EnvVar struct {
 	// +kubebuilder:validation:MaxLength=256
 	Name string `json:"name"`
 
-	// Value of the variable.
+	// Value of the variable. Not allowed together with valueFrom.
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=32768
 	Value string `json:"value,omitempty"`
+
+	// ValueFrom reads the value from a Secret or ConfigMap key.
+	//
+	// +optional
+	ValueFrom *EnvVarSource `json:"valueFrom,omitempty"`
+}
+
+// EnvVarSource is where an environment variable's value comes from: exactly
+// one source.
+type EnvVarSource struct {
+	// SecretKeyRef selects a key of a Secret in the Workload's namespace.
+	//
+	// +optional
+	SecretKeyRef *corev1.SecretKeySelector `json:"secretKeyRef,omitempty"`
+
+	// ConfigMapKeyRef selects a key of a ConfigMap in the Workload's
+	// namespace.
+	//
+	// +optional
+	ConfigMapKeyRef *corev1.ConfigMapKeySelector `json:"configMapKeyRef,omitempty"`
+
+	// FieldRef is accepted for compatibility with the Kubernetes shape and
+	// refused by admission: a city cell has no pod fields to read.
+	//
+	// +optional
+	FieldRef *corev1.ObjectFieldSelector `json:"fieldRef,omitempty"`
+
+	// ResourceFieldRef is accepted for compatibility with the Kubernetes
+	// shape and refused by admission: use the instance type instead.
+	//
+	// +optional
+	ResourceFieldRef *corev1.ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
 }
 
 // ContainerResourceRequirements are a container's requests and limits.
@@ -278,16 +312,106 @@ type InstanceNetworkInterface struct {
 	//
 	// +required
 	Network NetworkReference `json:"network"`
+
+	// NetworkPolicy is a policy for this interface only: the platform
+	// creates a lowest-priority network policy targeting the interface.
+	//
+	// +optional
+	NetworkPolicy *InstanceNetworkInterfaceNetworkPolicy `json:"networkPolicy,omitempty"`
 }
 
-// NetworkReference names a network in the instance's namespace.
+// NetworkReference names a network (networking.datumapis.com).
 type NetworkReference struct {
+	// Namespace of the network; defaults to the instance's namespace.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
 	// Name of the network.
 	//
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+}
+
+// InstanceNetworkInterfaceNetworkPolicy is an interface's network policy.
+type InstanceNetworkInterfaceNetworkPolicy struct {
+	// Ingress rules: traffic matching any rule is allowed in.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Ingress []NetworkPolicyIngressRule `json:"ingress,omitempty"`
+}
+
+// NetworkPolicyIngressRule allows traffic that matches one of its ports and
+// one of its sources.
+type NetworkPolicyIngressRule struct {
+	// Ports the rule allows; empty means every port.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Ports []NetworkPolicyPort `json:"ports,omitempty"`
+
+	// From are the sources the rule allows; empty means every source.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	From []NetworkPolicyPeer `json:"from,omitempty"`
+}
+
+// NetworkPolicyPort is a port or port range to allow.
+type NetworkPolicyPort struct {
+	// Protocol: TCP (default), UDP or SCTP.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=TCP;UDP;SCTP
+	Protocol *corev1.Protocol `json:"protocol,omitempty"`
+
+	// Port is a port number or the name of a port of the instance; empty
+	// means every port.
+	//
+	// +optional
+	Port *intstr.IntOrString `json:"port,omitempty"`
+
+	// EndPort makes the rule allow the range port..endPort inclusive; port
+	// must then be a number no greater than endPort.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	EndPort *int32 `json:"endPort,omitempty"`
+}
+
+// NetworkPolicyPeer is a source of traffic.
+type NetworkPolicyPeer struct {
+	// IPBlock is a CIDR the traffic comes from.
+	//
+	// +optional
+	IPBlock *IPBlock `json:"ipBlock,omitempty"`
+}
+
+// IPBlock is a CIDR, such as 192.168.1.0/24 or 2001:db8::/64, minus the
+// CIDRs in except.
+type IPBlock struct {
+	// CIDR of the block.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	CIDR string `json:"cidr"`
+
+	// Except are CIDRs inside cidr that are not included.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=64
+	Except []string `json:"except,omitempty"`
 }
 
 // LocalSecretReference names a secret in the same namespace.
@@ -329,51 +453,199 @@ type InstanceVolume struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// Disk is a persistent disk created for the instance.
+	// Disk is a persistent disk created for the instance from a template.
 	//
 	// +optional
-	Disk *DiskVolumeSource `json:"disk,omitempty"`
+	Disk *DiskTemplateVolumeSource `json:"disk,omitempty"`
 
-	// ConfigMap populates the volume from a ConfigMap.
+	// ConfigMap populates the volume from a ConfigMap in the Workload's
+	// namespace.
 	//
 	// +optional
-	ConfigMap *ObjectVolumeSource `json:"configMap,omitempty"`
+	ConfigMap *ConfigMapVolumeSource `json:"configMap,omitempty"`
 
-	// Secret populates the volume from a Secret.
+	// Secret populates the volume from a Secret in the Workload's namespace.
 	//
 	// +optional
-	Secret *ObjectVolumeSource `json:"secret,omitempty"`
+	Secret *SecretVolumeSource `json:"secret,omitempty"`
 }
 
-// DiskVolumeSource describes a persistent disk.
-type DiskVolumeSource struct {
-	// Type of the disk, such as `pd-standard`.
+// DiskTemplateVolumeSource is a disk created for each instance.
+type DiskTemplateVolumeSource struct {
+	// DeviceName is the name the guest sees under
+	// /dev/disk/by-id/datumcloud-*; the platform chooses one when empty.
 	//
 	// +optional
-	// +kubebuilder:default=pd-standard
+	// +kubebuilder:validation:MaxLength=63
+	DeviceName *string `json:"deviceName,omitempty"`
+
+	// Template the disk is created from.
+	//
+	// +optional
+	Template *DiskTemplateVolumeSourceTemplate `json:"template,omitempty"`
+
+	// Type is the first shape of this API (disk{type, size, image}).
+	// Deprecated: use template.spec.type; admission moves it there.
+	//
+	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	Type string `json:"type,omitempty"`
 
-	// Size of the disk.
+	// Size is the first shape of this API. Deprecated: use
+	// template.spec.resources.requests.storage; admission moves it there.
 	//
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
-	// Image populates the disk from an image.
+	// Image is the first shape of this API. Deprecated: use
+	// template.spec.populator.image.name; admission moves it there.
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	Image string `json:"image,omitempty"`
 }
 
-// ObjectVolumeSource names a ConfigMap or Secret in the same namespace.
-type ObjectVolumeSource struct {
-	// Name of the object.
+// DiskTemplateVolumeSourceTemplate is the template of a disk.
+type DiskTemplateVolumeSourceTemplate struct {
+	// Metadata of the disks created from the template.
+	//
+	// +optional
+	Metadata TemplateMetadata `json:"metadata,omitempty"`
+
+	// Spec of the disks created from the template.
+	//
+	// +required
+	Spec DiskSpec `json:"spec"`
+}
+
+// DiskSpec is the desired configuration of a disk.
+type DiskSpec struct {
+	// Type of the disk, such as `pd-standard` (the default).
+	//
+	// +optional
+	// +kubebuilder:default=pd-standard
+	// +kubebuilder:validation:MaxLength=63
+	Type string `json:"type,omitempty"`
+
+	// Resources of the disk: requests.storage is its size.
+	//
+	// +optional
+	Resources *DiskResourceRequirements `json:"resources,omitempty"`
+
+	// Populator fills the disk when it is created: exactly one of image or
+	// filesystem.
+	//
+	// +optional
+	Populator *DiskPopulator `json:"populator,omitempty"`
+}
+
+// DiskResourceRequirements are a disk's resources.
+type DiskResourceRequirements struct {
+	// Requests: storage is the size of the disk.
+	//
+	// +optional
+	Requests corev1.ResourceList `json:"requests,omitempty"`
+}
+
+// DiskPopulator fills a new disk.
+type DiskPopulator struct {
+	// Image copies an image onto the disk; a virtual machine boots from it.
+	//
+	// +optional
+	Image *ImageDiskPopulator `json:"image,omitempty"`
+
+	// Filesystem formats the disk.
+	//
+	// +optional
+	Filesystem *FilesystemDiskPopulator `json:"filesystem,omitempty"`
+}
+
+// ImageDiskPopulator names an image.
+type ImageDiskPopulator struct {
+	// Name of the image, such as `datumcloud/ubuntu-2204-lts`.
 	//
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+}
+
+// FilesystemDiskPopulator formats a disk.
+type FilesystemDiskPopulator struct {
+	// Type of the filesystem.
+	//
+	// +required
+	// +kubebuilder:validation:Enum=ext4
+	Type string `json:"type"`
+}
+
+// ConfigMapVolumeSource populates a volume from a ConfigMap (the Kubernetes
+// shape).
+type ConfigMapVolumeSource struct {
+	// Name of the ConfigMap.
+	//
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Items project chosen keys to paths; without them every key becomes a
+	// file named after it.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Items []corev1.KeyToPath `json:"items,omitempty"`
+
+	// DefaultMode is the permission bits of the files, 0 to 0777 (decimal
+	// 0 to 511). Defaults to 0644.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=511
+	DefaultMode *int32 `json:"defaultMode,omitempty"`
+
+	// Optional lets the instance run when the ConfigMap or a key is missing.
+	//
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// SecretVolumeSource populates a volume from a Secret (the Kubernetes
+// shape).
+type SecretVolumeSource struct {
+	// SecretName is the name of the Secret.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName,omitempty"`
+
+	// Items project chosen keys to paths; without them every key becomes a
+	// file named after it.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Items []corev1.KeyToPath `json:"items,omitempty"`
+
+	// DefaultMode is the permission bits of the files, 0 to 0777 (decimal
+	// 0 to 511). Defaults to 0644.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=511
+	DefaultMode *int32 `json:"defaultMode,omitempty"`
+
+	// Optional lets the instance run when the Secret or a key is missing.
+	//
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+
+	// Name is the first shape of this API (secret{name}). Deprecated: use
+	// secretName; admission moves it there.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
 }
 
 // InstanceStatus is the observed state of an Instance.

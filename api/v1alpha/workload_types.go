@@ -1,6 +1,8 @@
 package v1alpha
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -18,8 +20,31 @@ type InstanceTemplateSpec struct {
 	Spec InstanceSpec `json:"spec"`
 }
 
-// TemplateMetadata is the metadata an instance template may set.
+// TemplateMetadata is the metadata an instance template may set. It has the
+// fields Datum's embedded ObjectMeta carries; only labels and annotations
+// reach the Instances (their names are derived from the deployment).
 type TemplateMetadata struct {
+	// Name is accepted for compatibility and not used: Instances are named
+	// after their WorkloadDeployment and ordinal.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+
+	// Namespace is accepted for compatibility; when set it must be the
+	// Workload's namespace.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// Finalizers are accepted for compatibility and refused by admission:
+	// compute owns the finalizers of Instances.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Finalizers []string `json:"finalizers,omitempty"`
+
 	// Labels copied onto every Instance.
 	//
 	// +optional
@@ -125,11 +150,62 @@ type HorizontalScaleSettings struct {
 	// +kubebuilder:validation:Maximum=1000
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
+	// Metrics that drive autoscaling between minReplicas and maxReplicas.
+	// Validated and carried to every WorkloadDeployment; compute has no
+	// autoscaler yet, so nothing acts on them (see docs/api.md).
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Metrics []MetricSpec `json:"metrics,omitempty"`
+
 	// InstanceManagementPolicy is OrderedReady (default) or Parallel.
 	//
 	// +optional
 	// +kubebuilder:default=OrderedReady
 	InstanceManagementPolicy InstanceManagementPolicyType `json:"instanceManagementPolicy,omitempty"`
+}
+
+// MetricSpec is one metric to scale on.
+type MetricSpec struct {
+	// Resource is a resource metric of the instances (cpu, memory).
+	//
+	// +optional
+	Resource *ResourceMetricSource `json:"resource,omitempty"`
+}
+
+// ResourceMetricSource scales on a resource of the instances.
+type ResourceMetricSource struct {
+	// Name of the resource: cpu or memory.
+	//
+	// +required
+	Name corev1.ResourceName `json:"name"`
+
+	// Target value of the metric.
+	//
+	// +required
+	Target MetricTarget `json:"target"`
+}
+
+// MetricTarget is the target of a metric: exactly one of value,
+// averageValue or averageUtilization.
+type MetricTarget struct {
+	// Value is the target value of the metric.
+	//
+	// +optional
+	Value *resource.Quantity `json:"value,omitempty"`
+
+	// AverageValue is the target of the metric averaged over instances.
+	//
+	// +optional
+	AverageValue *resource.Quantity `json:"averageValue,omitempty"`
+
+	// AverageUtilization is the target average, as a percentage of the
+	// instances' requests.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	AverageUtilization *int32 `json:"averageUtilization,omitempty"`
 }
 
 // RolloutStrategy bounds a template rollout.

@@ -70,6 +70,8 @@ type managerRole struct {
 	// quotaKubeconfig is the cell role's quota kubeconfig; empty runs the
 	// cell without quota.
 	quotaKubeconfig string
+	// location is the cell role's Location as namespace/name.
+	location string
 }
 
 // managerPorts are one compute-manager's ports.
@@ -103,6 +105,9 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 	}
 	if r.cell {
 		optional[flagSimulatedProvider] = "true"
+		if r.location != "" {
+			optional["cell-location"] = r.location
+		}
 		maps.Copy(optional, quotaManagerArgs(r, flags))
 	} else {
 		optional["single-project-cluster-name"] = r.project
@@ -255,7 +260,7 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 		plane := CellPlane(city)
 		roles = append(roles, managerRole{
 			name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
-			quotaKubeconfig: quotaKubeconfig,
+			quotaKubeconfig: quotaKubeconfig, location: LocationNamespace + "/" + strings.ToLower(city),
 		})
 	}
 	began := time.Now()

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/component-base/featuregate"
 
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/features"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
@@ -49,6 +52,12 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LeaderElectionID names the lease; defaults per role.
 	LeaderElectionID string
+
+	// CellLocation is the Location (networking.datumapis.com) the cell
+	// serves, as namespace/name: the cell records it on its Instances
+	// (spec.location) and WorkloadDeployments (status.location). Empty
+	// leaves both unset.
+	CellLocation string
 
 	// SimulatedProviderDelay is how long the simulated provider waits before
 	// an instance becomes available.
@@ -103,6 +112,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
 		"Namespace of the leader election lease (defaults to the in-cluster namespace).")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader election lease.")
+	fs.StringVar(&o.CellLocation, "cell-location", o.CellLocation,
+		"Location the cell serves, as namespace/name (e.g. datum-cloud/dfw); recorded on its Instances and WorkloadDeployments.")
 	fs.DurationVar(&o.SimulatedProviderDelay, "simulated-provider-delay", o.SimulatedProviderDelay,
 		"How long the simulated provider takes to make an instance available.")
 	fs.StringVar(&o.SimulatedProviderCIDR, "simulated-provider-cidr", o.SimulatedProviderCIDR,
@@ -146,6 +157,9 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--%s %q cannot be read: %w", hub.KubeconfigFlag, o.FederationKubeconfig, err))
 		}
 	}
+	if _, err := o.cellLocation(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := o.Quota.Validate(o.EnableCell); err != nil {
 		errs = append(errs, err)
 	}
@@ -158,4 +172,22 @@ func (o *Options) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// cellLocation parses --cell-location; nil when it is empty.
+func (o *Options) cellLocation() (*computev1alpha.LocationReference, error) {
+	if o.CellLocation == "" {
+		return nil, nil
+	}
+	ns, name, ok := strings.Cut(o.CellLocation, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("--cell-location must be namespace/name, e.g. datum-cloud/dfw; got %q", o.CellLocation)
+	}
+	for _, msg := range validation.IsDNS1123Label(ns) {
+		return nil, fmt.Errorf("--cell-location namespace %q: %s", ns, msg)
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		return nil, fmt.Errorf("--cell-location name %q: %s", name, msg)
+	}
+	return &computev1alpha.LocationReference{Namespace: ns, Name: name}, nil
 }

@@ -69,9 +69,14 @@ func Run(ctx context.Context, o *Options) error {
 		if err != nil {
 			return err
 		}
+		location, err := o.cellLocation()
+		if err != nil {
+			return err
+		}
 		if err := cell.Setup(mgr, cell.Options{
 			NetworkingIntegration: o.FeatureGates.Enabled(features.NetworkingIntegration),
 			Quota:                 quotaClient,
+			Location:              location,
 		}); err != nil {
 			return err
 		}

@@ -2,12 +2,15 @@ package simprovider
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/references"
+	"github.com/citycells/compute/internal/webhook/validation"
 )
 
 // FailAnnotation on an Instance (usually set through the instance
@@ -36,8 +39,12 @@ type outcome struct {
 }
 
 // decide returns what the provider reports for a live, ungated Instance
-// at now, given the provisioning delay and when provisioning started.
-func decide(inst *computev1alpha.Instance, now, started time.Time, delay time.Duration) outcome {
+// at now, given the provisioning delay, when provisioning started and the
+// project objects its deployment reports missing.
+func decide(inst *computev1alpha.Instance, missing []references.Reference, now, started time.Time, delay time.Duration) outcome {
+	if msg := configurationProblem(inst, missing); msg != "" {
+		return rejected(msg)
+	}
 	if remaining := provisioningLeft(inst, now, started, delay); remaining > 0 {
 		return outcome{
 			programmed:   condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonProvisioning, "the simulated provider is placing the instance"),
@@ -66,6 +73,34 @@ func decide(inst *computev1alpha.Instance, now, started time.Time, delay time.Du
 		return rejected(fmt.Sprintf("unknown simulated failure %q in annotation %s; use %s, %s or %s", failure, FailAnnotation,
 			computev1alpha.ReasonImageUnavailable, computev1alpha.ReasonInstanceCrashing, computev1alpha.ReasonConfigurationError))
 	}
+}
+
+// configurationProblem returns why a provider cannot run inst at all — a
+// missing Secret or ConfigMap, a virtual machine with nothing to boot —
+// or "" when it can.
+func configurationProblem(inst *computev1alpha.Instance, missing []references.Reference) string {
+	if len(missing) > 0 {
+		parts := make([]string, len(missing))
+		for i, m := range missing {
+			parts[i] = fmt.Sprintf("%s %q", m.Kind, m.Name)
+		}
+		return fmt.Sprintf("%s referenced by the instance template does not exist in namespace %s of the project; create it, or mark the reference optional",
+			strings.Join(parts, ", "), inst.Namespace)
+	}
+	vm := inst.Spec.Runtime.VirtualMachine
+	if vm == nil {
+		return ""
+	}
+	if len(vm.VolumeAttachments) == 0 {
+		return "the virtual machine has no bootable disk: attach a disk volume populated from an image first"
+	}
+	boot := vm.VolumeAttachments[0].Name
+	for _, v := range inst.Spec.Volumes {
+		if v.Name == boot && validation.BootImage(v.Disk) != "" {
+			return ""
+		}
+	}
+	return fmt.Sprintf("the virtual machine has no bootable disk: its first volume attachment %q is not a disk populated from an image", boot)
 }
 
 // rejected is the outcome of an instance the provider refuses to place.
@@ -123,8 +158,8 @@ func imageOf(inst *computev1alpha.Instance) string {
 	if rt.VirtualMachine != nil && len(rt.VirtualMachine.VolumeAttachments) > 0 {
 		boot := rt.VirtualMachine.VolumeAttachments[0].Name
 		for _, v := range inst.Spec.Volumes {
-			if v.Name == boot && v.Disk != nil && v.Disk.Image != "" {
-				return v.Disk.Image
+			if img := validation.BootImage(v.Disk); v.Name == boot && img != "" {
+				return img
 			}
 		}
 		return boot

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/references"
 )
 
 var t0 = time.Date(2026, 6, 5, 12, 0, 0, 0, time.UTC)
@@ -44,7 +45,12 @@ func (b *instBuilder) programmed() *instBuilder {
 func (b *instBuilder) vm(image string) *instBuilder {
 	b.i.Spec.Runtime.Sandbox = nil
 	b.i.Spec.Runtime.VirtualMachine = &computev1alpha.VirtualMachineRuntime{VolumeAttachments: []computev1alpha.VolumeAttachment{{Name: "boot"}}}
-	b.i.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: &computev1alpha.DiskVolumeSource{Image: image}}}
+	b.i.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: &computev1alpha.DiskTemplateVolumeSource{Image: image}}}
+	return b
+}
+
+func (b *instBuilder) with(f func(*computev1alpha.Instance)) *instBuilder {
+	f(&b.i)
 	return b
 }
 
@@ -57,6 +63,7 @@ func TestDecide(t *testing.T) {
 	}
 	tests := map[string]struct {
 		inst    *instBuilder
+		missing []references.Reference
 		started time.Time
 		delay   time.Duration
 		want    want
@@ -93,6 +100,23 @@ func TestDecide(t *testing.T) {
 			inst: makeInst().failing(computev1alpha.ReasonConfigurationError), started: t0,
 			want: want{"False/ConfigurationError", "False/ConfigurationError", `the runtime rejected the instance configuration: container "app": exec: "/app": executable file not found in $PATH`, false, 0},
 		},
+		"a missing Secret and ConfigMap are named, before any provisioning": {
+			inst: makeInst(), started: t0, delay: time.Minute,
+			missing: []references.Reference{{Kind: "ConfigMap", Name: "app"}, {Kind: "Secret", Name: "db"}},
+			want:    want{"False/ConfigurationError", "False/ConfigurationError", `ConfigMap "app", Secret "db" referenced by the instance template does not exist in namespace ns of the project; create it, or mark the reference optional`, false, 0},
+		},
+		"a virtual machine whose boot disk has no image is rejected": {
+			inst: makeInst().vm(""), started: t0,
+			want: want{"False/ConfigurationError", "False/ConfigurationError", `the virtual machine has no bootable disk: its first volume attachment "boot" is not a disk populated from an image`, false, 0},
+		},
+		"a virtual machine booting from a template disk runs": {
+			inst: makeInst().vm("").with(func(i *computev1alpha.Instance) {
+				i.Spec.Volumes[0].Disk = &computev1alpha.DiskTemplateVolumeSource{Template: &computev1alpha.DiskTemplateVolumeSourceTemplate{
+					Spec: computev1alpha.DiskSpec{Populator: &computev1alpha.DiskPopulator{Image: &computev1alpha.ImageDiskPopulator{Name: "ubuntu"}}},
+				}}
+			}), started: t0,
+			want: want{"True/Programmed", "True/Available", "the instance is running", true, 0},
+		},
 		"an unknown failure says which are known": {
 			inst: makeInst().failing("Meltdown"), started: t0,
 			want: want{"False/ConfigurationError", "False/ConfigurationError", `unknown simulated failure "Meltdown" in annotation simulator.compute.datumapis.com/fail; use ImageUnavailable, InstanceCrashing or ConfigurationError`, false, 0},
@@ -100,7 +124,7 @@ func TestDecide(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := decide(&tc.inst.i, t0, tc.started, tc.delay)
+			o := decide(&tc.inst.i, tc.missing, t0, tc.started, tc.delay)
 			got := want{
 				Programmed:   string(o.programmed.Status) + "/" + o.programmed.Reason,
 				Available:    string(o.available.Status) + "/" + o.available.Reason,

@@ -10,6 +10,13 @@
 //     status.controller.observedTemplateHash and one address per network
 //     interface from the cell's range (and an external address when an
 //     external range is configured);
+//   - it refuses, with ConfigurationError and a message naming what is
+//     wrong, an Instance it cannot run whatever the delay: one whose
+//     WorkloadDeployment reports project Secrets or ConfigMaps missing
+//     (the compute.datumapis.com/missing-references annotation the
+//     management plane writes from metadata, see
+//     internal/controller/references), and a virtual machine whose first
+//     volume attachment is not a disk populated from an image;
 //   - the annotation simulator.compute.datumapis.com/fail on the Instance
 //     (copied from the instance template) makes it fail the way a real
 //     provider would: ImageUnavailable, InstanceCrashing or

@@ -16,14 +16,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/references"
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/status"
 )
@@ -83,6 +87,7 @@ type provisioning struct {
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/finalizers,verbs=update
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch
 
 // SetupWithManager checks the provider's settings and registers it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -113,6 +118,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
+		Watches(&computev1alpha.WorkloadDeployment{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -145,8 +151,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
+	missing, err := r.missingReferences(ctx, inst)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	now := r.Clock.Now()
-	out := decide(inst, now, r.startedAt(inst, now), r.Delay)
+	out := decide(inst, missing, now, r.startedAt(inst, now), r.Delay)
 	want := providerStatus{conditions: []metav1.Condition{out.programmed, out.available}, hash: specHash(inst)}
 	if out.addresses {
 		ifaces, err := r.assign(inst)
@@ -159,6 +169,41 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: max(out.requeueAfter, 0)}, nil
+}
+
+// missingReferences returns the project Secrets and ConfigMaps the
+// Instance's WorkloadDeployment reports missing (see
+// computev1alpha.MissingReferencesAnnotation); none when the deployment is
+// gone or says nothing.
+func (r *Reconciler) missingReferences(ctx context.Context, inst *computev1alpha.Instance) ([]references.Reference, error) {
+	name := inst.Labels[computev1alpha.WorkloadDeploymentNameLabel]
+	if name == "" {
+		return nil, nil
+	}
+	wd := &computev1alpha.WorkloadDeployment{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: inst.Namespace, Name: name}, wd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get WorkloadDeployment %s of Instance %s: %w", name, inst.Name, err)
+	}
+	return references.Parse(wd.Annotations[computev1alpha.MissingReferencesAnnotation]), nil
+}
+
+// instancesOf maps a WorkloadDeployment to its Instances, so a change of
+// what it reports missing reaches them.
+func (r *Reconciler) instancesOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list computev1alpha.InstanceList
+	if err := r.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingLabels{computev1alpha.WorkloadDeploymentNameLabel: obj.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the Instances of a WorkloadDeployment", "workloadDeployment", klog.KObj(obj))
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
+	}
+	return out
 }
 
 // teardown stops an Instance: Available turns False at once, and after the

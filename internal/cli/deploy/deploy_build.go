@@ -187,7 +187,8 @@ func applyEnv(c *computev1alpha.SandboxContainer, changes []EnvChange) {
 			c.Env = slices.Delete(c.Env, i, i+1)
 		case e.Remove:
 		case i >= 0:
-			c.Env[i].Value = e.Value
+			// A literal value replaces a valueFrom: a variable has one source.
+			c.Env[i].Value, c.Env[i].ValueFrom = e.Value, nil
 		default:
 			c.Env = append(c.Env, computev1alpha.EnvVar{Name: e.Name, Value: e.Value})
 		}

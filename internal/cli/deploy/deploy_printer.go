@@ -60,7 +60,7 @@ func summary(w *computev1alpha.Workload, p plan.Plan) [][2]string {
 				rows = append(rows, [2]string{"ports", ports})
 			}
 			for _, e := range c.Env {
-				rows = append(rows, [2]string{"env", e.Name + "=" + e.Value})
+				rows = append(rows, [2]string{"env", envText(e)})
 			}
 		}
 	} else if spec.Runtime.VirtualMachine != nil {
@@ -75,4 +75,18 @@ func summary(w *computev1alpha.Workload, p plan.Plan) [][2]string {
 		}
 	}
 	return rows
+}
+
+// envText shows an environment variable: NAME=value, or where its value
+// comes from (never the value of a Secret).
+func envText(e computev1alpha.EnvVar) string {
+	if src := e.ValueFrom; src != nil {
+		switch {
+		case src.SecretKeyRef != nil:
+			return fmt.Sprintf("%s from Secret %s key %s", e.Name, src.SecretKeyRef.Name, src.SecretKeyRef.Key)
+		case src.ConfigMapKeyRef != nil:
+			return fmt.Sprintf("%s from ConfigMap %s key %s", e.Name, src.ConfigMapKeyRef.Name, src.ConfigMapKeyRef.Key)
+		}
+	}
+	return e.Name + "=" + e.Value
 }

@@ -57,7 +57,8 @@ func BelongsTo(obj client.Object, cluster, namespace string) bool {
 
 // HubCopy returns the hub copy of project WorkloadDeployment wd of cluster
 // in hub namespace hubNamespace: its labels and spec, the upstream labels,
-// the city routing label and the project generation. Owner references,
+// the city routing label, the project generation and the missing-references
+// annotation. Owner references,
 // finalizers and status stay in the project plane.
 func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment) *computev1alpha.WorkloadDeployment {
 	labels := maps.Clone(wd.Labels)
@@ -74,6 +75,11 @@ func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment
 			Annotations: map[string]string{UpstreamGenerationAnnotation: strconv.FormatInt(wd.Generation, 10)},
 		},
 		Spec: *wd.Spec.DeepCopy(),
+	}
+	// The cell's provider reads which Secrets and ConfigMaps are missing in
+	// the project (internal/controller/references); names only, no content.
+	if v, ok := wd.Annotations[computev1alpha.MissingReferencesAnnotation]; ok {
+		out.Annotations[computev1alpha.MissingReferencesAnnotation] = v
 	}
 	out.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +37,8 @@ const FieldOwner = "compute-instance-controller"
 const DefaultMaxConcurrentReconciles = 8
 
 // Reconciler computes the Ready and QuotaGranted conditions of the
-// Instances in a cell and releases their Quota scheduling gate.
+// Instances in a cell and releases their Quota scheduling gate (and, with
+// the NetworkingIntegration gate off, any Network gate).
 type Reconciler struct {
 	// Client reads from the manager's cache and writes to the cell.
 	Client client.Client
@@ -49,6 +51,10 @@ type Reconciler struct {
 	// Instance gets QuotaGranted=True with reason QuotaDisabled and no
 	// finalizer.
 	Quota QuotaClient
+	// NetworkingIntegration is the NetworkingIntegration feature gate. Off,
+	// nothing binds networks, so a Network scheduling gate left by an
+	// earlier run with the gate on is removed.
+	NetworkingIntegration bool
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
 
@@ -210,30 +216,38 @@ func (r *Reconciler) applyFinalizer(ctx context.Context, inst *computev1alpha.In
 	return nil
 }
 
-// releaseQuotaGate removes the Quota scheduling gate once the stored
-// QuotaGranted condition admits the Instance's current generation. The
-// patch is guarded by the resourceVersion of the object that condition was
+// releaseQuotaGate removes the scheduling gates nothing else will: Quota
+// once the stored QuotaGranted condition admits the Instance's current
+// generation, and Network while the NetworkingIntegration gate is off. The
+// patch is guarded by the resourceVersion of the object the condition was
 // read from.
 func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.Instance) error {
-	if !hasGate(inst, computev1alpha.QuotaSchedulingGate) || !quotaAdmits(inst) {
+	release := map[string]bool{
+		computev1alpha.QuotaSchedulingGate:   hasGate(inst, computev1alpha.QuotaSchedulingGate) && quotaAdmits(inst),
+		computev1alpha.NetworkSchedulingGate: hasGate(inst, computev1alpha.NetworkSchedulingGate) && !r.NetworkingIntegration,
+	}
+	if !release[computev1alpha.QuotaSchedulingGate] && !release[computev1alpha.NetworkSchedulingGate] {
 		return nil
 	}
 	before := inst.DeepCopy()
 	kept := inst.Spec.Controller.SchedulingGates[:0:0]
+	var released []string
 	for _, g := range inst.Spec.Controller.SchedulingGates {
-		if g.Name != computev1alpha.QuotaSchedulingGate {
-			kept = append(kept, g)
+		if release[g.Name] {
+			released = append(released, g.Name)
+			continue
 		}
+		kept = append(kept, g)
 	}
 	inst.Spec.Controller.SchedulingGates = kept
 	if err := r.Client.Patch(ctx, inst, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("failed to remove the Quota scheduling gate of Instance %s: %w", inst.Name, err)
+		return fmt.Errorf("failed to remove the %s scheduling gate of Instance %s: %w", strings.Join(released, " and "), inst.Name, err)
 	}
 	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, inst.ResourceVersion)
-	ctrl.LoggerFrom(ctx).V(1).Info("Released the Quota scheduling gate")
+	ctrl.LoggerFrom(ctx).V(1).Info("Released scheduling gates", "gates", released)
 	return nil
 }
 

@@ -47,6 +47,9 @@ type Reconciler struct {
 	// SchedulingGates are put, in this order, on every new Instance:
 	// Quota, plus Network with the NetworkingIntegration feature gate.
 	SchedulingGates []string
+	// Location is the Location the cell serves: set as spec.location of
+	// every new Instance and as status.location; nil leaves both unset.
+	Location *computev1alpha.LocationReference
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
 
@@ -198,6 +201,7 @@ func linkingLabels(wd *computev1alpha.WorkloadDeployment) map[string]string {
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a rollout.Assessment, succeeded bool) error {
 	now := metav1.NewTime(r.Clock.Now())
 	st := computeStatus(s.wd, s.instances, a, now)
+	st.Location = r.Location.DeepCopy()
 	if succeeded {
 		st.ObservedGeneration = s.wd.Generation
 	}

@@ -242,8 +242,8 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in rollout.In
 }
 
 // newInstance builds the Instance of a slot: the template's metadata and
-// spec, the linking labels (which win over template labels), the
-// controller settings (template hash, scheduling gates) and the controller
+// spec, the cell's Location, the linking labels (which win over template
+// labels), the controller settings (template hash, scheduling gates) and the controller
 // reference that lets the garbage collector remove it with its owner.
 func (r *Reconciler) newInstance(s *scope, in rollout.Intent) *computev1alpha.Instance {
 	tpl := &s.wd.Spec.Template
@@ -252,6 +252,7 @@ func (r *Reconciler) newInstance(s *scope, in rollout.Intent) *computev1alpha.In
 	maps.Copy(labels, in.Labels)
 
 	spec := tpl.Spec.DeepCopy()
+	spec.Location = r.Location.DeepCopy()
 	spec.Controller = &computev1alpha.InstanceController{TemplateHash: s.input.TemplateHash}
 	for _, g := range r.SchedulingGates {
 		spec.Controller.SchedulingGates = append(spec.Controller.SchedulingGates, computev1alpha.SchedulingGate{Name: g})

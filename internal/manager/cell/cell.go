@@ -36,7 +36,8 @@ const (
 // quota enforcement or networking integration.
 type Options struct {
 	// NetworkingIntegration is the NetworkingIntegration feature gate: new
-	// Instances also get the Network scheduling gate.
+	// Instances also get the Network scheduling gate. Off, the Instance
+	// controller removes Network gates left from a run with it on.
 	NetworkingIntegration bool
 	// Quota is the quota backend. Nil means none is configured: Instances
 	// are admitted with QuotaGranted=True, reason QuotaDisabled.
@@ -52,6 +53,10 @@ type Options struct {
 	// InstanceConcurrency is the number of Instances reconciled at once;
 	// zero means the controller's default.
 	InstanceConcurrency int
+	// Location is the Location the cell serves, recorded on its Instances
+	// (spec.location) and WorkloadDeployments (status.location); nil
+	// leaves both unset.
+	Location *computev1alpha.LocationReference
 }
 
 // Setup registers the WorkloadDeployment and Instance controllers with mgr.
@@ -73,6 +78,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Recorder:                recorder(mgr, opts.Recorder, WorkloadDeploymentReporter),
 		Clock:                   clk,
 		SchedulingGates:         gates,
+		Location:                opts.Location,
 		MaxConcurrentReconciles: opts.WorkloadDeploymentConcurrency,
 	}
 	if err := wd.SetupWithManager(mgr); err != nil {
@@ -83,6 +89,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Recorder:                recorder(mgr, opts.Recorder, InstanceReporter),
 		Clock:                   clk,
 		Quota:                   opts.Quota,
+		NetworkingIntegration:   opts.NetworkingIntegration,
 		MaxConcurrentReconciles: opts.InstanceConcurrency,
 	}
 	if err := inst.SetupWithManager(mgr); err != nil {

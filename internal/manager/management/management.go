@@ -40,6 +40,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	fedcontroller "github.com/citycells/compute/internal/controller/federation"
 	"github.com/citycells/compute/internal/controller/projector"
+	"github.com/citycells/compute/internal/controller/references"
 	"github.com/citycells/compute/internal/controller/workload"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/projects"
@@ -207,6 +208,9 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 
 	if err := (&workload.Reconciler{}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("failed to set up the Workload controller: %w", err)
+	}
+	if err := (&references.Reconciler{}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("failed to set up the references controller: %w", err)
 	}
 	if opts.Federation != nil {
 		if err := setupFederation(mgr, opts.Federation); err != nil {

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
@@ -72,11 +73,23 @@ func (w *workloadBuilder) asVirtualMachine(attach ...string) *workloadBuilder {
 func (w *workloadBuilder) build() *computev1alpha.Workload { return w.DeepCopy() }
 
 func disk(name, image string) computev1alpha.InstanceVolume {
-	return computev1alpha.InstanceVolume{Name: name, Disk: &computev1alpha.DiskVolumeSource{Image: image, Size: ptr.To(resource.MustParse("10Gi"))}}
+	spec := computev1alpha.DiskSpec{
+		Resources: &computev1alpha.DiskResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}},
+	}
+	if image != "" {
+		spec.Populator = &computev1alpha.DiskPopulator{Image: &computev1alpha.ImageDiskPopulator{Name: image}}
+	}
+	return computev1alpha.InstanceVolume{Name: name, Disk: &computev1alpha.DiskTemplateVolumeSource{
+		Template: &computev1alpha.DiskTemplateVolumeSourceTemplate{Spec: spec},
+	}}
+}
+
+func secret(name, source string) computev1alpha.InstanceVolume {
+	return computev1alpha.InstanceVolume{Name: name, Secret: &computev1alpha.SecretVolumeSource{SecretName: source}}
 }
 
 func configMap(name, source string) computev1alpha.InstanceVolume {
-	return computev1alpha.InstanceVolume{Name: name, ConfigMap: &computev1alpha.ObjectVolumeSource{Name: source}}
+	return computev1alpha.InstanceVolume{Name: name, ConfigMap: &computev1alpha.ConfigMapVolumeSource{Name: source}}
 }
 
 // bound returns an environment with the given cities bound.

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -14,7 +15,9 @@ const DefaultDiskType = "pd-standard"
 // DefaultWorkload fills in the defaults of w in place: revisionHistoryLimit
 // 10, instanceManagementPolicy OrderedReady, maxUnavailable 1 when a rollout
 // strategy is given, the default instance type, TCP ports and pd-standard
-// disks. Defaulting is idempotent and never overwrites a value the user set.
+// disks; volumes of the first API shape (secret.name, disk{type, size,
+// image}) move to Datum's shape (secret.secretName, disk.template).
+// Defaulting is idempotent and never overwrites a value the user set.
 func DefaultWorkload(w *computev1alpha.Workload) {
 	if w.Spec.RevisionHistoryLimit == nil {
 		w.Spec.RevisionHistoryLimit = ptr.To(int32(revision.DefaultHistoryLimit))
@@ -46,10 +49,36 @@ func defaultInstanceSpec(spec *computev1alpha.InstanceSpec) {
 		defaultPorts(rt.VirtualMachine.Ports)
 	}
 	for i := range spec.Volumes {
-		if d := spec.Volumes[i].Disk; d != nil && d.Type == "" {
-			d.Type = DefaultDiskType
+		v := &spec.Volumes[i]
+		if s := v.Secret; s != nil && s.SecretName == "" && s.Name != "" {
+			s.SecretName, s.Name = s.Name, ""
+		}
+		if d := v.Disk; d != nil {
+			migrateDisk(d)
+			if d.Template != nil && d.Template.Spec.Type == "" {
+				d.Template.Spec.Type = DefaultDiskType
+			}
 		}
 	}
+}
+
+// migrateDisk moves a disk of the first shape (type, size, image) into the
+// template shape. A disk that has a template already is left alone, so a
+// Workload mixing both shapes is refused by validation instead.
+func migrateDisk(d *computev1alpha.DiskTemplateVolumeSource) {
+	if d.Template != nil || (d.Type == "" && d.Size == nil && d.Image == "") {
+		return
+	}
+	t := &computev1alpha.DiskTemplateVolumeSourceTemplate{Spec: computev1alpha.DiskSpec{Type: d.Type}}
+	if d.Size != nil {
+		t.Spec.Resources = &computev1alpha.DiskResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: d.Size.DeepCopy()},
+		}
+	}
+	if d.Image != "" {
+		t.Spec.Populator = &computev1alpha.DiskPopulator{Image: &computev1alpha.ImageDiskPopulator{Name: d.Image}}
+	}
+	d.Template, d.Type, d.Size, d.Image = t, "", nil, ""
 }
 
 // defaultPorts makes ports without a protocol TCP.

@@ -7,7 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
@@ -26,6 +29,7 @@ func seedWorkloads(t testing.TB) [][]byte {
 			Env: []computev1alpha.EnvVar{{Name: "A", Value: "b"}},
 		}).build(),
 	}
+	ws = append(ws, datumSeeds()...)
 	out := make([][]byte, 0, len(ws))
 	for _, w := range ws {
 		b, err := json.Marshal(w)
@@ -35,6 +39,30 @@ func seedWorkloads(t testing.TB) [][]byte {
 		out = append(out, b)
 	}
 	return out
+}
+
+// datumSeeds are Workloads in Datum's shapes: every new field set, valid
+// and invalid, and the first volume shape that defaulting moves.
+func datumSeeds() []*computev1alpha.Workload {
+	full := makeWorkload().withVolume(secret("creds", "db")).withVolume(configMap("conf", "app")).withVolume(disk("data", "")).
+		withMount("creds", "/etc/creds").withMount("conf", "/etc/app").withMount("data", "").with(func(w *computev1alpha.Workload) {
+		w.Spec.Template.Spec.Volumes[0].Secret.Items = []corev1.KeyToPath{{Key: "k", Path: "a/b", Mode: ptr.To[int32](0o400)}}
+		w.Spec.Template.Spec.Volumes[1].ConfigMap.DefaultMode = ptr.To[int32](0o644)
+		w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Env = []computev1alpha.EnvVar{secretEnv("P", "db", "password")}
+		w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{
+			Name: corev1.ResourceCPU, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](70)}}}}
+	}).with(withPolicy(computev1alpha.NetworkPolicyIngressRule{
+		Ports: []computev1alpha.NetworkPolicyPort{policyPort(intstr.FromInt32(8000), ptr.To[int32](8100)), policyPort(intstr.FromString("http"), nil)},
+		From:  []computev1alpha.NetworkPolicyPeer{from("10.0.0.0/8", "10.1.0.0/16"), from("2001:db8::/32")},
+	})).build()
+	bad := makeWorkload().withVolume(computev1alpha.InstanceVolume{Name: "x", Secret: &computev1alpha.SecretVolumeSource{Name: "a", SecretName: "b"},
+		ConfigMap: &computev1alpha.ConfigMapVolumeSource{Items: []corev1.KeyToPath{{Key: "", Path: "../x"}}}}).with(withPolicy(computev1alpha.NetworkPolicyIngressRule{
+		Ports: []computev1alpha.NetworkPolicyPort{policyPort(intstr.FromString("http"), ptr.To[int32](1)), {EndPort: ptr.To[int32](0)}},
+		From:  []computev1alpha.NetworkPolicyPeer{from("10.0.0.0/33", "::/0"), {}},
+	})).build()
+	legacy := makeWorkload().withVolume(computev1alpha.InstanceVolume{Name: "boot", Disk: &computev1alpha.DiskTemplateVolumeSource{
+		Image: "ubuntu", Size: ptr.To(resource.MustParse("20Gi")), Type: "pd-ssd"}}).asVirtualMachine("boot").build()
+	return []*computev1alpha.Workload{full, bad, legacy}
 }
 
 // checkErrors asserts what every validation result must satisfy.
@@ -122,6 +150,40 @@ func FuzzValidateFields(f *testing.F) {
 			c.Ports = []computev1alpha.NamedPort{{Name: portName, Port: port, Protocol: corev1Protocol(protocol)}}
 			c.Env = []computev1alpha.EnvVar{{Name: envName}}
 		}).build()
+		old := w.DeepCopy()
+		DefaultWorkload(w)
+		errs := ValidateWorkloadCreate(w, env)
+		checkErrors(t, errs)
+		checkErrors(t, ValidateWorkloadUpdate(w, old, env))
+	})
+}
+
+// FuzzValidateDatumFields drives the rules of Datum's shapes with arbitrary
+// values: network policy ports, ranges and CIDRs, Secret and ConfigMap
+// references and items, disk populators and metric targets.
+func FuzzValidateDatumFields(f *testing.F) {
+	f.Add(int32(8000), int32(8100), "http", "TCP", "10.0.0.0/8", "10.1.0.0/16", "db-creds", "password", "a/b", int32(0o400), "ubuntu", "ext4", "cpu", int32(70))
+	f.Add(int32(0), int32(-1), "", "ICMP", "10.0.0.0/33", "::/0", "", "", "../x", int32(0o1777), "", "xfs", "gpu", int32(0))
+	f.Add(int32(65535), int32(65536), "a-very-long-port-name", "", "2001:db8::/32", "2001:db8::/48", "Bad_Name", "k/k", "/abs", int32(-1), " x", "", "memory", int32(-5))
+	env := bound("DFW", "LHR")
+	f.Fuzz(func(t *testing.T, port, endPort int32, portName, protocol, cidr, except, secretName, key, itemPath string, mode int32,
+		image, filesystem, metric string, utilization int32) {
+		proto := corev1.Protocol(protocol)
+		w := makeWorkload().withVolume(computev1alpha.InstanceVolume{Name: "creds", Secret: &computev1alpha.SecretVolumeSource{
+			SecretName: secretName, DefaultMode: &mode, Items: []corev1.KeyToPath{{Key: key, Path: itemPath, Mode: &mode}},
+		}}).withVolume(disk("boot", image)).withMount("creds", "/etc/creds").with(func(w *computev1alpha.Workload) {
+			w.Spec.Template.Spec.Volumes[1].Disk.Template.Spec.Populator = &computev1alpha.DiskPopulator{
+				Image: &computev1alpha.ImageDiskPopulator{Name: image}, Filesystem: &computev1alpha.FilesystemDiskPopulator{Type: filesystem}}
+			w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Env = []computev1alpha.EnvVar{secretEnv("FROM_SECRET", secretName, key)}
+			w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{
+				Name: corev1.ResourceName(metric), Target: computev1alpha.MetricTarget{AverageUtilization: &utilization}}}}
+		}).with(withPolicy(computev1alpha.NetworkPolicyIngressRule{
+			Ports: []computev1alpha.NetworkPolicyPort{
+				{Protocol: &proto, Port: ptr.To(intstr.FromInt32(port)), EndPort: &endPort},
+				policyPort(intstr.FromString(portName), &endPort),
+			},
+			From: []computev1alpha.NetworkPolicyPeer{from(cidr, except, cidr)},
+		})).build()
 		old := w.DeepCopy()
 		DefaultWorkload(w)
 		errs := ValidateWorkloadCreate(w, env)

@@ -38,23 +38,30 @@ var supportedResources = []string{string(corev1.ResourceCPU), string(corev1.Reso
 // supportedProtocols are the port protocols.
 var supportedProtocols = []string{string(corev1.ProtocolTCP), string(corev1.ProtocolUDP), string(corev1.ProtocolSCTP)}
 
-// validateTemplate validates an instance template at path.
-func validateTemplate(tpl *computev1alpha.InstanceTemplateSpec, p *field.Path) field.ErrorList {
+// validateTemplate validates an instance template at path; namespace is the
+// Workload's.
+func validateTemplate(tpl *computev1alpha.InstanceTemplateSpec, namespace string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	mp := p.Child("metadata")
-	errs = append(errs, metav1validation.ValidateLabels(tpl.Metadata.Labels, mp.Child("labels"))...)
+	errs = append(errs, validateMetadataMaps(&tpl.Metadata, mp)...)
 	for _, k := range sortedKeys(tpl.Metadata.Labels) {
 		if isReserved(k) {
 			errs = append(errs, field.Forbidden(mp.Child("labels").Key(k),
 				"label keys under compute.datumapis.com/ and meta.datumapis.com/ are set by compute; choose another key"))
 		}
 	}
-	errs = append(errs, apivalidation.ValidateAnnotations(tpl.Metadata.Annotations, mp.Child("annotations"))...)
 	if v, ok := tpl.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]; ok {
 		if _, err := time.Parse(time.RFC3339, v); err != nil {
 			errs = append(errs, field.Invalid(mp.Child("annotations").Key(computev1alpha.RestartedAtAnnotation), v,
 				"must be an RFC 3339 time, e.g. 2026-05-01T12:00:00Z"))
 		}
+	}
+	if ns := tpl.Metadata.Namespace; ns != "" && namespace != "" && ns != namespace {
+		errs = append(errs, field.Invalid(mp.Child("namespace"), ns,
+			"instances run in the Workload's namespace ("+namespace+"); remove the field or set it to that"))
+	}
+	if len(tpl.Metadata.Finalizers) > 0 {
+		errs = append(errs, field.Forbidden(mp.Child("finalizers"), "compute owns the finalizers of Instances; remove the field"))
 	}
 
 	sp := p.Child("spec")
@@ -69,6 +76,19 @@ func validateTemplate(tpl *computev1alpha.InstanceTemplateSpec, p *field.Path) f
 	errs = append(errs, volErrs...)
 	errs = append(errs, validateRuntime(&spec.Runtime, sp.Child("runtime"), volumes)...)
 	errs = append(errs, validateNetworkInterfaces(spec.NetworkInterfaces, sp.Child("networkInterfaces"))...)
+	return errs
+}
+
+// validateMetadataMaps validates the labels and annotations of template
+// metadata.
+func validateMetadataMaps(m *computev1alpha.TemplateMetadata, p *field.Path) field.ErrorList {
+	errs := metav1validation.ValidateLabels(m.Labels, p.Child("labels"))
+	errs = append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
+	if m.Name != "" {
+		for _, msg := range utilvalidation.IsDNS1123Subdomain(m.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), m.Name, msg))
+		}
+	}
 	return errs
 }
 
@@ -209,7 +229,8 @@ func validateEnv(env []computev1alpha.EnvVar, p *field.Path) field.ErrorList {
 		errs = append(errs, field.TooMany(p, n, MaxEnv))
 	}
 	seen := sets.New[string]()
-	for i, e := range env {
+	for i := range env {
+		e := &env[i]
 		np := p.Index(i).Child("name")
 		switch {
 		case e.Name == "":
@@ -222,6 +243,7 @@ func validateEnv(env []computev1alpha.EnvVar, p *field.Path) field.ErrorList {
 			}
 		}
 		seen.Insert(e.Name)
+		errs = append(errs, validateEnvSource(&env[i], p.Index(i))...)
 	}
 	return errs
 }
@@ -296,15 +318,19 @@ func (s *portSet) validate(ports []computev1alpha.NamedPort, p *field.Path, owne
 }
 
 // validateMounts validates a container's volume attachments: each names a
-// volume of the instance once and mounts it at its own absolute path.
+// volume of the instance once, at its own absolute path. A disk may be
+// attached without a path (a raw device); a ConfigMap or Secret volume only
+// exists as files, so it needs one.
 func validateMounts(mounts []computev1alpha.VolumeAttachment, p *field.Path, volumes map[string]*computev1alpha.InstanceVolume) field.ErrorList {
 	errs := validateAttachmentNames(mounts, p, volumes)
 	paths := sets.New[string]()
 	for i, m := range mounts {
 		mp := p.Index(i).Child("mountPath")
-		switch {
+		switch v := volumes[m.Name]; {
 		case m.MountPath == nil || *m.MountPath == "":
-			errs = append(errs, field.Required(mp, "say where the container mounts the volume, e.g. /data"))
+			if v != nil && v.Disk == nil {
+				errs = append(errs, field.Required(mp, "a ConfigMap or Secret volume is files: say where the container mounts them, e.g. /etc/app"))
+			}
 		case !strings.HasPrefix(*m.MountPath, "/"):
 			errs = append(errs, field.Invalid(mp, *m.MountPath, "must be an absolute path"))
 		case paths.Has(path.Clean(*m.MountPath)):
@@ -321,7 +347,7 @@ func validateMounts(mounts []computev1alpha.VolumeAttachment, p *field.Path, vol
 func validateVMAttachments(atts []computev1alpha.VolumeAttachment, p *field.Path, volumes map[string]*computev1alpha.InstanceVolume) field.ErrorList {
 	var errs field.ErrorList
 	if len(atts) == 0 {
-		return field.ErrorList{field.Required(p, "a virtual machine needs a boot volume: attach a disk volume with an image")}
+		return field.ErrorList{field.Required(p, "a virtual machine needs a boot volume: attach a disk volume populated from an image")}
 	}
 	errs = append(errs, validateAttachmentNames(atts, p, volumes)...)
 	boot, ok := volumes[atts[0].Name]
@@ -331,9 +357,9 @@ func validateVMAttachments(atts []computev1alpha.VolumeAttachment, p *field.Path
 	case boot.Disk == nil:
 		errs = append(errs, field.Invalid(p.Index(0).Child("name"), atts[0].Name,
 			"the first attachment is the boot volume and must be a disk volume"))
-	case boot.Disk.Image == "":
+	case BootImage(boot.Disk) == "":
 		errs = append(errs, field.Invalid(p.Index(0).Child("name"), atts[0].Name,
-			"the boot disk needs an image to boot from (spec.template.spec.volumes[].disk.image)"))
+			"the boot disk needs an image to boot from (spec.template.spec.volumes[].disk.template.spec.populator.image.name)"))
 	}
 	return errs
 }
@@ -393,28 +419,15 @@ func validateVolumeSource(v *computev1alpha.InstanceVolume, p *field.Path) field
 	sources := 0
 	if d := v.Disk; d != nil {
 		sources++
-		if d.Type != "" {
-			for _, msg := range utilvalidation.IsDNS1123Label(d.Type) {
-				errs = append(errs, field.Invalid(p.Child("disk", "type"), d.Type, msg))
-			}
-		}
-		if d.Size != nil && d.Size.Sign() <= 0 {
-			errs = append(errs, field.Invalid(p.Child("disk", "size"), d.Size.String(), "must be greater than zero"))
-		}
+		errs = append(errs, validateDiskSource(d, p.Child("disk"))...)
 	}
-	for name, src := range map[string]*computev1alpha.ObjectVolumeSource{"configMap": v.ConfigMap, "secret": v.Secret} {
-		if src == nil {
-			continue
-		}
+	if c := v.ConfigMap; c != nil {
 		sources++
-		np := p.Child(name, "name")
-		if src.Name == "" {
-			errs = append(errs, field.Required(np, "name the "+name+" to populate the volume from"))
-			continue
-		}
-		for _, msg := range utilvalidation.IsDNS1123Subdomain(src.Name) {
-			errs = append(errs, field.Invalid(np, src.Name, msg))
-		}
+		errs = append(errs, validateConfigMapSource(c, p.Child("configMap"))...)
+	}
+	if s := v.Secret; s != nil {
+		sources++
+		errs = append(errs, validateSecretSource(s, p.Child("secret"))...)
 	}
 	switch {
 	case sources == 0:
@@ -426,7 +439,7 @@ func validateVolumeSource(v *computev1alpha.InstanceVolume, p *field.Path) field
 }
 
 // validateNetworkInterfaces validates the network interfaces: each names a
-// network once.
+// network once and carries a valid policy.
 func validateNetworkInterfaces(nics []computev1alpha.InstanceNetworkInterface, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if n := len(nics); n > MaxNetworkInterfaces {
@@ -434,18 +447,28 @@ func validateNetworkInterfaces(nics []computev1alpha.InstanceNetworkInterface, p
 	}
 	seen := sets.New[string]()
 	for i, nic := range nics {
-		np := p.Index(i).Child("network", "name")
+		ip := p.Index(i)
+		np := ip.Child("network", "name")
+		key := nic.Network.Namespace + "/" + nic.Network.Name
 		switch {
 		case nic.Network.Name == "":
 			errs = append(errs, field.Required(np, "name the network to attach to"))
-		case seen.Has(nic.Network.Name):
+		case seen.Has(key):
 			errs = append(errs, field.Duplicate(np, nic.Network.Name))
 		default:
 			for _, msg := range utilvalidation.IsDNS1123Subdomain(nic.Network.Name) {
 				errs = append(errs, field.Invalid(np, nic.Network.Name, msg))
 			}
 		}
-		seen.Insert(nic.Network.Name)
+		seen.Insert(key)
+		if ns := nic.Network.Namespace; ns != "" {
+			for _, msg := range utilvalidation.IsDNS1123Label(ns) {
+				errs = append(errs, field.Invalid(ip.Child("network", "namespace"), ns, msg))
+			}
+		}
+		if pol := nic.NetworkPolicy; pol != nil {
+			errs = append(errs, validateNetworkPolicy(pol, ip.Child("networkPolicy"))...)
+		}
 	}
 	return errs
 }

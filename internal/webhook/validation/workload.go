@@ -93,7 +93,7 @@ func validateSpec(w *computev1alpha.Workload, old *computev1alpha.Workload, env 
 			fmt.Sprintf("must be between 0 and %d", MaxRevisionHistoryLimit)))
 	}
 	errs = append(errs, validatePlacements(w, old, env)...)
-	errs = append(errs, validateTemplate(&w.Spec.Template, spec.Child("template"))...)
+	errs = append(errs, validateTemplate(&w.Spec.Template, w.Namespace, spec.Child("template"))...)
 	return errs
 }
 
@@ -200,7 +200,7 @@ func validateScaleSettings(s *computev1alpha.HorizontalScaleSettings, path *fiel
 		errs = append(errs, field.NotSupported(path.Child("instanceManagementPolicy"), s.InstanceManagementPolicy,
 			[]string{string(computev1alpha.OrderedReadyInstanceManagementPolicy), string(computev1alpha.ParallelInstanceManagementPolicy)}))
 	}
-	return errs
+	return append(errs, validateMetrics(s.Metrics, path.Child("metrics"))...)
 }
 
 // validateImmutable rejects changes to fields that cannot change in place.

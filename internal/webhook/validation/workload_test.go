@@ -191,7 +191,7 @@ func TestValidateWorkloadCreate(t *testing.T) {
 		},
 		"a volume with two sources is rejected": {
 			workload: makeWorkload().withVolume(computev1alpha.InstanceVolume{
-				Name: "conf", ConfigMap: &computev1alpha.ObjectVolumeSource{Name: "a"}, Secret: &computev1alpha.ObjectVolumeSource{Name: "b"},
+				Name: "conf", ConfigMap: &computev1alpha.ConfigMapVolumeSource{Name: "a"}, Secret: &computev1alpha.SecretVolumeSource{SecretName: "b"},
 			}).withMount("conf", "/etc/app").build(),
 			want: []violation{{field.ErrorTypeForbidden, "spec.template.spec.volumes[0]"}},
 		},
@@ -385,7 +385,7 @@ func TestValidateWorkloadUpdate(t *testing.T) {
 }
 
 func TestDefaultWorkload(t *testing.T) {
-	w := makeWorkload().withVolume(computev1alpha.InstanceVolume{Name: "d", Disk: &computev1alpha.DiskVolumeSource{}}).with(func(w *computev1alpha.Workload) {
+	w := makeWorkload().withVolume(computev1alpha.InstanceVolume{Name: "d", Disk: &computev1alpha.DiskTemplateVolumeSource{Template: &computev1alpha.DiskTemplateVolumeSourceTemplate{}}}).with(func(w *computev1alpha.Workload) {
 		w.Spec.Template.Spec.Runtime.Resources.InstanceType = ""
 		w.Spec.Placements[0].RolloutStrategy = &computev1alpha.RolloutStrategy{}
 	}).build()
@@ -397,7 +397,7 @@ func TestDefaultWorkload(t *testing.T) {
 		"maxUnavailable defaults to 1":                {ptr.Deref(w.Spec.Placements[0].RolloutStrategy.MaxUnavailable, -1), int32(1)},
 		"the instance type defaults to d1-standard-2": {w.Spec.Template.Spec.Runtime.Resources.InstanceType, "datumcloud/d1-standard-2"},
 		"ports default to TCP":                        {w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Ports[0].Protocol, corev1.ProtocolTCP},
-		"disks default to pd-standard":                {w.Spec.Template.Spec.Volumes[0].Disk.Type, DefaultDiskType},
+		"disks default to pd-standard":                {w.Spec.Template.Spec.Volumes[0].Disk.Template.Spec.Type, DefaultDiskType},
 	}
 	for name, c := range checks {
 		if c.got != c.want {

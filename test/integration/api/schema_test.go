@@ -247,6 +247,49 @@ func TestSchemaAcceptsAndRejects(t *testing.T) {
 			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{set("spec.template.spec.volumes", []any{map[string]any{"name": "v", "configMap": map[string]any{"name": "c"}, "secret": map[string]any{"name": "s"}}})},
 			wantField: "spec.template.spec.volumes[0]", wantText: "exactly one of disk, configMap or secret must be set",
 		},
+		"a workload in Datum's shapes is accepted": {
+			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{
+				set("spec.template.metadata.name", "ignored"),
+				set("spec.template.spec.volumes", []any{
+					map[string]any{"name": "creds", "secret": map[string]any{"secretName": "db", "defaultMode": int64(256), "optional": false,
+						"items": []any{map[string]any{"key": "password", "path": "db/password"}}}},
+					map[string]any{"name": "conf", "configMap": map[string]any{"name": "app", "items": []any{map[string]any{"key": "a", "path": "a"}}}},
+					map[string]any{"name": "data", "disk": map[string]any{"deviceName": "data", "template": map[string]any{
+						"metadata": map[string]any{"labels": map[string]any{"purpose": "data"}},
+						"spec": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": "20Gi"}},
+							"populator": map[string]any{"filesystem": map[string]any{"type": "ext4"}}}}}},
+				}),
+				set("spec.template.spec.runtime.sandbox.containers[0].env", []any{
+					map[string]any{"name": "P", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "db", "key": "password"}}},
+					map[string]any{"name": "M", "valueFrom": map[string]any{"configMapKeyRef": map[string]any{"name": "app", "key": "mode", "optional": true}}},
+				}),
+				set("spec.template.spec.networkInterfaces", []any{map[string]any{
+					"network": map[string]any{"name": "default", "namespace": "shared"},
+					"networkPolicy": map[string]any{"ingress": []any{map[string]any{
+						"ports": []any{map[string]any{"port": "http"}, map[string]any{"protocol": "UDP", "port": int64(27000), "endPort": int64(27100)}},
+						"from":  []any{map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0", "except": []any{"10.0.0.0/8"}}}},
+					}}},
+				}}),
+				set("spec.placements[0].scaleSettings.metrics", []any{map[string]any{"resource": map[string]any{
+					"name": "cpu", "target": map[string]any{"averageUtilization": int64(70)}}}}),
+			},
+		},
+		"a file mode above 0777 is rejected": {
+			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{set("spec.template.spec.volumes", []any{map[string]any{"name": "v", "secret": map[string]any{"secretName": "s", "defaultMode": int64(1024)}}})},
+			wantField: "spec.template.spec.volumes[0].secret.defaultMode", wantText: "less than or equal to 511",
+		},
+		"a port range ending above 65535 is rejected": {
+			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{set("spec.template.spec.networkInterfaces", []any{map[string]any{
+				"network":       map[string]any{"name": "default"},
+				"networkPolicy": map[string]any{"ingress": []any{map[string]any{"ports": []any{map[string]any{"port": int64(1), "endPort": int64(70000)}}}}},
+			}})},
+			wantField: "spec.template.spec.networkInterfaces[0].networkPolicy.ingress[0].ports[0].endPort", wantText: "less than or equal to 65535",
+		},
+		"a filesystem other than ext4 is rejected": {
+			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{set("spec.template.spec.volumes", []any{map[string]any{"name": "d", "disk": map[string]any{
+				"template": map[string]any{"spec": map[string]any{"populator": map[string]any{"filesystem": map[string]any{"type": "xfs"}}}}}}})},
+			wantField: "spec.template.spec.volumes[0].disk.template.spec.populator.filesystem.type", wantText: "Unsupported value",
+		},
 		"a negative revision history limit is rejected": {
 			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{set("spec.revisionHistoryLimit", int64(-1))},
 			wantField: "spec.revisionHistoryLimit", wantText: "greater than or equal to 0",

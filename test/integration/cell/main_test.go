@@ -96,7 +96,7 @@ func run(m *testing.M) int {
 	defer cancel()
 	mcfg := rest.CopyConfig(cfg)
 	mcfg.Wrap(writes.wrap)
-	done, err := startManager(ctx, mcfg, cell.Options{})
+	done, err := startManager(ctx, mcfg, cell.Options{Location: &cellLocation})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -116,6 +116,9 @@ func run(m *testing.M) int {
 	}
 	return code
 }
+
+// cellLocation is the Location the cell of the suite serves.
+var cellLocation = computev1alpha.LocationReference{Namespace: "datum-locations", Name: "dfw"}
 
 // planeConfig returns an admin configuration of a plane without
 // client-side rate limiting: like ctrl.GetConfig, it relies on the

@@ -16,6 +16,18 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
+// diskOf returns a disk volume source in Datum's template shape populated
+// from image (none when empty) with the given size.
+func diskOf(image, size string) *computev1alpha.DiskTemplateVolumeSource {
+	spec := computev1alpha.DiskSpec{
+		Resources: &computev1alpha.DiskResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
+	}
+	if image != "" {
+		spec.Populator = &computev1alpha.DiskPopulator{Image: &computev1alpha.ImageDiskPopulator{Name: image}}
+	}
+	return &computev1alpha.DiskTemplateVolumeSource{Template: &computev1alpha.DiskTemplateVolumeSourceTemplate{Spec: spec}}
+}
+
 // sandbox returns the first container of w.
 func sandbox(w *computev1alpha.Workload) *computev1alpha.SandboxContainer {
 	return &w.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
@@ -47,7 +59,7 @@ func TestWebhookRejectsInvalidWorkloadsWithFieldPaths(t *testing.T) {
 		},
 		"a virtual machine whose boot disk has no image": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
-				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: &computev1alpha.DiskVolumeSource{}}}
+				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: diskOf("", "10Gi")}}
 				w.Spec.Template.Spec.Runtime.Sandbox = nil
 				w.Spec.Template.Spec.Runtime.VirtualMachine = &computev1alpha.VirtualMachineRuntime{
 					VolumeAttachments: []computev1alpha.VolumeAttachment{{Name: "boot"}},
@@ -100,14 +112,14 @@ func TestWebhookRejectsInvalidWorkloadsWithFieldPaths(t *testing.T) {
 		},
 		"a relative mount path": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
-				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "conf", ConfigMap: &computev1alpha.ObjectVolumeSource{Name: "c"}}}
+				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "conf", ConfigMap: &computev1alpha.ConfigMapVolumeSource{Name: "c"}}}
 				sandbox(w).VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "conf", MountPath: ptr.To("etc/app")}}
 			}).build(),
 			fields: []string{"spec.template.spec.runtime.sandbox.containers[0].volumeAttachments[0].mountPath"},
 		},
 		"a virtual machine booting from a config map": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
-				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "conf", ConfigMap: &computev1alpha.ObjectVolumeSource{Name: "c"}}}
+				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "conf", ConfigMap: &computev1alpha.ConfigMapVolumeSource{Name: "c"}}}
 				w.Spec.Template.Spec.Runtime.Sandbox = nil
 				w.Spec.Template.Spec.Runtime.VirtualMachine = &computev1alpha.VirtualMachineRuntime{
 					VolumeAttachments: []computev1alpha.VolumeAttachment{{Name: "conf"}},
@@ -117,10 +129,10 @@ func TestWebhookRejectsInvalidWorkloadsWithFieldPaths(t *testing.T) {
 		},
 		"a disk of size zero": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
-				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "data", Disk: &computev1alpha.DiskVolumeSource{Size: ptr.To(resource.MustParse("0"))}}}
+				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "data", Disk: diskOf("", "0")}}
 				sandbox(w).VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "data", MountPath: ptr.To("/data")}}
 			}).build(),
-			fields: []string{"spec.template.spec.volumes[0].disk.size"},
+			fields: []string{"spec.template.spec.volumes[0].disk.template.spec.resources.requests[storage]"},
 		},
 		"a label key reserved for compute": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
@@ -202,7 +214,7 @@ func TestWebhookRejectsInvalidUpdates(t *testing.T) {
 		},
 		"switching the runtime to a virtual machine": {
 			change: func(w *computev1alpha.Workload) {
-				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: &computev1alpha.DiskVolumeSource{Image: "ubuntu"}}}
+				w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: &computev1alpha.DiskTemplateVolumeSource{Image: "ubuntu"}}}
 				w.Spec.Template.Spec.Runtime.Sandbox = nil
 				w.Spec.Template.Spec.Runtime.VirtualMachine = &computev1alpha.VirtualMachineRuntime{
 					VolumeAttachments: []computev1alpha.VolumeAttachment{{Name: "boot"}},
@@ -236,7 +248,7 @@ func TestWebhookAcceptsAndDefaultsValidWorkloads(t *testing.T) {
 	sb := create(t, projectA, makeWorkload("sandboxed", ns).withPlacement("edge", 2, "DFW", "LHR").with(func(w *computev1alpha.Workload) {
 		w.Spec.Template.Spec.Runtime.Resources.InstanceType = ""
 		w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Ports[0].Protocol = ""
-		w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "conf", ConfigMap: &computev1alpha.ObjectVolumeSource{Name: "c"}}}
+		w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "conf", ConfigMap: &computev1alpha.ConfigMapVolumeSource{Name: "c"}}}
 		sandbox(w).VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "conf", MountPath: ptr.To("/etc/app")}}
 		sandbox(w).Env = []computev1alpha.EnvVar{{Name: "MODE", Value: "prod"}}
 	}).build())
@@ -246,14 +258,21 @@ func TestWebhookAcceptsAndDefaultsValidWorkloads(t *testing.T) {
 	g.Expect(sb.Annotations).To(gomega.HaveKeyWithValue(computev1alpha.TemplateChangedByAnnotation, developer))
 
 	vm := create(t, projectA, makeWorkload("vm", ns).withPlacement("edge", 1, "LHR").with(func(w *computev1alpha.Workload) {
-		w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: &computev1alpha.DiskVolumeSource{Image: "ubuntu-24.04", Size: ptr.To(resource.MustParse("20Gi"))}}}
+		w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "boot", Disk: &computev1alpha.DiskTemplateVolumeSource{Image: "ubuntu-24.04", Size: ptr.To(resource.MustParse("20Gi"))}}}
 		w.Spec.Template.Spec.Runtime.Sandbox = nil
 		w.Spec.Template.Spec.Runtime.VirtualMachine = &computev1alpha.VirtualMachineRuntime{
 			VolumeAttachments: []computev1alpha.VolumeAttachment{{Name: "boot"}},
 			Ports:             []computev1alpha.NamedPort{{Name: "ssh", Port: 22}},
 		}
 	}).build())
-	g.Expect(vm.Spec.Template.Spec.Volumes[0].Disk.Type).To(gomega.Equal("pd-standard"))
+	// The first disk shape moves into Datum's template shape, defaulted.
+	g.Expect(vm.Spec.Template.Spec.Volumes[0].Disk).To(gomega.Equal(&computev1alpha.DiskTemplateVolumeSource{
+		Template: &computev1alpha.DiskTemplateVolumeSourceTemplate{Spec: computev1alpha.DiskSpec{
+			Type:      "pd-standard",
+			Resources: &computev1alpha.DiskResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("20Gi")}},
+			Populator: &computev1alpha.DiskPopulator{Image: &computev1alpha.ImageDiskPopulator{Name: "ubuntu-24.04"}},
+		}},
+	}))
 
 	// A metadata-only update by another user does not claim the template.
 	update(t, projectA, sb, func(w *computev1alpha.Workload) { w.Labels = map[string]string{"team": "shop"} })

@@ -1,0 +1,126 @@
+//go:build e2e
+
+package compute
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/local"
+)
+
+// sampleObjects decodes every manifest of config/samples.
+func sampleObjects(t *testing.T) map[string][]*unstructured.Unstructured {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	files, err := filepath.Glob(filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples found: %v", err)
+	}
+	out := map[string][]*unstructured.Unstructured{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("failed to decode %s: %v", f, err)
+			}
+			if len(u.Object) > 0 {
+				out[filepath.Base(f)] = append(out[filepath.Base(f)], u)
+			}
+		}
+	}
+	return out
+}
+
+func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := newProjectNamespace(t)
+	want := map[string]counts{
+		"sandbox-volumes-env": {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"vm-boot-disk":        {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"multi-placement":     {deployments: 2, replicas: 3, ready: 3, desired: 3, updated: 3},
+		"network-policy":      {deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2},
+	}
+	var workloads []*computev1alpha.Workload
+	for file, objs := range sampleObjects(t) {
+		for _, obj := range objs {
+			obj.SetNamespace(ns.name)
+			t.Logf("kubectl apply --validate=strict -f config/samples/%s: %s %s", file, obj.GetKind(), obj.GetName())
+			g.Expect(project.Patch(ctx, obj, client.Apply, client.FieldOwner("e2e-samples"), client.ForceOwnership,
+				client.FieldValidation(metav1.FieldValidationStrict))).To(Succeed())
+			if obj.GetKind() == computev1alpha.WorkloadKind {
+				workloads = append(workloads, &computev1alpha.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns.name, Name: obj.GetName()}})
+			}
+		}
+	}
+	g.Expect(workloads).To(HaveLen(len(want)))
+
+	for _, w := range workloads {
+		t.Logf("Workload %s becomes Available", w.Name)
+		expectAvailable(t, w, want[w.Name])
+		for _, wd := range deploymentsOf(g, w) {
+			city := wd.Spec.CityCode
+			location := &computev1alpha.LocationReference{Namespace: local.LocationNamespace, Name: strings.ToLower(city)}
+			g.Expect(wd.Status.Location).To(Equal(location), "the deployment %s reports its cell's Location", wd.Name)
+			for _, inst := range instancesIn(g, cells[city], ns.hub, wd.Name) {
+				g.Expect(inst.Spec.Location).To(Equal(location), "Instance %s in %s", inst.Name, city)
+				g.Expect(inst.Status.NetworkInterfaces).NotTo(BeEmpty(), "Instance %s in %s shows its addresses", inst.Name, city)
+				g.Expect(inst.Status.NetworkInterfaces[0].Assignments.NetworkIP).NotTo(BeNil())
+			}
+		}
+	}
+}
+
+func TestAMissingSecretShowsAsConfigurationErrorNamingItUntilItIsCreated(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := newProjectNamespace(t)
+	b := makeWorkload(ns.name, "needs-secret").withPlacement("edge", 1, "DFW")
+	b.w.Spec.Template.Spec.Volumes = []computev1alpha.InstanceVolume{{Name: "creds", Secret: &computev1alpha.SecretVolumeSource{SecretName: "db-creds"}}}
+	b.w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "creds", MountPath: ptr.To("/etc/creds")}}
+	w := b.create(t)
+
+	t.Log("DFW says ConfigurationError and names the Secret the project lacks; no Secret content ever leaves the project")
+	got := &computev1alpha.Workload{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(project.Get(ctx, client.ObjectKeyFromObject(w), got)).To(Succeed())
+		cs := cityOf(got, "edge", "DFW")
+		g.Expect(cs).NotTo(BeNil())
+		g.Expect(cs.Reason).To(Equal(computev1alpha.ReasonConfigurationError))
+		g.Expect(cs.DeploymentName).NotTo(BeEmpty())
+		projected := instancesIn(g, project, ns.name, cs.DeploymentName)
+		g.Expect(projected).To(HaveLen(1))
+		available := meta.FindStatusCondition(projected[0].Status.Conditions, computev1alpha.ConditionAvailable)
+		g.Expect(available).NotTo(BeNil())
+		g.Expect(available.Message).To(ContainSubstring(`Secret "db-creds"`))
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+
+	t.Log("creating the Secret makes the Workload Available")
+	g.Expect(project.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.name, Name: "db-creds"},
+		StringData: map[string]string{"password": "s3cret"}})).To(Succeed())
+	expectAvailable(t, w, counts{deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1})
+}
