@@ -21,7 +21,7 @@ import (
 
 func TestActivatorActivatesRequestedCompute(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
 	env := planes.StartForTest(t, planes.Options{
 		Planes: []planes.PlaneSpec{{Name: "project", CRDDirs: []string{filepath.Join(root, "config", "crd", "external")}}},
 		Log:    os.Stderr,
