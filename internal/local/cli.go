@@ -142,6 +142,7 @@ func newUpCommand(o *cliOptions) *cobra.Command {
 	f.StringVar(&cfg.QuotaGrant.VCPU, "quota-vcpus", "", `vCPU in each project's default quota grant, as a quantity (default: compute-quota's, "40")`)
 	f.StringVar(&cfg.QuotaGrant.Memory, "quota-memory", "", `Memory in each project's default quota grant, as a quantity (default: compute-quota's, "80Gi")`)
 	f.DurationVar(&cfg.Timeout, "timeout", DefaultTimeout, "How long to wait for each component to become ready")
+	f.Var(durationPtr{&cfg.ProviderDelay}, "provider-delay", `Simulated provider's provisioning and teardown time in every cell, e.g. "0s" or "500ms" (default: compute-manager's, 2s)`)
 	return cmd
 }
 

@@ -68,6 +68,11 @@ type Config struct {
 	// QuotaGrant is the default grant compute-quota makes out to each
 	// project; zero fields keep compute-quota's defaults.
 	QuotaGrant QuotaGrant
+	// ProviderDelay, when set, is the simulated provider's provisioning and
+	// teardown delay in every cell (compute-manager's
+	// --simulated-provider-delay); nil keeps compute-manager's default
+	// (2s). Zero makes Instances available as soon as they are ungated.
+	ProviderDelay *time.Duration
 	// Detach lets the processes outlive the caller (compute-local up);
 	// otherwise they die with it, even on a crash (tests).
 	Detach bool
@@ -131,6 +136,9 @@ func (c Config) complete() (Config, error) {
 	}
 	if err := c.QuotaGrant.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.ProviderDelay != nil && *c.ProviderDelay < 0 {
+		errs = append(errs, fmt.Errorf("invalid simulated provider delay %s: use zero or a positive duration such as 500ms", *c.ProviderDelay))
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout

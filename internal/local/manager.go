@@ -46,8 +46,10 @@ const (
 	flagManagement        = "enable-management-controllers"
 	flagCell              = "enable-cell-controllers"
 	flagSimulatedProvider = "enable-simulated-provider"
-	flagFederation        = "federation-kubeconfig"
-	flagWebhookCertDir    = "webhook-cert-dir"
+	// flagSimulatedProviderDelay is the simulated provider's delay.
+	flagSimulatedProviderDelay = "simulated-provider-delay"
+	flagFederation             = "federation-kubeconfig"
+	flagWebhookCertDir         = "webhook-cert-dir"
 )
 
 // managerRole is one compute-manager process of the platform.
@@ -72,6 +74,9 @@ type managerRole struct {
 	quotaKubeconfig string
 	// location is the cell role's Location as namespace/name.
 	location string
+	// providerDelay is the cell role's --simulated-provider-delay; nil
+	// keeps the binary's default.
+	providerDelay *time.Duration
 }
 
 // managerPorts are one compute-manager's ports.
@@ -107,6 +112,9 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 		optional[flagSimulatedProvider] = "true"
 		if r.location != "" {
 			optional["cell-location"] = r.location
+		}
+		if r.providerDelay != nil {
+			optional[flagSimulatedProviderDelay] = r.providerDelay.String()
 		}
 		maps.Copy(optional, quotaManagerArgs(r, flags))
 	} else {
@@ -261,6 +269,7 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 		roles = append(roles, managerRole{
 			name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
 			quotaKubeconfig: quotaKubeconfig, location: LocationNamespace + "/" + strings.ToLower(city),
+			providerDelay: p.cfg.ProviderDelay,
 		})
 	}
 	began := time.Now()
