@@ -4,6 +4,7 @@ package federation
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/names"
 )
 
 // stream names one watched kind in one plane.
@@ -27,6 +30,8 @@ const (
 	hubInstances       stream = "hub/Instance"
 	cellDeployments    stream = "cell/WorkloadDeployment"
 	cellInstances      stream = "cell/Instance"
+	projectClaims      stream = "project/ResourceClaim"
+	cellConfigMaps     stream = "cell/ConfigMap"
 )
 
 // tracker keeps the latest version of every object of the watched streams
@@ -190,6 +195,39 @@ func readyInstances(objs []client.Object) int {
 	n := 0
 	for _, o := range objs {
 		if inst, ok := o.(*computev1alpha.Instance); ok && meta.IsStatusConditionTrue(inst.Status.Conditions, computev1alpha.ConditionReady) {
+			n++
+		}
+	}
+	return n
+}
+
+// claims counts the claims (in namespace ns of the quota plane) of Workload
+// w's cell Instances, only the granted ones when granted is set.
+func claims(v view, ns, w string, granted bool) int {
+	n := 0
+	for _, o := range v.of(cellInstances, computev1alpha.WorkloadNameLabel, w) {
+		c, ok := v.named(projectClaims, ns, names.ResourceClaimName(o.GetName())).(*quotav1alpha1.ResourceClaim)
+		if !ok || c == nil {
+			continue
+		}
+		if !granted || meta.IsStatusConditionTrue(c.Status.Conditions, quotav1alpha1.ResourceClaimConditionGranted) {
+			n++
+		}
+	}
+	return n
+}
+
+// ungated counts the Instances without the Quota scheduling gate.
+func ungated(objs []client.Object) int {
+	n := 0
+	for _, o := range objs {
+		inst, ok := o.(*computev1alpha.Instance)
+		if !ok {
+			continue
+		}
+		if inst.Spec.Controller == nil || !slices.ContainsFunc(inst.Spec.Controller.SchedulingGates, func(g computev1alpha.SchedulingGate) bool {
+			return g.Name == computev1alpha.QuotaSchedulingGate
+		}) {
 			n++
 		}
 	}
