@@ -358,8 +358,8 @@ type watcher struct {
 	n     int
 	// instance name → observed state.
 	present, readyNames, ungatedNames, grantedNames map[string]bool
-	created, ready, statusReady, granted, ungated  time.Duration
-	changed                                        chan struct{}
+	created, ready, statusReady, granted, ungated   time.Duration
+	changed                                         chan struct{}
 }
 
 func newWatcher(b *testing.B, ctx context.Context, p *plane, ns string, quota bool) *watcher {
