@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -32,9 +33,14 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	mgrOpts := ctrl.Options{
-		Scheme:                  management.NewScheme(),
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress:  o.ProbeAddr,
+		Scheme:                 management.NewScheme(),
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress: o.ProbeAddr,
+		// No controller reads managedFields: the caches keep objects
+		// without them (a third or more of an Instance's size), which
+		// saves memory and the cost of every deep copy of a cached
+		// object.
+		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		LeaderElectionID:        o.leaderElectionID(),

@@ -3,9 +3,10 @@
 // product). It plays the provider's part of the Instance contract:
 //
 //   - it acts only on Instances without scheduling gates;
-//   - it holds its own finalizer on every Instance it runs, so deleting an
-//     Instance is gated on the provider's teardown, as with a real
-//     provider;
+//   - with a delay, it holds its own finalizer on every Instance it runs,
+//     so deleting an Instance is gated on the provider's teardown, as with
+//     a real provider; with no delay the teardown is immediate and it
+//     holds none (addresses are released when the Instance is gone);
 //   - after a configurable delay it sets Programmed and Available,
 //     status.controller.observedTemplateHash and one address per network
 //     interface from the cell's range (and an external address when an

@@ -145,7 +145,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.seed(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if !controllerutil.ContainsFinalizer(inst, Finalizer) {
+	if r.Delay > 0 && !controllerutil.ContainsFinalizer(inst, Finalizer) {
+		// With no delay the teardown is immediate: there is nothing for a
+		// finalizer to wait for, and no write is spent on one.
 		if err := r.applyFinalizer(ctx, inst, true); err != nil {
 			return ctrl.Result{}, err
 		}

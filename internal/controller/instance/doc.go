@@ -12,10 +12,23 @@
 //   - emits a Warning event whenever an Instance starts failing for a reason
 //     a person must act on (a quota refusal or backend failure, a provider
 //     failure);
-//   - holds a finalizer while a quota backend is configured, releasing the
+//   - holds a finalizer while a quota backend is configured (the
+//     WorkloadDeployment controller creates Instances with it; this
+//     controller adds it to any Instance without it), releasing the
 //     Instance's claim before the Instance goes; a claim whose project
 //     cannot be resolved is reported (QuotaClaimOrphaned) and the Instance
-//     still goes.
+//     still goes;
+//   - writes nothing for a young Instance (InitialReportGrace) whose status
+//     would only say that nothing has happened yet — its claim pending, or
+//     the provider not having reported — so that the grant or the
+//     provider's first report, moments later, is reported together with
+//     Ready in one write. Refusals and failures are written at once.
+//
+// With no quota backend, new Instances carry no Quota gate (nothing would
+// hold them): QuotaGranted (QuotaDisabled) and Ready are written once the
+// provider reports. Per Instance the cell then writes: the create, the
+// provider's status, and this controller's status — three writes; with
+// quota, the grant and the gate removal add two.
 //
 // It calls the quota backend exactly as internal/quota's package
 // documentation prescribes: QuotaGranted (with observedGeneration) is

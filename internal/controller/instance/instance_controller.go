@@ -2,8 +2,11 @@ package instance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -146,8 +150,17 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (phases.Resu
 func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Result, error) {
 	quota, requeue := r.evaluateQuota(ctx, s.inst)
 	s.quota = quota
+	ready := readyCondition(s.inst, quota)
+	if wait := r.nothingToReportYet(s.inst, quota, ready); wait > 0 {
+		// The grant or the provider's first report is moments away and
+		// brings the Instance back; one write then says it all.
+		if requeue > 0 {
+			wait = min(wait, requeue)
+		}
+		return phases.Result{RequeueAfter: wait, Stop: true}, nil
+	}
 	res := phases.Result{RequeueAfter: requeue}
-	err := r.applyConditions(ctx, s.inst, quota, readyCondition(s.inst, quota))
+	err := r.applyConditions(ctx, s.inst, quota, ready)
 	if apierrors.IsConflict(err) && quota.Status != metav1.ConditionTrue {
 		res.Stop = true
 		return res, nil
@@ -189,15 +202,19 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, inst *computev1alpha.I
 	return r.applyFinalizer(ctx, inst, false)
 }
 
-// applyFinalizer adds (present) or removes the compute finalizer with
-// server-side apply: finalizers are a set whose entries each manager owns,
-// so this never conflicts with other writers and never drops their
-// finalizers.
+// applyFinalizer adds (present) or removes the compute finalizer. Adding
+// uses server-side apply: finalizers are a set whose entries each manager
+// owns, so this never conflicts with other writers and never drops their
+// finalizers. Removing uses a JSON patch that tests the entry before it
+// removes it, since the finalizer may have been set when the Instance was
+// created (by the WorkloadDeployment controller) and is then not this
+// manager's to drop by apply.
 func (r *Reconciler) applyFinalizer(ctx context.Context, inst *computev1alpha.Instance, present bool) error {
-	md := map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)}
-	if present {
-		md["finalizers"] = []any{computev1alpha.InstanceFinalizer}
+	if !present {
+		return r.removeFinalizer(ctx, inst)
 	}
+	md := map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)}
+	md["finalizers"] = []any{computev1alpha.InstanceFinalizer}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": computev1alpha.GroupVersion.String(),
 		"kind":       computev1alpha.InstanceKind,
@@ -213,6 +230,34 @@ func (r *Reconciler) applyFinalizer(ctx context.Context, inst *computev1alpha.In
 		return fmt.Errorf("failed to apply the finalizer of Instance %s: %w", inst.Name, err)
 	}
 	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, obj.GetResourceVersion())
+	return nil
+}
+
+// removeFinalizer removes the compute finalizer with a JSON patch that
+// first tests the Instance's UID and the entry at the index the cache
+// shows: a stale cache fails the test (the error retries the reconcile)
+// rather than removing someone else's finalizer.
+func (r *Reconciler) removeFinalizer(ctx context.Context, inst *computev1alpha.Instance) error {
+	i := slices.Index(inst.Finalizers, computev1alpha.InstanceFinalizer)
+	if i < 0 {
+		return nil
+	}
+	path := "/metadata/finalizers/" + strconv.Itoa(i)
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": string(inst.UID)},
+		{"op": "test", "path": path, "value": computev1alpha.InstanceFinalizer},
+		{"op": "remove", "path": path},
+	})
+	if err != nil {
+		return fmt.Errorf("failed to encode the finalizer removal of Instance %s: %w", inst.Name, err)
+	}
+	if err := r.Client.Patch(ctx, inst, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("failed to remove the finalizer of Instance %s: %w", inst.Name, err)
+	}
+	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, inst.ResourceVersion)
 	return nil
 }
 

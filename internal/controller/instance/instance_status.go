@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,4 +190,41 @@ func providerSays(c *metav1.Condition) string {
 		msg += ": " + c.Message
 	}
 	return msg
+}
+
+// InitialReportGrace is how long after its creation an Instance may go
+// without a Ready condition while nothing has happened to it yet: its claim
+// is still pending, or the runtime provider has not reported. The grant or
+// the provider's first report usually comes well within it and brings the
+// Instance back, and one write then reports both; past it, the waiting is
+// reported. The creation timestamp has second precision, so the grace is
+// between 1 and 2 s in effect.
+const InitialReportGrace = 2 * time.Second
+
+// nothingToReportYet returns how long to wait before writing the first
+// status of a young Instance whose status would only say that nothing has
+// happened yet, or zero when it must be written now: the Instance already
+// reports Ready, is being deleted, or is older than InitialReportGrace;
+// quota was refused or the backend failed (reported at once); quota is
+// granted while the Quota gate is on (the grant is stored before the gate
+// goes); or the provider has reported.
+func (r *Reconciler) nothingToReportYet(inst *computev1alpha.Instance, quota, ready metav1.Condition) time.Duration {
+	if inst.DeletionTimestamp != nil || meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady) != nil {
+		return 0
+	}
+	left := InitialReportGrace - r.Clock.Since(inst.CreationTimestamp.Time)
+	if left <= 0 {
+		return 0
+	}
+	switch {
+	case quota.Status == metav1.ConditionTrue:
+		if hasGate(inst, computev1alpha.QuotaSchedulingGate) || ready.Reason != computev1alpha.ReasonProvisioning ||
+			meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionProgrammed) != nil ||
+			meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionAvailable) != nil {
+			return 0
+		}
+	case quotaFailures[quota.Reason]:
+		return 0
+	}
+	return left
 }

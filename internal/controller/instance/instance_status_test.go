@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
@@ -226,6 +227,46 @@ func TestWarnings(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, warnings(tc.old, tc.new)); diff != "" {
 				t.Errorf("warnings mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNothingToReportYet(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(now)}
+	young := func(b *instBuilder) *instBuilder {
+		b.i.CreationTimestamp = metav1.NewTime(now.Add(-500 * time.Millisecond))
+		return b
+	}
+	pending := quota(metav1.ConditionUnknown, computev1alpha.ReasonPendingEvaluation, "")
+	exceeded := quota(metav1.ConditionFalse, computev1alpha.ReasonQuotaExceeded, "over")
+	tests := []struct {
+		name  string
+		inst  *instBuilder
+		quota metav1.Condition
+		want  time.Duration
+	}{
+		{"ungated, the provider has not reported", young(makeInst()), granted, 1500 * time.Millisecond},
+		{"claim pending", young(makeInst().gated(computev1alpha.QuotaSchedulingGate)), pending, 1500 * time.Millisecond},
+		{"granted while gated: the grant is stored before the gate goes", young(makeInst().gated(computev1alpha.QuotaSchedulingGate)), granted, 0},
+		{"refused: reported at once", young(makeInst().gated(computev1alpha.QuotaSchedulingGate)), exceeded, 0},
+		{"the provider reported", young(makeInst().programmed()), granted, 0},
+		{"held by the Network gate", young(makeInst().gated(computev1alpha.NetworkSchedulingGate)), granted, 0},
+		{"Ready already reported", young(makeInst().cond(computev1alpha.ConditionReady, metav1.ConditionFalse, computev1alpha.ReasonProvisioning, "")), granted, 0},
+		{"being deleted", young(makeInst().deleting()), granted, 0},
+		{"past the grace", makeInst(), pending, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inst := &tt.inst.i
+			if inst.CreationTimestamp.IsZero() {
+				inst.CreationTimestamp = metav1.NewTime(now.Add(-InitialReportGrace))
+			}
+			q := tt.quota
+			q.ObservedGeneration = inst.Generation
+			if got := r.nothingToReportYet(inst, q, readyCondition(inst, q)); got != tt.want {
+				t.Errorf("nothingToReportYet = %s, want %s", got, tt.want)
 			}
 		})
 	}

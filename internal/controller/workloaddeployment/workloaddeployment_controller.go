@@ -50,6 +50,10 @@ type Reconciler struct {
 	// Location is the Location the cell serves: set as spec.location of
 	// every new Instance and as status.location; nil leaves both unset.
 	Location *computev1alpha.LocationReference
+	// Finalizers are put on every new Instance: the compute finalizer when
+	// a quota backend is configured, so the Instance controller need not
+	// add it with a write of its own before the first claim.
+	Finalizers []string
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
 

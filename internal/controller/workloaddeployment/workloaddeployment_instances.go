@@ -243,8 +243,9 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in rollout.In
 
 // newInstance builds the Instance of a slot: the template's metadata and
 // spec, the cell's Location, the linking labels (which win over template
-// labels), the controller settings (template hash, scheduling gates) and the controller
-// reference that lets the garbage collector remove it with its owner.
+// labels), the controller settings (template hash, scheduling gates), the
+// finalizers and the controller reference that lets the garbage collector
+// remove it with its owner.
 func (r *Reconciler) newInstance(s *scope, in rollout.Intent) *computev1alpha.Instance {
 	tpl := &s.wd.Spec.Template
 	labels := make(map[string]string, len(tpl.Metadata.Labels)+len(in.Labels))
@@ -261,6 +262,7 @@ func (r *Reconciler) newInstance(s *scope, in rollout.Intent) *computev1alpha.In
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            in.Name,
 			Namespace:       s.wd.Namespace,
+			Finalizers:      slices.Clone(r.Finalizers),
 			Labels:          labels,
 			Annotations:     maps.Clone(tpl.Metadata.Annotations),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s.wd, computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))},

@@ -69,7 +69,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	gates := []string{computev1alpha.QuotaSchedulingGate}
+	// New Instances carry the Quota gate only when a quota backend could
+	// hold them, and then also the compute finalizer the Instance
+	// controller would otherwise add with a write of its own.
+	var gates, finalizers []string
+	if opts.Quota != nil {
+		gates = append(gates, computev1alpha.QuotaSchedulingGate)
+		finalizers = append(finalizers, computev1alpha.InstanceFinalizer)
+	}
 	if opts.NetworkingIntegration {
 		gates = append(gates, computev1alpha.NetworkSchedulingGate)
 	}
@@ -79,6 +86,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Clock:                   clk,
 		SchedulingGates:         gates,
 		Location:                opts.Location,
+		Finalizers:              finalizers,
 		MaxConcurrentReconciles: opts.WorkloadDeploymentConcurrency,
 	}
 	if err := wd.SetupWithManager(mgr); err != nil {

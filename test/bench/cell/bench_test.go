@@ -25,7 +25,8 @@
 //	go test -tags bench -run '^$' -bench Cell -benchtime 1x -timeout 30m ./test/bench/cell/
 //
 // COMPUTE_BENCH_REPLICAS sets N (default 1000); COMPUTE_BENCH_LOG=<dir>
-// keeps compute-manager's logs there. Nothing is asserted about the
+// keeps compute-manager's logs there; COMPUTE_BENCH_MANAGER_BINARY runs
+// that compute-manager instead of building this tree's. Nothing is asserted about the
 // figures: they are printed with the conditions they were taken under (a
 // shared machine's load average among them) and reported as metrics.
 package cell
@@ -537,8 +538,13 @@ func (m *managerProcess) stop() {
 	}
 }
 
-// buildManager builds compute-manager from this repository.
+// buildManager builds compute-manager from this repository, unless
+// COMPUTE_BENCH_MANAGER_BINARY names one to run instead (to compare two
+// versions with the same benchmark).
 func buildManager(b *testing.B) string {
+	if bin := os.Getenv("COMPUTE_BENCH_MANAGER_BINARY"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(b.TempDir(), "compute-manager")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/compute-manager")
 	cmd.Dir = repoDir()
@@ -565,7 +571,8 @@ func startQuotaService(b *testing.B, ctx context.Context, env *planes.Environmen
 func report(b *testing.B, n int, loadBefore string, off, on, sts result) {
 	fmt.Printf("\ncell benchmark: %d replicas, Parallel, simulated provider delay 0, %d CPUs\n", n, runtime.NumCPU())
 	fmt.Printf("  conditions: one plane (etcd + kube-apiserver + kube-controller-manager with statefulset,garbagecollector) and a quota plane;\n")
-	fmt.Printf("    compute-manager built from this tree, run as its own process, warm (one Instance taken to Ready before the clock);\n")
+	fmt.Printf("    compute-manager %s, run as its own process, warm (one Instance taken to Ready before the clock);\n", managerSource())
+	fmt.Printf("    the simulated provider's writes are counted with the cell's (with no delay it holds no finalizer);\n")
 	fmt.Printf("    client limits of both managers: QPS %d, burst %d; quota service in the benchmark process;\n", clientQPS, clientBurst)
 	fmt.Printf("    load average before: %s, after: %s (a shared machine: compare the ratio, not the seconds)\n", loadBefore, loadAverage())
 	fmt.Printf("  clock: from the create to a watch seeing all %d Instances Ready (all %d Pods created)\n", n, n)
@@ -598,6 +605,14 @@ func report(b *testing.B, n int, loadBefore string, off, on, sts result) {
 	fmt.Println()
 	b.ReportMetric(sts.ready.Seconds(), "statefulset-s")
 	b.ReportMetric(total(sts.writes)/float64(n), "writes/pod")
+}
+
+// managerSource says which compute-manager ran.
+func managerSource() string {
+	if bin := os.Getenv("COMPUTE_BENCH_MANAGER_BINARY"); bin != "" {
+		return bin
+	}
+	return "built from this tree"
 }
 
 // printWrites prints a write breakdown.

@@ -96,6 +96,9 @@ func BenchmarkFederation(b *testing.B) {
 	p, err := local.Up(ctx, local.Config{
 		StateDir: dir, Cities: benchCities, Managers: local.ManagersRequired, Log: os.Stderr,
 		ProviderDelay: &delay,
+		// COMPUTE_BENCH_MANAGER_BINARY runs that compute-manager (with
+		// compute-quota next to it) instead of building this tree's.
+		ManagerBinary: os.Getenv("COMPUTE_BENCH_MANAGER_BINARY"),
 		// Enough for every run's Instances while the previous run's claims
 		// are still being released.
 		QuotaGrant: local.QuotaGrant{Instances: 1000, VCPU: "1000", Memory: "2000Gi"},
