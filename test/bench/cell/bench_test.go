@@ -71,9 +71,9 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	service "github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
-	"github.com/citycells/compute/internal/quota/service"
 )
 
 // defaultReplicas is N unless COMPUTE_BENCH_REPLICAS says otherwise.
