@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,6 +64,8 @@ type Reconciler struct {
 	// own recognises WorkloadDeployment versions this controller's status
 	// patches superseded.
 	own ownwrites.Tracker
+	// pace spaces out status writes that only report progress.
+	pace pace
 }
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch
@@ -110,6 +114,8 @@ type scope struct {
 	wd        *computev1alpha.WorkloadDeployment
 	instances []computev1alpha.Instance
 	input     rollout.Input
+	// statusHeld is how long the status write was held back (pace).
+	statusHeld time.Duration
 }
 
 // Reconcile moves a WorkloadDeployment's Instances one step towards the
@@ -145,7 +151,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	applyErr := r.apply(ctx, s, plan)
 	// Status is computed from what the cache shows, without expectations.
 	statusErr := r.patchStatus(ctx, s, rollout.Assess(s.input), applyErr == nil)
-	return ctrl.Result{}, errors.Join(applyErr, statusErr)
+	// A status held back by the pace is written when the interval is up.
+	return ctrl.Result{RequeueAfter: s.statusHeld}, errors.Join(applyErr, statusErr)
 }
 
 // observe reads the Instances wd owns and turns them into planner input.
@@ -209,11 +216,18 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a rollout.Assess
 	if succeeded {
 		st.ObservedGeneration = s.wd.Generation
 	}
+	key := client.ObjectKeyFromObject(s.wd)
+	if !equality.Semantic.DeepEqual(s.wd.Status, st) {
+		if s.statusHeld = r.pace.hold(key, &s.wd.Status, &st, now.Time); s.statusHeld > 0 {
+			return nil
+		}
+	}
 	wrote, err := patch.Status(ctx, r.Client, s.wd, func(wd *computev1alpha.WorkloadDeployment) { wd.Status = st })
 	if err != nil || !wrote {
 		return err
 	}
-	r.own.Wrote(client.ObjectKeyFromObject(s.wd), s.wd.UID, s.wd.ResourceVersion)
+	r.own.Wrote(key, s.wd.UID, s.wd.ResourceVersion)
+	r.pace.wrote(key, now.Time)
 	return nil
 }
 
@@ -222,4 +236,5 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a rollout.Assess
 func (r *Reconciler) forget(key types.NamespacedName) {
 	r.expect.forget(key)
 	r.own.Forget(key)
+	r.pace.forget(key)
 }
