@@ -90,6 +90,13 @@ const (
 	clientBurst = 10000
 )
 
+// Client rate limits of the quota service: compute-quota's defaults
+// (--kube-api-qps, --kube-api-burst).
+const (
+	quotaQPS   = 100
+	quotaBurst = 200
+)
+
 // Plane names.
 const (
 	cellPlane  = "cell"
@@ -557,7 +564,9 @@ func buildManager(b *testing.B) string {
 // startQuotaService runs the quota service against the quota plane, as
 // compute-quota does, in this process.
 func startQuotaService(b *testing.B, ctx context.Context, env *planes.Environment) {
-	mgr, err := service.NewManager(ctx, env.Plane(quotaPlane).Config(), manager.Options{
+	cfg := env.Plane(quotaPlane).Config()
+	cfg.QPS, cfg.Burst = quotaQPS, quotaBurst
+	mgr, err := service.NewManager(ctx, cfg, manager.Options{
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Logger: ctrl.Log.WithName("compute-quota"),
 	}, service.Options{})
@@ -573,7 +582,9 @@ func report(b *testing.B, n int, loadBefore string, off, on, sts result) {
 	fmt.Printf("  conditions: one plane (etcd + kube-apiserver + kube-controller-manager with statefulset,garbagecollector) and a quota plane;\n")
 	fmt.Printf("    compute-manager %s, run as its own process, warm (one Instance taken to Ready before the clock);\n", managerSource())
 	fmt.Printf("    the simulated provider's writes are counted with the cell's (with no delay it holds no finalizer);\n")
-	fmt.Printf("    client limits of both managers: QPS %d, burst %d; quota service in the benchmark process;\n", clientQPS, clientBurst)
+	fmt.Printf("    client limits of both managers: QPS %d, burst %d; quota service in the benchmark process (QPS %d, burst %d, as compute-quota);\n",
+		clientQPS, clientBurst, quotaQPS, quotaBurst)
+	fmt.Printf("    the cell's quota client: compute-manager's own limits to the quota plane;\n")
 	fmt.Printf("    load average before: %s, after: %s (a shared machine: compare the ratio, not the seconds)\n", loadBefore, loadAverage())
 	fmt.Printf("  clock: from the create to a watch seeing all %d Instances Ready (all %d Pods created)\n", n, n)
 	for _, r := range []result{off, on} {
