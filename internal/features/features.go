@@ -16,7 +16,9 @@ const EnvFeatureGates = "FEATURE_GATES"
 const (
 	// NetworkingIntegration adds the Network scheduling gate to new
 	// Instances, held until the network is ready. Off by default and in the
-	// local platform.
+	// local platform. Incomplete: nothing binds networks or removes the gate
+	// yet, so with it on Instances stay PendingNetwork. Turning it off
+	// releases the Network gates it left.
 	NetworkingIntegration featuregate.Feature = "NetworkingIntegration"
 )
 
