@@ -121,3 +121,23 @@ func TestFlagsCompleteFromTheProject(t *testing.T) {
 		})
 	}
 }
+
+func TestAWorkloadPrintedAsYAMLDeploysBackWithNoChange(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW", "LHR")
+	deployed := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR",
+		"--port", "http:8080", "--env", "MODE=prod", "--detach", "-y")
+	if deployed.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", deployed.Code, deployed.Stderr)
+	}
+	h.Converge("web", nil)
+	got := h.Run(main, clitest.RunOptions{}, "workloads", "web", "-o", "yaml")
+	if got.Code != cmdutil.ExitOK || !strings.Contains(got.Stdout, "kind: Workload\n") {
+		t.Fatalf("exit %d:\n%s%s", got.Code, got.Stdout, got.Stderr)
+	}
+	back := h.Run(main, clitest.RunOptions{Stdin: got.Stdout}, "deploy", "-f", "-", "--detach", "-y")
+	if back.Code != cmdutil.ExitOK || !strings.Contains(back.Stdout, "web is up to date: nothing to deploy.") {
+		t.Errorf("deploy -f of what workloads -o yaml printed should change nothing; exit %d:\n%s%s", back.Code, back.Stdout, back.Stderr)
+	}
+}

@@ -21,6 +21,8 @@ type ListOptions struct {
 	Output *cmdutil.OutputFlags
 	// List is -l, -A and --no-headers.
 	List cmdutil.ListFlags
+	// Name, when given, shows that one workload.
+	Name string
 }
 
 // NewCommand returns the workloads command.
@@ -33,26 +35,36 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
 	o := &ListOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
 	cmd := &cobra.Command{
-		Use:     "workloads",
+		Use:     "workloads [NAME]",
 		Aliases: []string{"workload", "wl"},
 		Short:   "List the workloads of the project",
 		Long: "List the workloads of the namespace: the cities each runs in, how many instances are ready,\n" +
 			"how many run the latest template (UP-TO-DATE) and whether the workload is available.",
 		Example: "  datumctl compute workloads\n  datumctl compute workloads -o json\n" +
-			"  datumctl compute workloads -A -l team=web\n  datumctl compute workloads -o name",
-		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(o),
+			"  datumctl compute workloads -A -l team=web\n  datumctl compute workloads -o name\n" +
+			"  # A manifest deploy -f takes back unchanged\n  datumctl compute workloads web -o yaml > web.yaml",
+		Args:              cmdutil.MaximumArgs("NAME"),
+		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
+		RunE:              cmdutil.RunE(o),
 	}
 	o.Output.AddFlags(cmd)
 	o.List.AddFlags(cmd)
 	return cmd, o
 }
 
-// Complete has nothing to fill in.
-func (o *ListOptions) Complete(*cobra.Command, []string) error { return nil }
+// Complete takes the optional workload name.
+func (o *ListOptions) Complete(_ *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
+	return nil
+}
 
 // Validate checks the flags.
 func (o *ListOptions) Validate() error {
+	if o.Name != "" && (o.List.Selector != "" || o.List.AllNamespaces || o.List.Watch) {
+		return cmdutil.UsageErrorf("a workload NAME cannot be combined with -l, -A or -w")
+	}
 	if err := o.List.Validate(); err != nil {
 		return err
 	}
@@ -67,6 +79,9 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	}
 	if o.List.Watch {
 		return o.watch(ctx, c)
+	}
+	if o.Name != "" {
+		return o.one(ctx, c)
 	}
 	var list computev1alpha.WorkloadList
 	if err := c.Client.List(ctx, &list, o.List.Options(c.Namespace, nil)...); err != nil {
@@ -111,4 +126,20 @@ func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients) error {
 		t.NoHeaders = o.List.NoHeaders || !first
 		return t.RenderTo(s)
 	})
+}
+
+// one shows the workload named on the command line: as a one-row table,
+// or as the object itself with -o (a manifest deploy -f takes back).
+func (o *ListOptions) one(ctx context.Context, c *cmdutil.Clients) error {
+	var w computev1alpha.Workload
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: o.Name}, &w); err != nil {
+		return o.Factory.WorkloadError(err, c.Namespace, o.Name)
+	}
+	s := o.Factory.Streams
+	if !o.Output.IsTable() {
+		return cmdutil.PrintObject(s.Out, o.Output.Format, &w, c.Scheme)
+	}
+	t := Table([]computev1alpha.Workload{w}, o.Factory.Now(), false)
+	t.NoHeaders = o.List.NoHeaders
+	return t.RenderTo(s)
 }
