@@ -58,11 +58,15 @@ func TestWorkloadsFlags(t *testing.T) {
 		args     []string
 		wantCode int
 	}{
-		"no flags list the table":    {nil, cmdutil.ExitOK},
-		"json output is accepted":    {[]string{"-o", "json"}, cmdutil.ExitOK},
-		"an unknown format is usage": {[]string{"-o", "xml"}, cmdutil.ExitUsage},
-		"arguments are usage":        {[]string{"web"}, cmdutil.ExitUsage},
-		"an unknown flag is usage":   {[]string{"--all"}, cmdutil.ExitUsage},
+		"no flags list the table":     {nil, cmdutil.ExitOK},
+		"json output is accepted":     {[]string{"-o", "json"}, cmdutil.ExitOK},
+		"an unknown format is usage":  {[]string{"-o", "xml"}, cmdutil.ExitUsage},
+		"one name shows one workload": {[]string{"web"}, cmdutil.ExitOK},
+		"two names are usage":         {[]string{"web", "api"}, cmdutil.ExitUsage},
+		"a name with -A is usage":     {[]string{"web", "-A"}, cmdutil.ExitUsage},
+		"a bad selector is usage":     {[]string{"-l", "a in (b"}, cmdutil.ExitUsage},
+		"-o name is accepted":         {[]string{"-o", "name"}, cmdutil.ExitOK},
+		"an unknown flag is usage":    {[]string{"--all"}, cmdutil.ExitUsage},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cmd, o := newCommand(&cmdutil.Factory{})
