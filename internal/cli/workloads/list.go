@@ -34,6 +34,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
 	o := &ListOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
+	o.Output.Wide = true
 	cmd := &cobra.Command{
 		Use:     "workloads [NAME]",
 		Aliases: []string{"workload", "wl"},
@@ -97,7 +98,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			o.Factory.Cmd("deploy NAME --image IMAGE --city CITY"))
 		return nil
 	}
-	t := Table(list.Items, o.Factory.Now(), o.List.AllNamespaces)
+	t := Table(list.Items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
 	t.NoHeaders = o.List.NoHeaders
 	return t.RenderTo(s)
 }
@@ -122,7 +123,7 @@ func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients) error {
 			}
 			return nil
 		}
-		t := Table(items, o.Factory.Now(), o.List.AllNamespaces)
+		t := Table(items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
 		t.NoHeaders = o.List.NoHeaders || !first
 		return t.RenderTo(s)
 	})
@@ -139,7 +140,7 @@ func (o *ListOptions) one(ctx context.Context, c *cmdutil.Clients) error {
 	if !o.Output.IsTable() {
 		return cmdutil.PrintObject(s.Out, o.Output.Format, &w, c.Scheme)
 	}
-	t := Table([]computev1alpha.Workload{w}, o.Factory.Now(), false)
+	t := Table([]computev1alpha.Workload{w}, o.Factory.Now(), TableOptions{Wide: o.Output.IsWide()})
 	t.NoHeaders = o.List.NoHeaders
 	return t.RenderTo(s)
 }

@@ -36,7 +36,7 @@ func TestWorkloadsTable(t *testing.T) {
 	for name, terminal := range map[string]bool{"terminal": true, "pipe": false} {
 		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
-			if err := Table(fixture(), clitest.Epoch, false).Render(&b, terminal, 100); err != nil {
+			if err := Table(fixture(), clitest.Epoch, TableOptions{}).Render(&b, terminal, 100); err != nil {
 				t.Fatal(err)
 			}
 			clitest.Golden(t, "workloads-"+name, b.String())
@@ -75,4 +75,12 @@ func TestWorkloadsFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestWorkloadsWideTableAddsRevisionAndImages(t *testing.T) {
+	var b strings.Builder
+	if err := Table(fixture(), clitest.Epoch, TableOptions{Wide: true, AllNamespaces: true}).Render(&b, true, 0); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Golden(t, "workloads-wide", b.String())
 }
