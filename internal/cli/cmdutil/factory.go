@@ -25,7 +25,9 @@ import (
 
 // Defaults of the Factory's tunables.
 const (
-	// DefaultPollInterval is how often waits read the server.
+	// DefaultPollInterval is how often waits re-evaluate what they watch
+	// without a change (elapsed times) and how often the entitlement wait
+	// reads the server.
 	DefaultPollInterval = time.Second
 	// DefaultActivationWait is how long a command waits for compute to
 	// become active after requesting it, before it stops with ExitPending.
@@ -58,8 +60,8 @@ type Factory struct {
 	Build BuildInfo
 	// Run runs the credentials helper; ExecRunner when nil.
 	Run CommandRunner
-	// PollInterval is how often waits read the server;
-	// DefaultPollInterval when zero.
+	// PollInterval is how often waits re-evaluate without a change (they
+	// watch the server; see WatchUntil); DefaultPollInterval when zero.
 	PollInterval time.Duration
 	// ActivationWait bounds the wait for a newly requested entitlement;
 	// DefaultActivationWait when zero.
@@ -161,7 +163,7 @@ func (f *Factory) Cmd(format string, args ...any) string {
 	return name + " " + fmt.Sprintf(format, args...)
 }
 
-// Poll returns the wait poll interval.
+// Poll returns the interval waits re-evaluate at without a change.
 func (f *Factory) Poll() time.Duration {
 	if f.PollInterval > 0 {
 		return f.PollInterval
