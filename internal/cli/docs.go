@@ -30,6 +30,7 @@ func GenerateDocs() string {
 	}
 	b.WriteString("\n")
 	b.WriteString(pluginDocs)
+	b.WriteString(waitDocs)
 	b.WriteString("## Global flags\n\nEvery command accepts these:\n\n```\n")
 	b.WriteString(root.PersistentFlags().FlagUsagesWrapped(100))
 	b.WriteString("```\n\n")
@@ -112,6 +113,24 @@ datumctl runs plugins even when nobody is logged in: it then sets ` + "`DATUM_PL
 ` + "`--kubeconfig`" + ` or ` + "`--context`" + ` name a cluster: it never falls back to whatever ` + "`$KUBECONFIG`" + ` points at.
 
 ` + installDocs
+
+// waitDocs says how waits behave when the API misbehaves.
+const waitDocs = `## Waiting and output
+
+Waits — ` + "`deploy`" + `, ` + "`rollout status`" + `, ` + "`status --watch`" + `, ` + "`scale`/`restart`/`rollout undo --wait`" + `,
+` + "`destroy --wait`" + ` and ` + "`workloads`/`instances -w`" + ` — watch the API (list, then watch; re-list and re-watch with
+backoff after any failure). Transient trouble — 429, 5xx, timeouts, refused or reset connections, an API
+server restarting — is retried for as long as the wait lasts and shown as a short ` + "`reconnecting… (reason)`" + `
+line; a 401 gets one retry with a fresh token from datumctl (its tokens are short-lived), a second one ends
+the wait with a hint to log in again. Only ` + "`--timeout`" + ` (exit 3), a terminal failure (exit 1), an error
+retrying cannot fix (forbidden, not found) and Ctrl-C (exit 130) end a wait.
+
+Output follows kubectl: ` + "`-o json|yaml|jsonpath=…|jsonpath-as-json=…|go-template=…`" + ` everywhere, ` + "`-o name`" + ` where
+a command prints API objects, ` + "`-o wide`" + ` on the ` + "`workloads`" + ` and ` + "`instances`" + ` lists, which also take
+` + "`-l/--selector`" + `, ` + "`-A/--all-namespaces`" + `, ` + "`--no-headers`" + ` and ` + "`-w/--watch`" + `. AGE is relative; tables align by
+display width. ` + "`workloads NAME -o yaml`" + ` prints a manifest ` + "`deploy -f`" + ` takes back with no change.
+
+`
 
 // installDocs says how to install the plugin.
 const installDocs = `## Installing

@@ -204,3 +204,26 @@ func TestHelpOfAManagedInstallNamesDatumctlCompute(t *testing.T) {
 		}
 	}
 }
+
+func TestKubectlConnectionFlagsApplyUnderDatumctlToo(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	srv, _ := projectAPI(t, "p1", "tok-abc")
+	env := map[string]string{cmdutil.EnvAPIHost: srv.URL, cmdutil.EnvProject: "p1", cmdutil.EnvPluginAPIVersion: "1",
+		cmdutil.EnvCredentialsHelper: "/usr/local/bin/datumctl"}
+	run := func(args ...string) clitest.Result {
+		return h.Run(main, clitest.RunOptions{Env: env, Factory: func(f *cmdutil.Factory) {
+			f.Kubeconfig = ""
+			f.Run = func(context.Context, string, ...string) ([]byte, error) { return []byte("tok-abc"), nil }
+		}}, args...)
+	}
+	if res := run("workloads", "--as", "nobody@example.com"); res.Code != cmdutil.ExitFailure || !strings.Contains(res.Stderr, "nobody@example.com") {
+		t.Errorf("--as impersonates (the API refuses the stranger): exit %d\n%s", res.Code, res.Stderr)
+	}
+	if res := run("workloads", "--request-timeout", "soon"); res.Code != cmdutil.ExitUsage || !strings.Contains(res.Stderr, "--request-timeout") {
+		t.Errorf("a malformed --request-timeout is a usage error: exit %d\n%s", res.Code, res.Stderr)
+	}
+	if res := run("workloads", "--request-timeout", "30s"); res.Code != cmdutil.ExitOK {
+		t.Errorf("--request-timeout 30s: exit %d\n%s", res.Code, res.Stderr)
+	}
+}

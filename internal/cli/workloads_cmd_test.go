@@ -64,15 +64,16 @@ func TestListsFollowKubectlsConventions(t *testing.T) {
 		args []string
 		want string
 	}{
-		"-o name prints kind/name":             {[]string{"workloads", "-o", "name"}, "workload.compute.datumapis.com/api\nworkload.compute.datumapis.com/web\n"},
-		"-o jsonpath picks fields":             {[]string{"workloads", "-o", "jsonpath={.items[*].metadata.name}"}, "api web"},
-		"-o go-template ranges over items":     {[]string{"workloads", "-o", "go-template={{range .items}}{{.metadata.name}};{{end}}"}, "api;web;"},
-		"-l filters by label":                  {[]string{"workloads", "-l", "team=" + team, "-o", "name"}, "workload.compute.datumapis.com/web\n"},
-		"-A with -l finds it from anywhere":    {[]string{"workloads", "-A", "-l", "team=" + team, "--no-headers", "-n", "default"}, h.Namespace + "\tweb\tDFW,LHR\t4/4\t4\tYes\t"},
-		"--no-headers leaves the header out":   {[]string{"workloads", "--no-headers"}, "api\tSIN\t0/1\t0\tPending\t"},
-		"instances take -l and -o name too":    {[]string{"instances", "-l", "compute.datumapis.com/city-code=LHR", "-o", "name"}, "instance.compute.datumapis.com/web-"},
-		"a view takes jsonpath":                {[]string{"status", "web", "-o", "jsonpath={.name}"}, "web"},
-		"instance ages are relative in a pipe": {[]string{"instances", "--workload", "web", "--no-headers"}, "s\tAvailable\n"},
+		"-o name prints kind/name":                   {[]string{"workloads", "-o", "name"}, "workload.compute.datumapis.com/api\nworkload.compute.datumapis.com/web\n"},
+		"-o jsonpath picks fields":                   {[]string{"workloads", "-o", "jsonpath={.items[*].metadata.name}"}, "api web"},
+		"-o go-template ranges over items":           {[]string{"workloads", "-o", "go-template={{range .items}}{{.metadata.name}};{{end}}"}, "api;web;"},
+		"-l filters by label":                        {[]string{"workloads", "-l", "team=" + team, "-o", "name"}, "workload.compute.datumapis.com/web\n"},
+		"-A with -l finds it from anywhere":          {[]string{"workloads", "-A", "-l", "team=" + team, "--no-headers", "-n", "default"}, h.Namespace + "\tweb\tDFW,LHR\t4/4\t4\tYes\t"},
+		"--no-headers leaves the header out":         {[]string{"workloads", "--no-headers"}, "api\tSIN\t0/1\t0\tPending\t"},
+		"instances take -l and -o name too":          {[]string{"instances", "-l", "compute.datumapis.com/city-code=LHR", "-o", "name"}, "instance.compute.datumapis.com/web-"},
+		"-o wide adds the quota and network columns": {[]string{"instances", "--workload", "web", "-o", "wide"}, "\tPLACEMENT\tQUOTA\tNETWORK-IP\tEXTERNAL-IP\n"},
+		"a view takes jsonpath":                      {[]string{"status", "web", "-o", "jsonpath={.name}"}, "web"},
+		"instance ages are relative in a pipe":       {[]string{"instances", "--workload", "web", "--no-headers"}, "s\tAvailable\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := h.Run(main, clitest.RunOptions{}, tc.args...)
@@ -119,5 +120,25 @@ func TestFlagsCompleteFromTheProject(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestAWorkloadPrintedAsYAMLDeploysBackWithNoChange(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW", "LHR")
+	deployed := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR",
+		"--port", "http:8080", "--env", "MODE=prod", "--detach", "-y")
+	if deployed.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", deployed.Code, deployed.Stderr)
+	}
+	h.Converge("web", nil)
+	got := h.Run(main, clitest.RunOptions{}, "workloads", "web", "-o", "yaml")
+	if got.Code != cmdutil.ExitOK || !strings.Contains(got.Stdout, "kind: Workload\n") {
+		t.Fatalf("exit %d:\n%s%s", got.Code, got.Stdout, got.Stderr)
+	}
+	back := h.Run(main, clitest.RunOptions{Stdin: got.Stdout}, "deploy", "-f", "-", "--detach", "-y")
+	if back.Code != cmdutil.ExitOK || !strings.Contains(back.Stdout, "web is up to date: nothing to deploy.") {
+		t.Errorf("deploy -f of what workloads -o yaml printed should change nothing; exit %d:\n%s%s", back.Code, back.Stdout, back.Stderr)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,7 +27,9 @@ import (
 
 // Defaults of the Factory's tunables.
 const (
-	// DefaultPollInterval is how often waits read the server.
+	// DefaultPollInterval is how often waits re-evaluate what they watch
+	// without a change (elapsed times) and how often the entitlement wait
+	// reads the server.
 	DefaultPollInterval = time.Second
 	// DefaultActivationWait is how long a command waits for compute to
 	// become active after requesting it, before it stops with ExitPending.
@@ -58,8 +62,8 @@ type Factory struct {
 	Build BuildInfo
 	// Run runs the credentials helper; ExecRunner when nil.
 	Run CommandRunner
-	// PollInterval is how often waits read the server;
-	// DefaultPollInterval when zero.
+	// PollInterval is how often waits re-evaluate without a change (they
+	// watch the server; see WatchUntil); DefaultPollInterval when zero.
 	PollInterval time.Duration
 	// ActivationWait bounds the wait for a newly requested entitlement;
 	// DefaultActivationWait when zero.
@@ -81,6 +85,20 @@ type Factory struct {
 
 	clients *Clients
 	input   *bufio.Reader
+	config  *genericclioptions.ConfigFlags
+}
+
+// ConfigFlags returns kubectl's connection flags bound to the Factory's
+// Kubeconfig, Context and Namespace (no discovery cache: the CLI knows its
+// kinds).
+func (f *Factory) ConfigFlags() *genericclioptions.ConfigFlags {
+	if f.config == nil {
+		cf := genericclioptions.NewConfigFlags(false)
+		cf.KubeConfig, cf.Context, cf.Namespace = &f.Kubeconfig, &f.Context, &f.Namespace
+		cf.CacheDir = nil
+		f.config = cf
+	}
+	return f.config
 }
 
 // Target says which project or cluster the CLI talks to, for messages.
@@ -139,11 +157,9 @@ func NewScheme() *runtime.Scheme {
 // AddGlobalFlags binds the flags every command shares to f.
 func (f *Factory) AddGlobalFlags(cmd *cobra.Command) {
 	fl := cmd.PersistentFlags()
-	fl.StringVar(&f.Kubeconfig, "kubeconfig", f.Kubeconfig,
-		"Path to a kubeconfig: talk to that cluster directly instead of the Datum project (what compute-local prints).")
-	fl.StringVar(&f.Context, "context", f.Context, "The kubeconfig context to use.")
-	fl.StringVarP(&f.Namespace, "namespace", "n", f.Namespace,
-		"Namespace of the workloads (default: the context's namespace, else \"default\").")
+	// kubectl's connection flags (--kubeconfig, --context, -n, --server,
+	// --request-timeout, --as, ...), bound to the Factory's fields.
+	f.ConfigFlags().AddFlags(fl)
 	fl.StringVar(&f.Project, "project", f.Project, "Datum project to act in (default $DATUM_PROJECT).")
 	fl.BoolVarP(&f.Yes, "yes", "y", f.Yes,
 		"Answer yes to every confirmation: deploy plans, destroy, and requesting compute for the project.")
@@ -161,7 +177,7 @@ func (f *Factory) Cmd(format string, args ...any) string {
 	return name + " " + fmt.Sprintf(format, args...)
 }
 
-// Poll returns the wait poll interval.
+// Poll returns the interval waits re-evaluate at without a change.
 func (f *Factory) Poll() time.Duration {
 	if f.PollInterval > 0 {
 		return f.PollInterval
@@ -235,6 +251,9 @@ func (f *Factory) restConfig() (*rest.Config, Target, error) {
 			Host:          pc.ServerURL(project),
 			WrapTransport: WrapTransport(&TokenSource{Context: pc, Run: run}),
 		}
+		if err := applyConnectionFlags(cfg, f.ConfigFlags()); err != nil {
+			return nil, Target{}, err
+		}
 		ns := f.Namespace
 		if ns == "" {
 			ns = DefaultNamespace
@@ -242,10 +261,7 @@ func (f *Factory) restConfig() (*rest.Config, Target, error) {
 		return cfg, Target{Project: project, Namespace: ns}, nil
 	}
 
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.Kubeconfig
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: f.Context})
+	loader := f.ConfigFlags().ToRawKubeConfigLoader()
 	cfg, err := loader.ClientConfig()
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
@@ -320,4 +336,31 @@ func (f *Factory) Confirm(ctx context.Context, question string) (bool, error) {
 		}
 		return false, nil
 	}
+}
+
+// applyConnectionFlags applies the kubectl flags that make sense against
+// the Datum project (--request-timeout, --as, --as-group, --as-uid) to cfg;
+// the others name kubeconfig entries and apply in standalone mode only.
+func applyConnectionFlags(cfg *rest.Config, cf *genericclioptions.ConfigFlags) error {
+	if cf.Timeout != nil && *cf.Timeout != "" && *cf.Timeout != "0" {
+		d, err := time.ParseDuration(*cf.Timeout)
+		if err != nil {
+			secs, serr := strconv.Atoi(*cf.Timeout)
+			if serr != nil || secs < 0 {
+				return UsageErrorf("--request-timeout %q: use a duration such as 30s or 1m", *cf.Timeout)
+			}
+			d = time.Duration(secs) * time.Second
+		}
+		cfg.Timeout = d
+	}
+	if cf.Impersonate != nil {
+		cfg.Impersonate.UserName = *cf.Impersonate
+	}
+	if cf.ImpersonateUID != nil {
+		cfg.Impersonate.UID = *cf.ImpersonateUID
+	}
+	if cf.ImpersonateGroup != nil {
+		cfg.Impersonate.Groups = *cf.ImpersonateGroup
+	}
+	return nil
 }

@@ -28,6 +28,8 @@ const (
 	OutputYAML = "yaml"
 	// OutputName prints kind/name of each API object, as kubectl does.
 	OutputName = "name"
+	// OutputWide is the table with more columns, on lists that have them.
+	OutputWide = "wide"
 )
 
 // templateFormats are the kubectl template formats, given as
@@ -42,6 +44,8 @@ type OutputFlags struct {
 	// Objects says the command prints API objects, which -o name needs;
 	// commands that print computed views leave it false.
 	Objects bool
+	// Wide says the command's table has -o wide columns.
+	Wide bool
 }
 
 // NewOutputFlags returns the flag with the table default, for commands
@@ -59,6 +63,9 @@ func NewObjectOutputFlags() *OutputFlags {
 // formats lists the formats of o, for help and completion.
 func (o *OutputFlags) formats() []string {
 	out := []string{OutputTable, OutputJSON, OutputYAML}
+	if o.Wide {
+		out = append(out, OutputWide)
+	}
 	if o.Objects {
 		out = append(out, OutputName)
 	}
@@ -70,12 +77,15 @@ func (o *OutputFlags) formats() []string {
 
 // AddFlags binds -o/--output to cmd.
 func (o *OutputFlags) AddFlags(cmd *cobra.Command) {
-	name := ""
+	more := ""
+	if o.Wide {
+		more += ", wide"
+	}
 	if o.Objects {
-		name = ", name"
+		more += ", name"
 	}
 	cmd.Flags().StringVarP(&o.Format, "output", "o", o.Format,
-		"Output format: table, json, yaml"+name+", jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE or go-template=TEMPLATE.")
+		"Output format: table, json, yaml"+more+", jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE or go-template=TEMPLATE.")
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return o.formats(), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	})
@@ -90,8 +100,10 @@ func (o *OutputFlags) Validate() error {
 		return nil
 	case o.Format == OutputName:
 		return UsageErrorf("-o name prints API objects; this command prints a computed view: use json, yaml, jsonpath= or go-template=")
-	case o.Format == "wide":
-		return UsageErrorf("-o wide is not supported: the table already shows every column; use -o json for everything")
+	case o.Format == OutputWide && o.Wide:
+		return nil
+	case o.Format == OutputWide:
+		return UsageErrorf("-o wide is only for the workloads and instances lists: this table already shows every column; use -o json for everything")
 	case isTemplate(o.Format):
 		if _, err := templatePrinter(o.Format); err != nil {
 			return UsageErrorf("-o %s: %v", o.Format, err)
@@ -140,8 +152,12 @@ func templatePrinter(format string) (printers.ResourcePrinter, error) {
 	return p, nil
 }
 
-// IsTable reports whether the human table was asked for.
-func (o *OutputFlags) IsTable() bool { return o.Format == OutputTable }
+// IsTable reports whether the human table (or its wide form) was asked
+// for.
+func (o *OutputFlags) IsTable() bool { return o.Format == OutputTable || o.Format == OutputWide }
+
+// IsWide reports whether -o wide was asked for.
+func (o *OutputFlags) IsWide() bool { return o.Format == OutputWide }
 
 // PrintObject writes an API object (or list) as JSON or YAML through the
 // cli-runtime printers, with its apiVersion and kind set from scheme and

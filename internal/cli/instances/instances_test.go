@@ -30,7 +30,7 @@ func TestInstancesTable(t *testing.T) {
 	for name, terminal := range map[string]bool{"terminal": true, "pipe": false} {
 		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
-			if err := Table(fixture(), clitest.Epoch, false).Render(&b, terminal, 0); err != nil {
+			if err := Table(fixture(), clitest.Epoch, TableOptions{}).Render(&b, terminal, 0); err != nil {
 				t.Fatal(err)
 			}
 			clitest.Golden(t, "instances-"+name, b.String())
@@ -84,7 +84,7 @@ func TestDescribe(t *testing.T) {
 func find(t *testing.T, insts []computev1alpha.Instance, status string) *computev1alpha.Instance {
 	t.Helper()
 	var b strings.Builder
-	_ = Table(insts, clitest.Epoch, false).Render(&b, false, 0)
+	_ = Table(insts, clitest.Epoch, TableOptions{}).Render(&b, false, 0)
 	for i, line := range strings.Split(b.String(), "\n")[1:] {
 		if strings.HasSuffix(line, "\t"+status) {
 			return &insts[i]
@@ -122,4 +122,12 @@ func TestInstancesFlags(t *testing.T) {
 			t.Errorf("exit code %d", got)
 		}
 	})
+}
+
+func TestInstancesWideTableAddsPlacementQuotaAndAddresses(t *testing.T) {
+	var b strings.Builder
+	if err := Table(fixture(), clitest.Epoch, TableOptions{Wide: true, AllNamespaces: true}).Render(&b, true, 0); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Golden(t, "instances-wide", b.String())
 }

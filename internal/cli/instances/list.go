@@ -44,6 +44,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 // newListCommand returns a list command called use and its options.
 func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOptions) {
 	o := &ListOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
+	o.Output.Wide = true
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: "List the instances of the project's workloads",
@@ -111,7 +112,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 		_, _ = fmt.Fprintf(s.ErrOut, "No instances found%s.\n", o.scope(c.Namespace))
 		return nil
 	}
-	t := Table(list.Items, o.Factory.Now(), o.List.AllNamespaces)
+	t := Table(list.Items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
 	t.NoHeaders = o.List.NoHeaders
 	if err := t.RenderTo(s); err != nil {
 		return err
@@ -155,7 +156,7 @@ func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients, sel map[str
 			}
 			return nil
 		}
-		t := Table(items, o.Factory.Now(), o.List.AllNamespaces)
+		t := Table(items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
 		t.NoHeaders = o.List.NoHeaders || !first
 		return t.RenderTo(s)
 	})

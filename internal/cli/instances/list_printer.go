@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
@@ -34,27 +37,42 @@ func ordinal(i *computev1alpha.Instance) int {
 	return n
 }
 
-// Table renders instances as NAME, WORKLOAD, CITY, IP, TYPE, AGE, STATUS;
-// allNamespaces puts a NAMESPACE column first.
-func Table(items []computev1alpha.Instance, now time.Time, allNamespaces bool) *cmdutil.Table {
+// TableOptions choose the optional columns of Table.
+type TableOptions struct {
+	// AllNamespaces puts a NAMESPACE column first.
+	AllNamespaces bool
+	// Wide adds PLACEMENT, QUOTA, NETWORK-IP and EXTERNAL-IP (-o wide).
+	Wide bool
+}
+
+// Table renders instances as NAME, WORKLOAD, CITY, IP, TYPE, AGE, STATUS,
+// with the optional columns of opts.
+func Table(items []computev1alpha.Instance, now time.Time, opts TableOptions) *cmdutil.Table {
 	headers := []string{"NAME", "WORKLOAD", "CITY", "IP", "TYPE", "AGE", "STATUS~"}
-	if allNamespaces {
+	if opts.AllNamespaces {
 		headers = append([]string{"NAMESPACE"}, headers...)
+	}
+	if opts.Wide {
+		headers = append(headers, "PLACEMENT", "QUOTA", "NETWORK-IP", "EXTERNAL-IP")
 	}
 	t := cmdutil.NewTable(headers...)
 	for i := range items {
 		inst := &items[i]
-		var ns []string
-		if allNamespaces {
+		var ns, wide []string
+		if opts.AllNamespaces {
 			ns = []string{inst.Namespace}
 		}
-		t.AddRow(append(ns, inst.Name,
+		if opts.Wide {
+			network, external := wideAddresses(inst)
+			wide = []string{dash(inst.Labels[computev1alpha.PlacementNameLabel]), quota(inst), dash(network), dash(external)}
+		}
+		t.AddRow(append(append(ns, inst.Name,
 			inst.Labels[computev1alpha.WorkloadNameLabel],
 			inst.Labels[computev1alpha.CityCodeLabel],
 			dash(view.InstanceIP(inst)),
 			dash(view.InstanceType(inst)),
 			cmdutil.Age(inst.CreationTimestamp.Time, now),
-			view.Instance(inst).String())...)
+			view.Instance(inst).String()), wide...)...)
 	}
 	return t
 }
@@ -81,4 +99,32 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// quota renders the QuotaGranted condition: "Granted", the humanized
+// reason when not granted, "-" before the cell reported.
+func quota(inst *computev1alpha.Instance) string {
+	c := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionQuotaGranted)
+	switch {
+	case c == nil:
+		return "-"
+	case c.Status == metav1.ConditionTrue:
+		return "Granted"
+	case c.Reason != "":
+		return cmdutil.Humanize(c.Reason)
+	}
+	return string(c.Status)
+}
+
+// wideAddresses returns the first network and external IP of inst.
+func wideAddresses(inst *computev1alpha.Instance) (network, external string) {
+	for _, nic := range inst.Status.NetworkInterfaces {
+		if ip := nic.Assignments.NetworkIP; ip != nil && network == "" {
+			network = *ip
+		}
+		if ip := nic.Assignments.ExternalIP; ip != nil && external == "" {
+			external = *ip
+		}
+	}
+	return network, external
 }

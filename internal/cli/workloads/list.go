@@ -21,6 +21,8 @@ type ListOptions struct {
 	Output *cmdutil.OutputFlags
 	// List is -l, -A and --no-headers.
 	List cmdutil.ListFlags
+	// Name, when given, shows that one workload.
+	Name string
 }
 
 // NewCommand returns the workloads command.
@@ -32,27 +34,38 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
 	o := &ListOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
+	o.Output.Wide = true
 	cmd := &cobra.Command{
-		Use:     "workloads",
+		Use:     "workloads [NAME]",
 		Aliases: []string{"workload", "wl"},
 		Short:   "List the workloads of the project",
 		Long: "List the workloads of the namespace: the cities each runs in, how many instances are ready,\n" +
 			"how many run the latest template (UP-TO-DATE) and whether the workload is available.",
 		Example: "  datumctl compute workloads\n  datumctl compute workloads -o json\n" +
-			"  datumctl compute workloads -A -l team=web\n  datumctl compute workloads -o name",
-		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(o),
+			"  datumctl compute workloads -A -l team=web\n  datumctl compute workloads -o name\n" +
+			"  # A manifest deploy -f takes back unchanged\n  datumctl compute workloads web -o yaml > web.yaml",
+		Args:              cmdutil.MaximumArgs("NAME"),
+		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
+		RunE:              cmdutil.RunE(o),
 	}
 	o.Output.AddFlags(cmd)
 	o.List.AddFlags(cmd)
 	return cmd, o
 }
 
-// Complete has nothing to fill in.
-func (o *ListOptions) Complete(*cobra.Command, []string) error { return nil }
+// Complete takes the optional workload name.
+func (o *ListOptions) Complete(_ *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
+	return nil
+}
 
 // Validate checks the flags.
 func (o *ListOptions) Validate() error {
+	if o.Name != "" && (o.List.Selector != "" || o.List.AllNamespaces || o.List.Watch) {
+		return cmdutil.UsageErrorf("a workload NAME cannot be combined with -l, -A or -w")
+	}
 	if err := o.List.Validate(); err != nil {
 		return err
 	}
@@ -68,6 +81,9 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if o.List.Watch {
 		return o.watch(ctx, c)
 	}
+	if o.Name != "" {
+		return o.one(ctx, c)
+	}
 	var list computev1alpha.WorkloadList
 	if err := c.Client.List(ctx, &list, o.List.Options(c.Namespace, nil)...); err != nil {
 		return fmt.Errorf("cannot list workloads %s: %w", o.List.Scope(c.Namespace), err)
@@ -82,7 +98,7 @@ func (o *ListOptions) Run(ctx context.Context) error {
 			o.Factory.Cmd("deploy NAME --image IMAGE --city CITY"))
 		return nil
 	}
-	t := Table(list.Items, o.Factory.Now(), o.List.AllNamespaces)
+	t := Table(list.Items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
 	t.NoHeaders = o.List.NoHeaders
 	return t.RenderTo(s)
 }
@@ -107,8 +123,24 @@ func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients) error {
 			}
 			return nil
 		}
-		t := Table(items, o.Factory.Now(), o.List.AllNamespaces)
+		t := Table(items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
 		t.NoHeaders = o.List.NoHeaders || !first
 		return t.RenderTo(s)
 	})
+}
+
+// one shows the workload named on the command line: as a one-row table,
+// or as the object itself with -o (a manifest deploy -f takes back).
+func (o *ListOptions) one(ctx context.Context, c *cmdutil.Clients) error {
+	var w computev1alpha.Workload
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: o.Name}, &w); err != nil {
+		return o.Factory.WorkloadError(err, c.Namespace, o.Name)
+	}
+	s := o.Factory.Streams
+	if !o.Output.IsTable() {
+		return cmdutil.PrintObject(s.Out, o.Output.Format, &w, c.Scheme)
+	}
+	t := Table([]computev1alpha.Workload{w}, o.Factory.Now(), TableOptions{Wide: o.Output.IsWide()})
+	t.NoHeaders = o.List.NoHeaders
+	return t.RenderTo(s)
 }

@@ -21,26 +21,40 @@ func SortWorkloads(items []computev1alpha.Workload) {
 	})
 }
 
+// TableOptions choose the optional columns of Table.
+type TableOptions struct {
+	// AllNamespaces puts a NAMESPACE column first.
+	AllNamespaces bool
+	// Wide adds REVISION and IMAGES (-o wide).
+	Wide bool
+}
+
 // Table renders workloads as NAME, CITIES, READY, UP-TO-DATE, AVAILABLE,
-// AGE; allNamespaces puts a NAMESPACE column first.
-func Table(items []computev1alpha.Workload, now time.Time, allNamespaces bool) *cmdutil.Table {
+// AGE, with the optional columns of opts.
+func Table(items []computev1alpha.Workload, now time.Time, opts TableOptions) *cmdutil.Table {
 	headers := []string{"NAME", "CITIES", "READY", "UP-TO-DATE", "AVAILABLE~", "AGE"}
-	if allNamespaces {
+	if opts.AllNamespaces {
 		headers = append([]string{"NAMESPACE"}, headers...)
+	}
+	if opts.Wide {
+		headers = append(headers, "REVISION", "IMAGES~")
 	}
 	t := cmdutil.NewTable(headers...)
 	for i := range items {
 		w := &items[i]
-		var ns []string
-		if allNamespaces {
+		var ns, wide []string
+		if opts.AllNamespaces {
 			ns = []string{w.Namespace}
 		}
-		t.AddRow(append(ns, w.Name,
+		if opts.Wide {
+			wide = []string{fmt.Sprint(w.Status.CurrentRevision), images(w)}
+		}
+		t.AddRow(append(append(ns, w.Name,
 			strings.Join(Cities(w), ","),
 			fmt.Sprintf("%d/%d", w.Status.ReadyReplicas, Desired(w)),
 			fmt.Sprint(w.Status.UpdatedReplicas),
 			Available(w),
-			cmdutil.Age(w.CreationTimestamp.Time, now))...)
+			cmdutil.Age(w.CreationTimestamp.Time, now)), wide...)...)
 	}
 	return t
 }
@@ -82,4 +96,18 @@ func Desired(w *computev1alpha.Workload) int32 {
 		n += p.ScaleSettings.MinReplicas * int32(len(p.CityCodes))
 	}
 	return n
+}
+
+// images lists the container images of w's template, or "(virtual
+// machine)".
+func images(w *computev1alpha.Workload) string {
+	sb := w.Spec.Template.Spec.Runtime.Sandbox
+	if sb == nil {
+		return "(virtual machine)"
+	}
+	out := make([]string, 0, len(sb.Containers))
+	for _, c := range sb.Containers {
+		out = append(out, c.Image)
+	}
+	return strings.Join(out, ",")
 }

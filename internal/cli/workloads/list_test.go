@@ -36,7 +36,7 @@ func TestWorkloadsTable(t *testing.T) {
 	for name, terminal := range map[string]bool{"terminal": true, "pipe": false} {
 		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
-			if err := Table(fixture(), clitest.Epoch, false).Render(&b, terminal, 100); err != nil {
+			if err := Table(fixture(), clitest.Epoch, TableOptions{}).Render(&b, terminal, 100); err != nil {
 				t.Fatal(err)
 			}
 			clitest.Golden(t, "workloads-"+name, b.String())
@@ -58,11 +58,15 @@ func TestWorkloadsFlags(t *testing.T) {
 		args     []string
 		wantCode int
 	}{
-		"no flags list the table":    {nil, cmdutil.ExitOK},
-		"json output is accepted":    {[]string{"-o", "json"}, cmdutil.ExitOK},
-		"an unknown format is usage": {[]string{"-o", "xml"}, cmdutil.ExitUsage},
-		"arguments are usage":        {[]string{"web"}, cmdutil.ExitUsage},
-		"an unknown flag is usage":   {[]string{"--all"}, cmdutil.ExitUsage},
+		"no flags list the table":     {nil, cmdutil.ExitOK},
+		"json output is accepted":     {[]string{"-o", "json"}, cmdutil.ExitOK},
+		"an unknown format is usage":  {[]string{"-o", "xml"}, cmdutil.ExitUsage},
+		"one name shows one workload": {[]string{"web"}, cmdutil.ExitOK},
+		"two names are usage":         {[]string{"web", "api"}, cmdutil.ExitUsage},
+		"a name with -A is usage":     {[]string{"web", "-A"}, cmdutil.ExitUsage},
+		"a bad selector is usage":     {[]string{"-l", "a in (b"}, cmdutil.ExitUsage},
+		"-o name is accepted":         {[]string{"-o", "name"}, cmdutil.ExitOK},
+		"an unknown flag is usage":    {[]string{"--all"}, cmdutil.ExitUsage},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cmd, o := newCommand(&cmdutil.Factory{})
@@ -71,4 +75,12 @@ func TestWorkloadsFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestWorkloadsWideTableAddsRevisionAndImages(t *testing.T) {
+	var b strings.Builder
+	if err := Table(fixture(), clitest.Epoch, TableOptions{Wide: true, AllNamespaces: true}).Render(&b, true, 0); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Golden(t, "workloads-wide", b.String())
 }
