@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -166,6 +167,20 @@ func try(t *testing.T, cfg *rest.Config, a access) (bool, error) {
 	return true, err
 }
 
+// reachedTheResource reports whether err is what a served resource answers
+// an authorized probe: an invalid (empty) object on create, a missing
+// object on delete, or an admission webhook that is not running.
+func reachedTheResource(a access, err error) bool {
+	switch a.verb {
+	case "create":
+		return apierrors.IsInvalid(err) || (apierrors.IsInternalError(err) && strings.Contains(err.Error(), "failed calling webhook"))
+	case "delete":
+		return apierrors.IsNotFound(err) && strings.Contains(err.Error(), `"rbac-probe" not found`)
+	default:
+		return false
+	}
+}
+
 func (a access) String() string {
 	where := "cluster-wide"
 	if a.namespace != "" {
@@ -183,6 +198,11 @@ func checkAccess(t *testing.T, who string, cfg *rest.Config, want []access) {
 			t.Errorf("%s must be allowed to %s, got: %v", who, a, err)
 		case !a.allowed && got:
 			t.Errorf("%s must be denied %s, but RBAC let it through (%v)", who, a, err)
+		case a.allowed && err != nil && !reachedTheResource(a, err):
+			// Authorized, but refused for a reason that says the probe
+			// did not reach a served resource (a wrong group or version
+			// would pass authorization and prove nothing).
+			t.Errorf("%s %s: authorized, then %v", who, a, err)
 		}
 	}
 }
