@@ -39,8 +39,8 @@ generate: ## Generate deepcopy, CRDs, RBAC and the pinned-version constants.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/v1alpha/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd paths=./api/quota/... paths=./api/networking/... paths=./api/services/... output:crd:artifacts:config=config/crd/external
-	# Every RBAC marker of every controller, in one role that nothing installs: the per-role
-	# ClusterRoles in config/rbac/<role> must cover it (config/rbac/rbac_test.go).
+# (rbac) Every RBAC marker of every controller, in one role that nothing installs: the
+# per-role ClusterRoles in config/rbac/<role> must cover it (config/rbac/rbac_test.go).
 	$(CONTROLLER_GEN) rbac:roleName=compute-manager paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
 
