@@ -127,7 +127,6 @@ func TestRolesStayInTheirFence(t *testing.T) {
 		},
 		"management": {
 			{"compute.datumapis.com", "instances", "update"}, {"compute.datumapis.com", "instances", "delete"},
-			{"", "secrets", "list"}, // only its own namespace's (a Role), never cluster-wide
 			{"policy.karmada.io", "propagationpolicies", "create"},
 		},
 		"federation": {

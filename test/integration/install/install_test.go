@@ -225,9 +225,9 @@ func TestEachIdentityHoldsWhatItsRoleNeedsAndNoMore(t *testing.T) {
 				{"create", wds, "default", allow},
 				{"create", instances, "default", allow}, // projections
 				{"list", secrets, "compute-system", allow},
+				{"list", secrets, "", allow}, // the references controller watches their metadata
 				{"delete", instances, "default", forbid},
-				{"list", secrets, "", forbid},
-				{"list", secrets, "default", forbid},
+				{"create", secrets, "default", forbid},
 				{"list", entitlements, "", forbid},
 				{"create", claims, "default", forbid},
 			},
