@@ -6,7 +6,7 @@
 # Nothing is downloaded from anywhere but the Go module proxy: every binary is
 # compiled here from a small wrapper module that requires the pinned version.
 #
-#   hack/tools.sh [all|platform|dev|dir|bin NAME]
+#   hack/tools.sh [all|platform|dev|kustomize|dir|bin NAME]
 #
 # Cache layout: $COMPUTE_TOOLS_DIR/<component>-<version>/bin/<binary>
 # Default $COMPUTE_TOOLS_DIR: ${XDG_CACHE_HOME:-$HOME/.cache}/compute-tools.
@@ -148,12 +148,20 @@ go_tool() {
 build_dev() {
   go_tool controller-gen sigs.k8s.io/controller-tools "${CONTROLLER_GEN_VERSION}" sigs.k8s.io/controller-tools/cmd/controller-gen
   go_tool golangci-lint github.com/golangci/golangci-lint/v2 "${GOLANGCI_LINT_VERSION}" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+  build_kustomize
+}
+
+build_kustomize() {
+  go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "${KUSTOMIZE_VERSION}" sigs.k8s.io/kustomize/kustomize/v5
 }
 
 build_platform() {
   build_etcd
   build_kubernetes
   build_karmada
+  # The install tests render the kustomize overlays and dry-run them on
+  # real planes.
+  build_kustomize
 }
 
 # bin NAME prints the cached path of one binary.
@@ -165,6 +173,7 @@ bin_path() {
     karmada-crds) echo "${TOOLS_DIR}/karmada-${KARMADA_VERSION}/crds" ;;
     controller-gen) echo "${TOOLS_DIR}/controller-gen-${CONTROLLER_GEN_VERSION}/bin/controller-gen" ;;
     golangci-lint) echo "${TOOLS_DIR}/golangci-lint-${GOLANGCI_LINT_VERSION}/bin/golangci-lint" ;;
+    kustomize) echo "${TOOLS_DIR}/kustomize-${KUSTOMIZE_VERSION}/bin/kustomize" ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
   esac
 }
@@ -178,7 +187,8 @@ case "${1:-all}" in
   dev) build_dev ;;
   controller-gen) go_tool controller-gen sigs.k8s.io/controller-tools "${CONTROLLER_GEN_VERSION}" sigs.k8s.io/controller-tools/cmd/controller-gen ;;
   golangci-lint) go_tool golangci-lint github.com/golangci/golangci-lint/v2 "${GOLANGCI_LINT_VERSION}" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
+  kustomize) build_kustomize ;;
   dir) echo "${TOOLS_DIR}" ;;
   bin) bin_path "$2" ;;
-  *) echo "usage: $0 [all|platform|kubernetes|etcd|karmada|dev|controller-gen|golangci-lint|dir|bin NAME]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|platform|kubernetes|etcd|karmada|dev|controller-gen|golangci-lint|kustomize|dir|bin NAME]" >&2; exit 2 ;;
 esac

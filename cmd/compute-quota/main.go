@@ -20,11 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
 	"github.com/citycells/compute/internal/controller/entitlement"
 	"github.com/citycells/compute/internal/controller/quotaservice"
+	"github.com/citycells/compute/internal/serving"
 )
 
 // flags are compute-quota's command line.
@@ -42,6 +42,7 @@ type flags struct {
 	holdGrace        time.Duration
 	concurrency      int
 	metricsAddr      string
+	serving          serving.Options
 	probeAddr        string
 	leaderElect      bool
 	leaderNamespace  string
@@ -76,6 +77,8 @@ func run(args []string) int {
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica evaluates claims.")
 	fs.StringVar(&f.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election lease (defaults to --bucket-namespace).")
 	fs.StringVar(&f.leaderID, "leader-election-id", "compute-quota", "Name of the leader election lease.")
+	f.serving = serving.NewOptions()
+	f.serving.AddFlags(fs)
 	fs.Float32Var(&f.qps, "kube-api-qps", 100, "Requests per second to the quota plane; a burst of claims needs one status write each.")
 	fs.IntVar(&f.burst, "kube-api-burst", 200, "Burst of requests to the quota plane.")
 	fs.BoolVar(&f.activate, "activate-entitlements", false,
@@ -111,7 +114,7 @@ func run(args []string) int {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	mgr, err := quotaservice.NewManager(ctx, cfg, manager.Options{
-		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                 f.serving.Metrics(f.metricsAddr),
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        f.leaderID,

@@ -18,6 +18,7 @@ import (
 	"github.com/citycells/compute/internal/features"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
+	"github.com/citycells/compute/internal/serving"
 )
 
 // Options is compute-manager's configuration.
@@ -74,6 +75,8 @@ type Options struct {
 	Quota QuotaOptions
 	// Client sets the client-side rate limits (client.go).
 	Client ClientOptions
+	// Serving secures the metrics and webhook servers (serving.go).
+	Serving serving.Options
 
 	// FeatureGates are compute's feature gates.
 	FeatureGates featuregate.MutableFeatureGate
@@ -89,6 +92,7 @@ func NewOptions() *Options {
 		SimulatedProviderDelay: 2 * time.Second,
 		SimulatedProviderCIDR:  "10.128.0.0/16",
 		Client:                 NewClientOptions(),
+		Serving:                serving.NewOptions(),
 		FeatureGates:           features.New(),
 		Management:             management.NewOptions(),
 	}
@@ -121,6 +125,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Management.AddFlags(fs)
 	o.Quota.AddFlags(fs)
 	o.Client.AddFlags(fs)
+	o.Serving.AddFlags(fs)
 	// Registers --feature-gates with the list of known gates; $FEATURE_GATES is
 	// read in Complete when the flag is not given.
 	o.FeatureGates.AddFlag(fs)

@@ -9,7 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/citycells/compute/internal/features"
 	"github.com/citycells/compute/internal/manager/cell"
@@ -34,7 +34,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	mgrOpts := ctrl.Options{
 		Scheme:                 management.NewScheme(),
-		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                o.Serving.Metrics(o.MetricsAddr),
 		HealthProbeBindAddress: o.ProbeAddr,
 		// No controller reads managedFields: the caches keep objects
 		// without them (a third or more of an Instance's size), which
@@ -57,6 +57,11 @@ func Run(ctx context.Context, o *Options) error {
 		mo := o.Management
 		mo.Manager = mgrOpts
 		mo.Federation = hubCfg
+		if !mo.Webhook.Disabled {
+			mo.Manager.WebhookServer = crwebhook.NewServer(crwebhook.Options{
+				Host: mo.Webhook.Host, Port: mo.Webhook.Port, CertDir: mo.Webhook.CertDir, TLSOpts: o.Serving.TLSOpts(),
+			})
+		}
 		role, err := management.Setup(cfg, mo)
 		if err != nil {
 			return err

@@ -26,6 +26,7 @@ const (
 	KarmadaScheduler           = "karmada-scheduler"
 	KarmadaWebhook             = "karmada-webhook"
 	KarmadaAggregatedAPIServer = "karmada-aggregated-apiserver"
+	Kustomize                  = "kustomize"
 )
 
 // Dir returns the root of the tool cache.
@@ -52,6 +53,8 @@ func component(name string) (string, error) {
 		return "kubernetes-" + KubernetesVersion, nil
 	case KarmadaControllerManager, KarmadaScheduler, KarmadaWebhook, KarmadaAggregatedAPIServer:
 		return "karmada-" + KarmadaVersion, nil
+	case Kustomize:
+		return "kustomize-" + KustomizeVersion, nil
 	default:
 		return "", fmt.Errorf("unknown tool %q", name)
 	}
