@@ -485,6 +485,7 @@ type DiskTemplateVolumeSource struct {
 	Template *DiskTemplateVolumeSourceTemplate `json:"template,omitempty"`
 
 	// Type is the first shape of this API (disk{type, size, image}).
+	//
 	// Deprecated: use template.spec.type; admission moves it there.
 	//
 	// +optional

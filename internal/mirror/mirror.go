@@ -69,13 +69,14 @@ func MergeInstance(existing, desired *computev1alpha.Instance) (merged *computev
 	out := existing.DeepCopy()
 	out.Labels = MergeMaps(out.Labels, desired.Labels)
 	out.Annotations = MergeMaps(out.Annotations, desired.Annotations)
-	refs := make([]metav1.OwnerReference, 0, len(out.OwnerReferences)+1)
+	refs := make([]metav1.OwnerReference, 0, len(out.OwnerReferences)+len(desired.OwnerReferences))
 	for _, ref := range out.OwnerReferences {
 		if ref.Kind != computev1alpha.WorkloadDeploymentKind || ref.APIVersion != computev1alpha.GroupVersion.String() {
 			refs = append(refs, ref)
 		}
 	}
-	out.OwnerReferences = append(refs, desired.OwnerReferences...)
+	refs = append(refs, desired.OwnerReferences...)
+	out.OwnerReferences = refs
 	out.Spec = *desired.Spec.DeepCopy()
 	return out, !equality.Semantic.DeepEqual(existing, out)
 }

@@ -55,7 +55,7 @@ func Status[T client.Object](ctx context.Context, c client.StatusClient, obj T, 
 	if equality.Semantic.DeepEqual(before, obj) {
 		return false, nil
 	}
-	var p client.Patch = client.MergeFrom(before)
+	p := client.MergeFrom(before)
 	if o.optimisticLock {
 		p = client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 	}

@@ -81,8 +81,9 @@ func Format(refs []Reference) string {
 // Parse splits an annotation value into references; malformed entries are
 // skipped.
 func Parse(value string) []Reference {
-	var out []Reference
-	for _, part := range strings.Split(value, ",") {
+	parts := strings.Split(value, ",")
+	out := make([]Reference, 0, len(parts))
+	for _, part := range parts {
 		kind, name, ok := strings.Cut(strings.TrimSpace(part), "/")
 		if !ok || name == "" || (kind != KindSecret && kind != KindConfigMap) {
 			continue

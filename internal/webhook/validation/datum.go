@@ -70,8 +70,8 @@ func validateEnvSource(e *computev1alpha.EnvVar, p *field.Path) field.ErrorList 
 func validateKeyRef(name, key, kind string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateObjectName(name, kind, p.Child("name"))...)
-	switch {
-	case key == "":
+	switch key {
+	case "":
 		errs = append(errs, field.Required(p.Child("key"), "name the key of the "+kind+" to read"))
 	default:
 		for _, msg := range utilvalidation.IsConfigMapKey(key) {

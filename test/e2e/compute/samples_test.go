@@ -70,6 +70,7 @@ func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *test
 		for _, obj := range objs {
 			obj.SetNamespace(ns.name)
 			t.Logf("kubectl apply --validate=strict -f config/samples/%s: %s %s", file, obj.GetKind(), obj.GetName())
+			//nolint:staticcheck // Patch with client.Apply is the only apply that takes FieldValidation (strict), as kubectl apply --validate=strict does
 			g.Expect(project.Patch(ctx, obj, client.Apply, client.FieldOwner("e2e-samples"), client.ForceOwnership,
 				client.FieldValidation(metav1.FieldValidationStrict))).To(Succeed())
 			if obj.GetKind() == computev1alpha.WorkloadKind {

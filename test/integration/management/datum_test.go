@@ -197,6 +197,7 @@ func TestSamplesApplyWithStrictValidationAndRoundTrip(t *testing.T) {
 			t.Logf("%s: %s %s", filepath.Base(file), obj.GetKind(), obj.GetName())
 			// kubectl apply --validate=strict is server-side strict field
 			// validation: an unknown or duplicate field is an error.
+			//nolint:staticcheck // Patch with client.Apply is the only apply that takes FieldValidation (strict), as kubectl apply --validate=strict does
 			if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("samples-test"), client.ForceOwnership,
 				client.FieldValidation(metav1.FieldValidationStrict)); err != nil {
 				t.Fatalf("%s: applying %s %s with strict validation failed: %v", filepath.Base(file), obj.GetKind(), obj.GetName(), err)
@@ -220,6 +221,7 @@ func TestSamplesApplyWithStrictValidationAndRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			again.Object["spec"] = spec
+			//nolint:staticcheck // Patch with client.Apply is the only apply that takes FieldValidation (strict), as kubectl apply --validate=strict does
 			if err := c.Patch(ctx, again, client.Apply, client.FieldOwner("samples-test"), client.ForceOwnership,
 				client.FieldValidation(metav1.FieldValidationStrict)); err != nil {
 				t.Fatalf("re-applying Workload %s as read back failed: %v", stored.Name, err)
