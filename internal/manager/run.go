@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -15,13 +14,14 @@ import (
 	"github.com/citycells/compute/internal/manager/cell"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
+	"github.com/citycells/compute/internal/serving"
 )
 
 // Run starts the enabled roles and blocks until ctx ends or a role fails.
 // When both roles are enabled (single-cluster mode) they share one manager:
 // the cell controllers run on the management role's own cluster.
 func Run(ctx context.Context, o *Options) error {
-	cfg, err := loadConfig(o.Kubeconfig)
+	cfg, err := serving.LoadConfig(o.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -140,20 +140,4 @@ func hubHost(cfg *rest.Config) string {
 		return ""
 	}
 	return cfg.Host
-}
-
-// loadConfig reads --kubeconfig, or $KUBECONFIG / in-cluster when empty.
-func loadConfig(path string) (*rest.Config, error) {
-	if path == "" {
-		cfg, err := ctrl.GetConfig()
-		if err != nil {
-			return nil, fmt.Errorf("cannot find a cluster to run against: pass --kubeconfig or set $KUBECONFIG: %w", err)
-		}
-		return cfg, nil
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to load --kubeconfig %q: %w", path, err)
-	}
-	return cfg, nil
 }

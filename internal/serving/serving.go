@@ -1,12 +1,17 @@
-// Package serving secures what compute's managers serve: metrics over HTTPS
-// behind authentication and authorization, and HTTP/2 off for metrics and
-// webhooks. compute-manager and compute-quota share it.
+// Package serving is what compute's managers share to run: the plane they
+// run against (LoadConfig), and what they serve, secured — metrics over
+// HTTPS behind authentication and authorization, and HTTP/2 off for
+// metrics and webhooks. compute-manager and compute-quota share it.
 package serving
 
 import (
 	"crypto/tls"
+	"fmt"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -63,4 +68,22 @@ func (s Options) Metrics(addr string) metricsserver.Options {
 		o.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	return o
+}
+
+// LoadConfig reads the kubeconfig at path (the --kubeconfig flag), or
+// $KUBECONFIG / in-cluster when it is empty. A named kubeconfig that
+// cannot be read is an error, never a silent fallback.
+func LoadConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return nil, fmt.Errorf("cannot find a cluster to run against: pass --kubeconfig or set $KUBECONFIG: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load --kubeconfig %q: %w", path, err)
+	}
+	return cfg, nil
 }
