@@ -149,3 +149,9 @@ const (
 	// `rollout undo --at-once` writes it.
 	RolloutAtOnceAnnotation = "compute.datumapis.com/rollout-at-once"
 )
+
+// RevisionSoakedAnnotation on a WorkloadDeployment is the template hash of
+// the revision the city has soaked at: from then on a failure there is an
+// operational problem, not one of the rollout, and neither halts it nor
+// holds its later waves back.
+const RevisionSoakedAnnotation = "compute.datumapis.com/revision-soaked"

@@ -100,8 +100,13 @@ type City struct {
 	// RolledBackFrom is the revision the city was rolled back from after a
 	// halt, and RollbackReason why; empty when it was not.
 	RolledBackFrom, RollbackReason string
-	// AppliedAt is when the city got Revision; zero when unknown.
+	// AppliedAt is when the city's template last changed (it got Revision,
+	// or was restarted); zero when unknown.
 	AppliedAt time.Time
+	// Soaked is set once the city has soaked at Revision: a later failure
+	// there is an operational problem, not one of the rollout, and neither
+	// halts it nor holds its waves back.
+	Soaked bool
 	// Ready is true when the cell reported the deployment's current spec
 	// and every desired replica is ready and up to date.
 	Ready bool
@@ -136,6 +141,9 @@ type CityPlan struct {
 	// Advance is set when Revision is the target and the city does not run
 	// it yet; Rollback when Revision is the city's previous revision.
 	Advance, Rollback bool
+	// Soaked is set when the city has soaked at the target (to be recorded
+	// on the city).
+	Soaked bool
 	// State is where the city stands.
 	State computev1alpha.CityRolloutState
 	// Reason and Message explain a halted or waiting city.
@@ -184,8 +192,9 @@ func Make(in Input) Plan {
 	for i, c := range in.Cities {
 		plan.Cities[i] = CityPlan{Key: c.Key, Wave: waveOf[i] + 1, Revision: c.Revision}
 		if c.Revision == in.Target {
-			soaked[i] = c.Ready && !in.Now.Before(readyAt(c).Add(st.Soak))
-			if !c.Ready {
+			soaked[i] = c.Soaked || c.Ready && !in.Now.Before(readyAt(c).Add(st.Soak))
+			plan.Cities[i].Soaked = soaked[i]
+			if !c.Ready && !soaked[i] {
 				updating++
 			}
 		}
@@ -200,7 +209,7 @@ func Make(in Input) Plan {
 		}
 	}
 
-	halt := findHalt(st, in, waveOf)
+	halt := findHalt(st, in, waveOf, soaked)
 	plan.Halt = halt
 	budget := math.MaxInt
 	if st.MaxUnavailable != nil {
@@ -342,7 +351,7 @@ func phase(halt *Halt, gate string, active, waves int) (computev1alpha.RolloutPh
 }
 
 // findHalt returns the first city, in wave order, that halts the rollout.
-func findHalt(st Strategy, in Input, waveOf []int) *Halt {
+func findHalt(st Strategy, in Input, waveOf []int, soaked []bool) *Halt {
 	if !st.Halting {
 		return nil
 	}
@@ -352,7 +361,7 @@ func findHalt(st Strategy, in Input, waveOf []int) *Halt {
 		case c.RolledBackFrom != "" && c.RolledBackFrom == in.Target && c.Revision != in.Target:
 			return &Halt{Key: c.Key, Reason: cmp.Or(c.RollbackReason, computev1alpha.ReasonRolloutHalted),
 				Message: "rolled back to its previous revision"}
-		case c.Revision != in.Target:
+		case c.Revision != in.Target || soaked[i]:
 		case c.Failure != "" && !c.Ready:
 			return &Halt{Key: c.Key, Reason: c.Failure, Message: c.FailureMessage}
 		case !c.Ready && st.ProgressDeadline > 0 && !c.AppliedAt.IsZero() && !in.Now.Before(c.AppliedAt.Add(st.ProgressDeadline)):

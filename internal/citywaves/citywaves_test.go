@@ -40,6 +40,12 @@ func (b *cityBuilder) updating(rev string, applied time.Time) *cityBuilder {
 	return b
 }
 
+// soakedAt: the city runs rev and soaked there earlier.
+func (b *cityBuilder) soakedAt(rev string) *cityBuilder {
+	b.Revision, b.AppliedAt, b.Soaked = rev, t0.Add(-time.Hour), true
+	return b
+}
+
 func (b *cityBuilder) previous(rev string) *cityBuilder { b.Previous = rev; return b }
 
 func (b *cityBuilder) failing(reason string) *cityBuilder {
@@ -210,6 +216,14 @@ func TestMake(t *testing.T) {
 				Revisions: revs("DFW", revC, "LHR", revB, "SIN", revA),
 				States:    states("DFW", updatingS, "LHR", waiting, "SIN", waiting)},
 		},
+		"a soaked city that fails later neither halts the rollout nor holds the next wave back": {
+			strategy: waves([]string{"DFW"}, []string{"LHR", "SIN"}),
+			cities: cities(city("DFW").soakedAt(revC).failing(computev1alpha.ReasonInstanceCrashing),
+				city("LHR").ready(revA, long), city("SIN").ready(revA, long)),
+			want: outcome{Phase: computev1alpha.RolloutPhaseProgressing, Wave: 2,
+				Revisions: revs("DFW", revC, "LHR", revC, "SIN", revC),
+				States:    states("DFW", updated, "LHR", updatingS, "SIN", updatingS)},
+		},
 		"paused holds the next wave": {
 			strategy: waves([]string{"DFW"}, []string{"LHR", "SIN"}).paused(),
 			cities:   cities(city("DFW").ready(revC, long), city("LHR").ready(revA, long), city("SIN").ready(revA, long)),
@@ -364,6 +378,7 @@ func FuzzMake(f *testing.F) {
 				if b&0x40 != 0 && ct.Revision != revC {
 					ct.RolledBackFrom = revC
 				}
+				ct.Soaked = b&0x20 != 0 && b&0x10 != 0
 			}
 			cs = append(cs, ct)
 		}
@@ -408,8 +423,11 @@ func FuzzMake(f *testing.F) {
 			if !allowed || d.Revision == "" {
 				t.Fatalf("city %s runs %q, was given %q: neither its own, the target, nor (rolled back) its previous revision", c.Key, c.Revision, d.Revision)
 			}
-			if c.Revision == revC && !c.Ready {
+			if c.Revision == revC && !c.Ready && !c.Soaked {
 				before++
+			}
+			if p.Halt != nil && p.Halt.Key == c.Key && c.Soaked && c.Revision == revC {
+				t.Fatalf("city %s halted the rollout although it had soaked", c.Key)
 			}
 			if d.Advance && c.Revision != "" {
 				advanced++
