@@ -527,3 +527,21 @@ func Describe(waves [][]string) string {
 	}
 	return strings.Join(parts, "  ")
 }
+
+// CityWaves returns the waves st makes of the city codes, for a plan
+// printout: the order Make rolls them in.
+func CityWaves(st Strategy, codes []string) [][]string {
+	cities := make([]City, 0, len(codes))
+	seen := map[string]bool{}
+	for _, c := range codes {
+		if !seen[c] {
+			seen[c] = true
+			cities = append(cities, City{Key: c, Code: c})
+		}
+	}
+	if !st.Halting {
+		st = Strategy{Kind: computev1alpha.AllAtOnceCityRollout}
+	}
+	_, waves := order(st, cities)
+	return waves
+}
