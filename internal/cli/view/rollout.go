@@ -29,7 +29,7 @@ type Rollout struct {
 
 // assessRollout folds the Workload's status.rollout into p: each city's
 // wave, revision and rollout state; cities waiting for their wave are not
-// done; a halted rollout is a failure.
+// done; a halted rollout is a failure (listed after the instance failures).
 func assessRollout(p *Progress, w *computev1alpha.Workload) {
 	r := w.Status.Rollout
 	if r == nil || (w.Status.CurrentTemplateHash != "" && r.TemplateHash != w.Status.CurrentTemplateHash) {
@@ -63,8 +63,10 @@ func assessRollout(p *Progress, w *computev1alpha.Workload) {
 	case computev1alpha.RolloutPhaseComplete:
 		return
 	case computev1alpha.RolloutPhaseHalted:
-		p.Failures = append([]Failure{{City: haltedCity(r), Status: "Rollout halted", Reason: computev1alpha.ReasonRolloutHalted,
-			Message: r.Message}}, p.Failures...)
+		// After the instance failures: the reason a city failed says more
+		// about what to fix than the halt it caused.
+		p.Failures = append(p.Failures, Failure{City: haltedCity(r), Status: "Rollout halted", Reason: computev1alpha.ReasonRolloutHalted,
+			Message: r.Message})
 	}
 	p.Done = false
 }
