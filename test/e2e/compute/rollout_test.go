@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/simprovider"
 )
 
@@ -110,11 +111,13 @@ func TestAGoodImageTravelsInWavesAndABadOneHaltsAfterTheFirstCity(t *testing.T) 
 		g.Expect(images["SIN"]).To(Equal("ghcr.io/citycells/hello:2.0"))
 	}).WithTimeout(10 * time.Second).WithPolling(poll).Should(Succeed())
 
-	t.Log("undo (back to 2.0's template) restores DFW")
-	updateWorkload(t, w, func(w *computev1alpha.Workload) {
-		w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "ghcr.io/citycells/hello:2.0"
-		w.Spec.Template.Metadata.Annotations = nil
-	})
+	t.Log("the CLI shows the halt and exits with failure, not timeout")
+	user := newCLIUser(t, ns.name)
+	halted := user.run(cmdutil.ExitFailure, "rollout", "status", "waves", "--watch=false", "--yes")
+	g.Expect(halted.Stderr).To(ContainSubstring("halted in edge/DFW: ImageUnavailable"))
+
+	t.Log("rollout undo (back to 2.0's template) restores DFW")
+	user.run(cmdutil.ExitOK, "rollout", "undo", "waves", "--yes")
 	g.Eventually(func(g Gomega) {
 		g.Expect(project.Get(ctx, client.ObjectKeyFromObject(w), got)).To(Succeed())
 		g.Expect(got.Status.Rollout.Phase).To(Equal(computev1alpha.RolloutPhaseComplete))
