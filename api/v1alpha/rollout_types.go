@@ -170,16 +170,16 @@ type CanaryRollout struct {
 type RolloutPhase string
 
 const (
-	// RolloutPhaseComplete: every city runs the current revision and has
+	// RolloutPhaseComplete means every city runs the current revision and has
 	// soaked.
 	RolloutPhaseComplete RolloutPhase = "Complete"
-	// RolloutPhaseProgressing: a wave is updating or soaking.
+	// RolloutPhaseProgressing means a wave is updating or soaking.
 	RolloutPhaseProgressing RolloutPhase = "Progressing"
-	// RolloutPhasePaused: spec.rollout.paused holds the next cities.
+	// RolloutPhasePaused means spec.rollout.paused holds the next cities.
 	RolloutPhasePaused RolloutPhase = "Paused"
-	// RolloutPhaseAwaitingApproval: the next wave waits for approval.
+	// RolloutPhaseAwaitingApproval means the next wave waits for approval.
 	RolloutPhaseAwaitingApproval RolloutPhase = "AwaitingApproval"
-	// RolloutPhaseHalted: a city failed; later waves keep their revision.
+	// RolloutPhaseHalted means a city failed; later waves keep their revision.
 	RolloutPhaseHalted RolloutPhase = "Halted"
 )
 
@@ -187,20 +187,20 @@ const (
 type CityRolloutState string
 
 const (
-	// CityUpdated: the city runs the current revision and has soaked.
+	// CityUpdated means the city runs the current revision and has soaked.
 	CityUpdated CityRolloutState = "Updated"
-	// CityUpdating: the city has the current revision; its replicas are
+	// CityUpdating means the city has the current revision; its replicas are
 	// not all ready yet.
 	CityUpdating CityRolloutState = "Updating"
-	// CitySoaking: every replica is ready at the current revision; the
+	// CitySoaking means every replica is ready at the current revision; the
 	// soak time has not passed yet.
 	CitySoaking CityRolloutState = "Soaking"
-	// CityWaiting: the city keeps its revision until its wave starts.
+	// CityWaiting means the city keeps its revision until its wave starts.
 	CityWaiting CityRolloutState = "Waiting"
-	// CityHalted: the city failed at the current revision and halted the
+	// CityHalted means the city failed at the current revision and halted the
 	// rollout.
 	CityHalted CityRolloutState = "Halted"
-	// CityRolledBack: the rollout halted and the city returned to the
+	// CityRolledBack means the rollout halted and the city returned to the
 	// revision it ran before.
 	CityRolledBack CityRolloutState = "RolledBack"
 )

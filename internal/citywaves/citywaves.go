@@ -479,7 +479,7 @@ func order(st Strategy, cities []City) ([]int, [][]string) {
 		used[w] = true
 	}
 	dense := map[int]int{}
-	var ws []int
+	ws := make([]int, 0, len(used))
 	for w := range used {
 		ws = append(ws, w)
 	}

@@ -90,8 +90,8 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 		}
 	}
 
-	var cities []citywaves.City
-	var index []int
+	cities := make([]citywaves.City, 0, len(targets))
+	index := make([]int, 0, len(targets))
 	for i := range targets {
 		t := &targets[i]
 		wd := existing[t.Name]
