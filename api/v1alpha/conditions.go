@@ -135,4 +135,17 @@ const (
 	// ReasonFederationFailed means the federation-plane copy could not be
 	// written or removed.
 	ReasonFederationFailed = "FederationFailed"
+	// ReasonRolloutHalted means a city failed at the new revision and the
+	// rollout across cities stopped (Progressing=False).
+	ReasonRolloutHalted = "RolloutHalted"
+	// ReasonRolloutPaused means spec.rollout.paused holds the next cities.
+	ReasonRolloutPaused = "RolloutPaused"
+	// ReasonRolloutAwaitingApproval means the next wave waits for
+	// `rollout approve`.
+	ReasonRolloutAwaitingApproval = "RolloutAwaitingApproval"
+	// ReasonWaveProgressing means a wave of cities is updating or soaking.
+	ReasonWaveProgressing = "WaveProgressing"
+	// ReasonProgressDeadlineExceeded means a city did not become ready at
+	// the new revision within spec.rollout.progressDeadlineSeconds.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 )

@@ -119,3 +119,39 @@ const (
 	// ResourceTypeMemory counts memory in MiB.
 	ResourceTypeMemory = "compute.datumapis.com/memory"
 )
+
+// Rollout annotations. Those on a WorkloadDeployment are written by the
+// WorkloadReconciler and are the memory of a rollout across cities: the
+// rollout is rebuilt from them (and the deployments' status) after a
+// restart.
+const (
+	// RevisionHashAnnotation on a WorkloadDeployment is the template hash of
+	// the Workload revision the city runs (its own template may differ by a
+	// per-city restart).
+	RevisionHashAnnotation = "compute.datumapis.com/revision-hash"
+	// PreviousRevisionHashAnnotation on a WorkloadDeployment is the template
+	// hash of the revision the city ran before; a rollback returns to it.
+	PreviousRevisionHashAnnotation = "compute.datumapis.com/previous-revision-hash"
+	// RevisionAppliedAtAnnotation on a WorkloadDeployment is the RFC 3339
+	// time the city got its revision: the start of its progress deadline.
+	RevisionAppliedAtAnnotation = "compute.datumapis.com/revision-applied-at"
+	// RolledBackFromAnnotation on a WorkloadDeployment is
+	// "<template hash>:<Reason>": the revision the city was rolled back
+	// from when the rollout halted, and why. While the Workload's template
+	// is still that revision, the rollout stays halted.
+	RolledBackFromAnnotation = "compute.datumapis.com/rolled-back-from"
+	// RolloutApprovedAnnotation on a Workload is "<template hash>:<wave>":
+	// waves up to that number (from 1) of the revision with that hash may
+	// start (spec.rollout.approval Manual). `rollout approve` writes it.
+	RolloutApprovedAnnotation = "compute.datumapis.com/rollout-approved"
+	// RolloutAtOnceAnnotation on a Workload is a template hash: the revision
+	// with that hash goes to every city at once, whatever the strategy.
+	// `rollout undo --at-once` writes it.
+	RolloutAtOnceAnnotation = "compute.datumapis.com/rollout-at-once"
+)
+
+// RevisionSoakedAnnotation on a WorkloadDeployment is the template hash of
+// the revision the city has soaked at: from then on a failure there is an
+// operational problem, not one of the rollout, and neither halts it nor
+// holds its later waves back.
+const RevisionSoakedAnnotation = "compute.datumapis.com/revision-soaked"

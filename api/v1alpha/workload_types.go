@@ -83,6 +83,13 @@ type WorkloadSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// Rollout says how a template change travels between cities: all at
+	// once (the default), in explicit waves, or canary first. See
+	// docs/rollouts.md.
+	//
+	// +optional
+	Rollout *WorkloadRollout `json:"rollout,omitempty"`
 }
 
 // WorkloadPlacement runs instances in a set of cities.
@@ -297,6 +304,12 @@ type WorkloadStatus struct {
 	//
 	// +optional
 	CurrentTemplateHash string `json:"currentTemplateHash,omitempty"`
+
+	// Rollout reports, per city, the revision it runs and where it stands
+	// in the rollout of the current revision.
+	//
+	// +optional
+	Rollout *WorkloadRolloutStatus `json:"rollout,omitempty"`
 }
 
 // WorkloadPlacementStatus reports one placement.
@@ -361,6 +374,7 @@ type WorkloadCityStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`
 // +kubebuilder:printcolumn:name="Up-to-date",type=integer,JSONPath=`.status.updatedReplicas`
+// +kubebuilder:printcolumn:name="Rollout",type=string,JSONPath=`.status.rollout.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Workload struct {
 	metav1.TypeMeta   `json:",inline"`

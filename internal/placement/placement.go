@@ -103,6 +103,15 @@ func Desired(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, ci
 	return wd
 }
 
+// CityTemplate returns tpl as city runs it for w: with w's per-city restart
+// of city applied (see Desired). The WorkloadReconciler uses it for a city
+// that keeps an earlier revision during a rollout across cities.
+func CityTemplate(w *computev1alpha.Workload, tpl *computev1alpha.InstanceTemplateSpec, city string) computev1alpha.InstanceTemplateSpec {
+	out := *tpl.DeepCopy()
+	applyCityRestart(&out, w.Annotations[computev1alpha.CityRestartedAtAnnotationPrefix+city])
+	return out
+}
+
 // applyCityRestart makes a per-city restart time the template's restartedAt
 // when it is later than the template's own. An unparsable city time is
 // ignored (admission rejects it); a later whole-workload restart wins.

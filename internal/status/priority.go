@@ -98,6 +98,14 @@ var unrankedReasons = []string{
 	computev1alpha.ReasonNoDeployments,
 	computev1alpha.ReasonFederated,
 	computev1alpha.ReasonFederationFailed,
+	// A rollout across cities reports these on the Workload's Progressing
+	// condition and in status.rollout; they summarise the rollout's plan,
+	// not the cities' state, so they are never ranked across objects.
+	computev1alpha.ReasonRolloutHalted,
+	computev1alpha.ReasonRolloutPaused,
+	computev1alpha.ReasonRolloutAwaitingApproval,
+	computev1alpha.ReasonWaveProgressing,
+	computev1alpha.ReasonProgressDeadlineExceeded,
 }
 
 // ProgressingReasons returns the progressing table, most significant first.

@@ -6,10 +6,43 @@ import (
 	"strings"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/citywaves"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/instances"
 	"github.com/citycells/compute/internal/cli/plan"
 )
+
+// WavePlan says how a template change travels between w's cities: at once,
+// or the waves of spec.rollout with their soak time and halt policy.
+func WavePlan(w *computev1alpha.Workload) string {
+	st := citywaves.StrategyOf(w.Spec.Rollout)
+	waves := citywaves.CityWaves(st, cmdutil.WorkloadCities(w))
+	if len(waves) <= 1 {
+		return "Every city gets the new template at once; inside each city instances are replaced a few at a time, so the workload keeps serving."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Cities get the new template in %d waves (%s): ", len(waves), st.Kind)
+	for i, wave := range waves {
+		if i > 0 {
+			b.WriteString(" → ")
+		}
+		fmt.Fprintf(&b, "%s", strings.Join(wave, ", "))
+	}
+	b.WriteString(".\nEach wave must be ready")
+	if st.Soak > 0 {
+		fmt.Fprintf(&b, " for %s", st.Soak)
+	}
+	b.WriteString(" before the next starts")
+	if st.ManualApproval {
+		b.WriteString(" and is approved with `rollout approve`")
+	}
+	b.WriteString("; a failing city halts the rollout")
+	if st.Rollback {
+		b.WriteString(" and its wave is rolled back")
+	}
+	b.WriteString(".")
+	return b.String()
+}
 
 // RenderPlan writes what deploying w does: a summary of a new workload, or
 // the changes to an existing one; notReady lists enabled cities whose
@@ -28,7 +61,7 @@ func RenderPlan(out io.Writer, w *computev1alpha.Workload, target cmdutil.Target
 			fmt.Fprintf(&b, "  %s\n", c)
 		}
 		if p.TemplateChanged {
-			b.WriteString("Instances are replaced one at a time, city by city, so the workload keeps serving.\n")
+			b.WriteString(WavePlan(w) + "\n")
 		}
 	}
 	for _, c := range notReady {

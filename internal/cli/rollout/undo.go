@@ -13,6 +13,7 @@ import (
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
 	"github.com/citycells/compute/internal/cli/progress"
+	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/revision"
 )
 
@@ -31,6 +32,9 @@ type UndoOptions struct {
 	DryRun string
 	// Wait is --wait: wait for the rollout it starts.
 	Wait bool
+	// AtOnce is --at-once: return every city at once instead of in the
+	// waves of spec.rollout.
+	AtOnce bool
 	// Timeout is --timeout for --wait.
 	Timeout time.Duration
 }
@@ -48,7 +52,9 @@ func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
 		Use:   "undo NAME",
 		Short: "Roll a workload back to an earlier template revision",
 		Long: "Replace the workload's template with the one recorded in an earlier revision (by default the one\n" +
-			"before the current) and roll it out. The revision it returns to becomes the newest revision.",
+			"before the current) and roll it out. The revision it returns to becomes the newest revision. With\n" +
+			"spec.rollout it travels in the same waves as any change (cities that already run it are done at once);\n" +
+			"--at-once returns every city at the same time.",
 		Example: "  datumctl compute rollout undo web\n" +
 			"  datumctl compute rollout undo web --to-revision 2 --wait",
 		Args:              cmdutil.ExactArgs("NAME"),
@@ -59,6 +65,7 @@ func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
 	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "The revision to return to (default: the one before the current).")
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait for the rollout to finish, with live per-city progress.")
+	cmd.Flags().BoolVar(&o.AtOnce, "at-once", false, "Return every city at once instead of in the waves of spec.rollout.")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
 	return cmd, o
 }
@@ -135,7 +142,11 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 	if err := o.apply(ctx, c, w, target); err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(out, "Rolled back %s to the template of revision %d; instances are replaced one at a time.\n", o.Name, target.Number)
+	how := "instances are replaced a few at a time"
+	if w.Spec.Rollout != nil && !o.AtOnce {
+		how += ", in the waves of spec.rollout"
+	}
+	_, _ = fmt.Fprintf(out, "Rolled back %s to the template of revision %d; %s.\n", o.Name, target.Number, how)
 	if o.Wait {
 		pr, err := progress.Wait(ctx, o.Factory, c.Client, progress.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
 			Out: out, Terminal: terminal})
@@ -184,8 +195,11 @@ func (o *UndoOptions) apply(ctx context.Context, c *cmdutil.Clients, w *computev
 	var p cmdutil.JSONPatch
 	p.GuardGeneration(w.Generation)
 	p.Replace("/spec/template", target.Template)
-	p.SetMapEntries("/metadata/annotations", w.Annotations,
-		map[string]string{revision.ChangeCauseAnnotation: fmt.Sprintf("rollout undo --to-revision %d", target.Number)})
+	entries := map[string]string{revision.ChangeCauseAnnotation: fmt.Sprintf("rollout undo --to-revision %d", target.Number)}
+	if o.AtOnce {
+		entries[computev1alpha.RolloutAtOnceAnnotation] = names.TemplateHash(target.Template)
+	}
+	p.SetMapEntries("/metadata/annotations", w.Annotations, entries)
 	if err := p.Apply(ctx, c.Client, w, cmdutil.PatchOptions(o.DryRun)...); err != nil {
 		if errors.Is(err, cmdutil.ErrChanged) {
 			return cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else while rolling back; nothing was changed", o.Name),

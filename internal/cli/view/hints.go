@@ -58,6 +58,11 @@ func NextSteps(reason string, h Hints) []string {
 		return append([]string{
 			"The platform rejected the instance configuration (see the message); fix the workload and deploy again.",
 		}, h.undo()...)
+	case computev1alpha.ReasonRolloutHalted:
+		return append([]string{
+			"A city failed at the new revision, so later waves kept the previous one (see the message).",
+			"Fix the template and deploy again (the rollout restarts at wave 1): " + h.cmd("deploy %s --image <image>", h.Workload),
+		}, h.undo()...)
 	case computev1alpha.ReasonQuotaExceeded:
 		return []string{
 			"The project is at its quota: see what is used with " + h.cmd("quota%s", cityFlag),

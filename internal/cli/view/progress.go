@@ -72,6 +72,12 @@ type City struct {
 	Done bool `json:"done"`
 	// Failed is set when the city cannot get done by waiting.
 	Failed bool `json:"failed,omitempty"`
+	// Wave, Revision and Rollout are the city's wave, the revision it runs
+	// and its rollout state (Updated, Updating, Soaking, Waiting, Halted,
+	// RolledBack), from the Workload's status.rollout.
+	Wave     int32  `json:"wave,omitempty"`
+	Revision int64  `json:"revision,omitempty"`
+	Rollout  string `json:"rollout,omitempty"`
 }
 
 // Failure is an Instance (or city) that reached a state waiting will not
@@ -108,8 +114,10 @@ type Progress struct {
 	// observed the latest spec.
 	Done bool `json:"done"`
 	// Failures are terminal failures of instances on the current template
-	// and of cities, worst first.
+	// and of cities, worst first (a halted rollout across cities first).
 	Failures []Failure `json:"failures,omitempty"`
+	// Rollout is the rollout across cities; nil when not reported.
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // Assess computes the progress of s's Workload toward its spec.
@@ -179,6 +187,7 @@ func Assess(s Snapshot, exp Expectation) Progress {
 		return cmp.Or(cmp.Compare(status.Severity(b.Reason), status.Severity(a.Reason)),
 			cmp.Compare(a.City, b.City), cmp.Compare(a.Instance, b.Instance))
 	})
+	assessRollout(&p, w)
 	return p
 }
 
@@ -352,6 +361,9 @@ func (p Progress) Line() string {
 		return p.Waiting
 	case len(parts) == 0:
 		return "no cities"
+	}
+	if r := p.RolloutLine(); r != "" {
+		parts = append([]string{r}, parts...)
 	}
 	return strings.Join(parts, " · ")
 }

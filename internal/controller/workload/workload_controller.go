@@ -125,7 +125,10 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	s.recorder = recorder
 
 	current, revErr := r.reconcileRevisions(ctx, s)
-	cities, deployErr := reconcileDeployments(ctx, s)
+	targets := placement.Expand(w, s.cities)
+	ro := r.planRollout(s, targets, current)
+	cities, deployErr := reconcileDeployments(ctx, s, targets)
+	ro.recordRollout(s)
 
 	st := computeStatus(statusInput{
 		workload: w,
@@ -134,8 +137,14 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 		settled:  revErr == nil && deployErr == nil,
 		now:      metav1.NewTime(r.Clock.Now()),
 	})
+	applyRollout(&st, w, ro, current, r.now())
 	_, statusErr := patch.Status(ctx, c, w, func(w *computev1alpha.Workload) { w.Status = st })
-	return ctrl.Result{}, errors.Join(revErr, deployErr, statusErr)
+	if err := errors.Join(revErr, deployErr, statusErr); err != nil {
+		return ctrl.Result{}, err
+	}
+	// A soak ending or a progress deadline passing changes the rollout
+	// without any object changing.
+	return ctrl.Result{RequeueAfter: ro.plan.RequeueAfter}, nil
 }
 
 // observe reads what the reconcile of w depends on.

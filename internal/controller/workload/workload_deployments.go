@@ -33,11 +33,12 @@ const (
 )
 
 // reconcileDeployments creates, updates and deletes the WorkloadDeployments
-// of s.workload to match its expansion, and returns every city as observed
-// after the writes. Every write is attempted; the errors are joined.
-func reconcileDeployments(ctx context.Context, s *scope) ([]observedCity, error) {
+// of s.workload to match its targets (its expansion, shaped by the rollout
+// across cities), and returns every city as observed after the writes.
+// Every write is attempted; the errors are joined.
+func reconcileDeployments(ctx context.Context, s *scope, targets []placement.Target) ([]observedCity, error) {
 	w := s.workload
-	plan := placement.Diff(w, placement.Expand(w, s.cities), s.deployments)
+	plan := placement.Diff(w, targets, s.deployments)
 
 	current := make(map[string]*computev1alpha.WorkloadDeployment, len(s.deployments))
 	for i := range s.deployments {

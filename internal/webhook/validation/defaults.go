@@ -14,10 +14,12 @@ const DefaultDiskType = "pd-standard"
 
 // DefaultWorkload fills in the defaults of w in place: revisionHistoryLimit
 // 10, instanceManagementPolicy OrderedReady, maxUnavailable 1 when a rollout
-// strategy is given, the default instance type, TCP ports and pd-standard
-// disks; volumes of the first API shape (secret.name, disk{type, size,
-// image}) move to Datum's shape (secret.secretName, disk.template).
-// Defaulting is idempotent and never overwrites a value the user set.
+// strategy is given, spec.rollout's strategy AllAtOnce, onFailure Halt and
+// approval Automatic when spec.rollout is given, the default instance type,
+// TCP ports and pd-standard disks; volumes of the first API shape
+// (secret.name, disk{type, size, image}) move to Datum's shape
+// (secret.secretName, disk.template). Defaulting is idempotent and never
+// overwrites a value the user set.
 func DefaultWorkload(w *computev1alpha.Workload) {
 	if w.Spec.RevisionHistoryLimit == nil {
 		w.Spec.RevisionHistoryLimit = ptr.To(int32(revision.DefaultHistoryLimit))
@@ -29,6 +31,17 @@ func DefaultWorkload(w *computev1alpha.Workload) {
 		}
 		if p.RolloutStrategy != nil && p.RolloutStrategy.MaxUnavailable == nil {
 			p.RolloutStrategy.MaxUnavailable = ptr.To(int32(1))
+		}
+	}
+	if r := w.Spec.Rollout; r != nil {
+		if r.Strategy == "" {
+			r.Strategy = computev1alpha.AllAtOnceCityRollout
+		}
+		if r.OnFailure == "" {
+			r.OnFailure = computev1alpha.HaltOnFailure
+		}
+		if r.Approval == "" {
+			r.Approval = computev1alpha.AutomaticRolloutApproval
 		}
 	}
 	defaultInstanceSpec(&w.Spec.Template.Spec)

@@ -28,6 +28,13 @@ func seedWorkloads(t testing.TB) [][]byte {
 			Name: "side", Image: "envoy", Ports: []computev1alpha.NamedPort{{Name: "admin", Port: 9901, Protocol: "UDP"}},
 			Env: []computev1alpha.EnvVar{{Name: "A", Value: "b"}},
 		}).build(),
+		makeWorkload().withRollout(computev1alpha.WorkloadRollout{
+			Strategy: computev1alpha.WavesCityRollout, Waves: wavesOf([]string{"DFW"}, []string{"LHR", "DFW", "xx"}),
+		}).build(),
+		makeWorkload().withRollout(computev1alpha.WorkloadRollout{
+			Strategy: computev1alpha.CanaryCityRollout,
+			Canary:   &computev1alpha.CanaryRollout{CityCode: "LHR", WaveSize: ptr.To(intstr.FromString("33%"))},
+		}).build(),
 	}
 	ws = append(ws, datumSeeds()...)
 	out := make([][]byte, 0, len(ws))

@@ -94,6 +94,7 @@ func validateSpec(w *computev1alpha.Workload, old *computev1alpha.Workload, env 
 	}
 	errs = append(errs, validatePlacements(w, old, env)...)
 	errs = append(errs, validateTemplate(&w.Spec.Template, w.Namespace, spec.Child("template"))...)
+	errs = append(errs, validateRollout(w)...)
 	return errs
 }
 

@@ -1,0 +1,95 @@
+package view
+
+import (
+	"fmt"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// StateWaitingForWave is the state of a city that keeps its revision until
+// its wave of a rollout across cities starts.
+const StateWaitingForWave = "waiting for its wave"
+
+// Rollout is the rollout of the current revision across cities, as the
+// Workload reports it (status.rollout).
+type Rollout struct {
+	// Strategy is AllAtOnce, Waves or Canary.
+	Strategy string `json:"strategy"`
+	// Phase is Complete, Progressing, Paused, AwaitingApproval or Halted.
+	Phase string `json:"phase"`
+	// Wave is the wave in progress (from 1), 0 once complete; Waves the
+	// number of waves.
+	Wave  int32 `json:"wave"`
+	Waves int32 `json:"waves"`
+	// Message says what the rollout waits for, or why it halted.
+	Message string `json:"message,omitempty"`
+	// Halted is set when the rollout halted: waiting will not finish it.
+	Halted bool `json:"halted,omitempty"`
+}
+
+// assessRollout folds the Workload's status.rollout into p: each city's
+// wave, revision and rollout state; cities waiting for their wave are not
+// done; a halted rollout is a failure (listed after the instance failures).
+func assessRollout(p *Progress, w *computev1alpha.Workload) {
+	r := w.Status.Rollout
+	if r == nil || (w.Status.CurrentTemplateHash != "" && r.TemplateHash != w.Status.CurrentTemplateHash) {
+		return
+	}
+	p.Rollout = &Rollout{Strategy: string(r.Strategy), Phase: string(r.Phase), Wave: r.Wave, Waves: r.Waves,
+		Message: r.Message, Halted: r.Phase == computev1alpha.RolloutPhaseHalted}
+	byKey := map[cityKey]computev1alpha.CityRolloutStatus{}
+	for _, c := range r.Cities {
+		byKey[cityKey{c.Placement, c.CityCode}] = c
+	}
+	for i := range p.Cities {
+		c := &p.Cities[i]
+		rc, ok := byKey[cityKey{c.Placement, c.City}]
+		if !ok {
+			continue
+		}
+		c.Wave, c.Revision, c.Rollout = rc.Wave, rc.Revision, string(rc.State)
+		switch rc.State {
+		case computev1alpha.CityWaiting:
+			c.Done = false
+			c.State, c.Message = StateWaitingForWave, rc.Message
+		case computev1alpha.CitySoaking:
+			c.Done = false
+			c.State = "soaking"
+		case computev1alpha.CityRolledBack:
+			c.State, c.Reason, c.Message = "rolled back", rc.Reason, rc.Message
+		}
+	}
+	switch r.Phase {
+	case computev1alpha.RolloutPhaseComplete:
+		return
+	case computev1alpha.RolloutPhaseHalted:
+		// After the instance failures: the reason a city failed says more
+		// about what to fix than the halt it caused.
+		p.Failures = append(p.Failures, Failure{City: haltedCity(r), Status: "Rollout halted", Reason: computev1alpha.ReasonRolloutHalted,
+			Message: r.Message})
+	}
+	p.Done = false
+}
+
+// haltedCity names the city that halted a rollout.
+func haltedCity(r *computev1alpha.WorkloadRolloutStatus) string {
+	for _, c := range r.Cities {
+		if c.State == computev1alpha.CityHalted || c.State == computev1alpha.CityRolledBack {
+			return c.CityCode
+		}
+	}
+	return ""
+}
+
+// RolloutLine renders the rollout's position, "wave 1/2 (Progressing)",
+// empty without a rollout of several waves.
+func (p Progress) RolloutLine() string {
+	r := p.Rollout
+	if r == nil || r.Waves <= 1 && r.Phase != string(computev1alpha.RolloutPhaseHalted) {
+		return ""
+	}
+	if r.Wave == 0 {
+		return fmt.Sprintf("%d waves, complete", r.Waves)
+	}
+	return fmt.Sprintf("wave %d/%d %s", r.Wave, r.Waves, r.Phase)
+}

@@ -1,0 +1,122 @@
+package workload
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/placement"
+	"github.com/citycells/compute/internal/revision"
+)
+
+var rolloutNow = time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+
+// rolloutScope is a Workload whose template moved from image 1.0 to 2.0,
+// rolled DFW first, then LHR, with both cities running 1.0 and ready.
+func rolloutScope(t *testing.T) (*scope, []placement.Target) {
+	t.Helper()
+	w := &computev1alpha.Workload{}
+	w.Name, w.Namespace, w.UID, w.Generation = "web", "default", "u-1", 2
+	w.Spec.Template.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{
+		Containers: []computev1alpha.SandboxContainer{{Name: "app", Image: "app:1.0"}},
+	}
+	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", CityCodes: []string{"DFW", "LHR"},
+		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2}}}
+	w.Spec.Rollout = &computev1alpha.WorkloadRollout{Strategy: computev1alpha.WavesCityRollout,
+		Waves: []computev1alpha.RolloutWave{{CityCodes: []string{"DFW"}}, {CityCodes: []string{"LHR"}}}}
+	cities := locations.Cities{"DFW": {Code: "DFW", Ready: true}, "LHR": {Code: "LHR", Ready: true}}
+
+	// Revision 1 (1.0) as the history holds it, and the deployments at 1.0.
+	var revs []appsv1.ControllerRevision
+	plan, err := revision.Compute(w, nil, rolloutNow.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs = append(revs, *plan.Create)
+	old := names.TemplateHash(&w.Spec.Template)
+	var wds []computev1alpha.WorkloadDeployment
+	for _, tg := range placement.Expand(w, cities) {
+		wd := tg.Desired.DeepCopy()
+		wd.Generation, wd.Status.ObservedGeneration = 1, 1
+		wd.Annotations = map[string]string{computev1alpha.RevisionHashAnnotation: old,
+			computev1alpha.RevisionAppliedAtAnnotation: rolloutNow.Add(-time.Hour).Format(time.RFC3339)}
+		meta.SetStatusCondition(&wd.Status.Conditions, metav1.Condition{Type: computev1alpha.ConditionReplicasReady,
+			Status: metav1.ConditionTrue, Reason: computev1alpha.ReasonAllReplicasReady, ObservedGeneration: 1,
+			LastTransitionTime: metav1.NewTime(rolloutNow.Add(-time.Hour))})
+		wds = append(wds, *wd)
+	}
+
+	// The template moves to 2.0: revision 2.
+	w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "app:2.0"
+	plan, err = revision.Compute(w, revs, rolloutNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs = append(revs, *plan.Create)
+	return &scope{workload: w, cities: cities, deployments: wds, revisions: revs}, placement.Expand(w, cities)
+}
+
+func imageOf(t placement.Target) string {
+	return t.Desired.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image
+}
+
+func TestPlanRolloutGivesEachCityTheRevisionItsWaveAllows(t *testing.T) {
+	s, targets := rolloutScope(t)
+	// A restart of LHR alone reaches LHR on the revision it keeps.
+	s.workload.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "LHR": "2026-11-24T00:30:00Z"}
+	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(rolloutNow)}
+	ro := r.planRollout(s, targets, nil)
+
+	got := map[string]string{}
+	for _, tg := range targets {
+		got[tg.CityCode] = imageOf(tg)
+	}
+	if diff := cmp.Diff(map[string]string{"DFW": "app:2.0", "LHR": "app:1.0"}, got); diff != "" {
+		t.Errorf("images (-want +got):\n%s", diff)
+	}
+	dfw, lhr := targets[0].Desired, targets[1].Desired
+	if h := dfw.Annotations[computev1alpha.RevisionHashAnnotation]; h != ro.target {
+		t.Errorf("DFW records revision %q, want the target %q", h, ro.target)
+	}
+	if dfw.Annotations[computev1alpha.PreviousRevisionHashAnnotation] == "" || dfw.Annotations[computev1alpha.RevisionAppliedAtAnnotation] != "2026-11-24T01:00:00Z" {
+		t.Errorf("DFW annotations %v: want the previous revision and the time it got the new one", dfw.Annotations)
+	}
+	if lhr.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation] != "2026-11-24T00:30:00Z" {
+		t.Errorf("LHR's restart did not reach its kept template: %v", lhr.Spec.Template.Metadata.Annotations)
+	}
+	if ro.plan.Phase != computev1alpha.RolloutPhaseProgressing || ro.plan.Wave != 1 {
+		t.Errorf("phase %s wave %d, want Progressing wave 1", ro.plan.Phase, ro.plan.Wave)
+	}
+}
+
+func TestRolloutStatusDoesNotChurn(t *testing.T) {
+	s, targets := rolloutScope(t)
+	s.deployments[0].Status.Conditions[0].Status = metav1.ConditionFalse
+	s.deployments[0].Status.Conditions[0].Reason = computev1alpha.ReasonImageUnavailable
+	s.deployments[0].Annotations[computev1alpha.RevisionHashAnnotation] = names.TemplateHash(&s.workload.Spec.Template)
+	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(rolloutNow)}
+	ro := r.planRollout(s, targets, nil)
+
+	var first computev1alpha.WorkloadStatus
+	applyRollout(&first, s.workload, ro, nil, rolloutNow)
+	prog := meta.FindStatusCondition(first.Conditions, computev1alpha.ConditionProgressing)
+	if prog == nil || prog.Reason != computev1alpha.ReasonRolloutHalted || prog.Status != metav1.ConditionFalse {
+		t.Fatalf("Progressing = %+v, want False/RolloutHalted", prog)
+	}
+
+	// The next pass, an hour later, sees its own status: nothing changes.
+	s.workload.Status = first
+	var second computev1alpha.WorkloadStatus
+	applyRollout(&second, s.workload, ro, nil, rolloutNow.Add(time.Hour))
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Errorf("the status changed on an unchanged pass (-first +second):\n%s", diff)
+	}
+}

@@ -1,0 +1,126 @@
+package validation
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// Bounds of spec.rollout.
+const (
+	MaxRolloutWaves            = 64
+	MaxSoakSeconds             = 7 * 24 * 3600
+	MaxProgressDeadlineSeconds = 24 * 3600
+)
+
+// percentPattern is a percentage from 1% to 100%.
+var percentPattern = regexp.MustCompile(`^([1-9][0-9]?|100)%$`)
+
+// validateRollout validates spec.rollout: the strategy's own fields, and
+// that every city it names is a city of a placement.
+func validateRollout(w *computev1alpha.Workload) field.ErrorList {
+	r := w.Spec.Rollout
+	if r == nil {
+		return nil
+	}
+	path := field.NewPath("spec", "rollout")
+	var errs field.ErrorList
+	cities := sets.New[string]()
+	for _, p := range w.Spec.Placements {
+		cities.Insert(p.CityCodes...)
+	}
+	notACity := func(code string) string {
+		return fmt.Sprintf("city %s is not a city of any placement; the Workload's cities: %s", code, strings.Join(sets.List(cities), ", "))
+	}
+
+	switch r.Strategy {
+	case "", computev1alpha.AllAtOnceCityRollout, computev1alpha.WavesCityRollout, computev1alpha.CanaryCityRollout:
+	default:
+		errs = append(errs, field.NotSupported(path.Child("strategy"), r.Strategy, []string{
+			string(computev1alpha.AllAtOnceCityRollout), string(computev1alpha.WavesCityRollout), string(computev1alpha.CanaryCityRollout)}))
+	}
+
+	wp := path.Child("waves")
+	switch {
+	case r.Strategy == computev1alpha.WavesCityRollout && len(r.Waves) == 0:
+		errs = append(errs, field.Required(wp, "strategy Waves needs at least one wave, e.g. waves: [{cityCodes: [DFW]}, {cityCodes: [LHR, SIN]}]"))
+	case r.Strategy != computev1alpha.WavesCityRollout && len(r.Waves) > 0:
+		errs = append(errs, field.Forbidden(wp, "waves may only be set with strategy Waves"))
+	case len(r.Waves) > MaxRolloutWaves:
+		errs = append(errs, field.TooMany(wp, len(r.Waves), MaxRolloutWaves))
+	}
+	inWave := map[string]int{}
+	for i, wave := range r.Waves {
+		cp := wp.Index(i).Child("cityCodes")
+		if len(wave.CityCodes) == 0 {
+			errs = append(errs, field.Required(cp, "every wave needs at least one city code"))
+		}
+		for j, code := range wave.CityCodes {
+			switch first, dup := inWave[code]; {
+			case !cityCodePattern.MatchString(code):
+				errs = append(errs, field.Invalid(cp.Index(j), code, "must be a three-letter upper-case city code, e.g. DFW"))
+			case dup:
+				errs = append(errs, field.Invalid(cp.Index(j), code, fmt.Sprintf("city %s is already in wave %d: a city is rolled in one wave", code, first+1)))
+			case !cities.Has(code):
+				errs = append(errs, field.Invalid(cp.Index(j), code, notACity(code)))
+			default:
+				inWave[code] = i
+			}
+		}
+	}
+
+	if c := r.Canary; c != nil {
+		cp := path.Child("canary")
+		if r.Strategy != computev1alpha.CanaryCityRollout {
+			errs = append(errs, field.Forbidden(cp, "canary may only be set with strategy Canary"))
+		}
+		switch {
+		case c.CityCode == "":
+		case !cityCodePattern.MatchString(c.CityCode):
+			errs = append(errs, field.Invalid(cp.Child("cityCode"), c.CityCode, "must be a three-letter upper-case city code, e.g. DFW"))
+		case !cities.Has(c.CityCode):
+			errs = append(errs, field.Invalid(cp.Child("cityCode"), c.CityCode, notACity(c.CityCode)))
+		}
+		errs = append(errs, validateCityCount(c.WaveSize, cp.Child("waveSize"))...)
+	}
+	errs = append(errs, validateCityCount(r.MaxUnavailableCities, path.Child("maxUnavailableCities"))...)
+
+	if s := r.SoakSeconds; s != nil && (*s < 0 || *s > MaxSoakSeconds) {
+		errs = append(errs, field.Invalid(path.Child("soakSeconds"), *s, fmt.Sprintf("must be between 0 and %d (7 days)", MaxSoakSeconds)))
+	}
+	if d := r.ProgressDeadlineSeconds; d != nil && (*d < 1 || *d > MaxProgressDeadlineSeconds) {
+		errs = append(errs, field.Invalid(path.Child("progressDeadlineSeconds"), *d, fmt.Sprintf("must be between 1 and %d (a day)", MaxProgressDeadlineSeconds)))
+	}
+	switch r.OnFailure {
+	case "", computev1alpha.HaltOnFailure, computev1alpha.RollbackOnFailure:
+	default:
+		errs = append(errs, field.NotSupported(path.Child("onFailure"), r.OnFailure,
+			[]string{string(computev1alpha.HaltOnFailure), string(computev1alpha.RollbackOnFailure)}))
+	}
+	switch r.Approval {
+	case "", computev1alpha.AutomaticRolloutApproval, computev1alpha.ManualRolloutApproval:
+	default:
+		errs = append(errs, field.NotSupported(path.Child("approval"), r.Approval,
+			[]string{string(computev1alpha.AutomaticRolloutApproval), string(computev1alpha.ManualRolloutApproval)}))
+	}
+	return errs
+}
+
+// validateCityCount validates a number of cities or a percentage.
+func validateCityCount(v *intstr.IntOrString, path *field.Path) field.ErrorList {
+	switch {
+	case v == nil:
+		return nil
+	case v.Type == intstr.Int && v.IntVal < 1:
+		return field.ErrorList{field.Invalid(path, v.IntVal, "must be at least 1 city, or a percentage such as 50%")}
+	case v.Type == intstr.String && !percentPattern.MatchString(v.StrVal):
+		return field.ErrorList{field.Invalid(path, v.StrVal, "must be a number of cities, or a percentage from 1% to 100% such as 50%")}
+	}
+	return nil
+}
