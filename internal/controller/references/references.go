@@ -81,6 +81,9 @@ func Format(refs []Reference) string {
 // Parse splits an annotation value into references; malformed entries are
 // skipped.
 func Parse(value string) []Reference {
+	if value == "" {
+		return nil
+	}
 	parts := strings.Split(value, ",")
 	out := make([]Reference, 0, len(parts))
 	for _, part := range parts {
