@@ -77,6 +77,9 @@ type managerRole struct {
 	// providerDelay is the cell role's --simulated-provider-delay; nil
 	// keeps the binary's default.
 	providerDelay *time.Duration
+	// hubKubeconfig reaches the hub; empty means the hub's own (the cell
+	// role reaches it through its city's link).
+	hubKubeconfig string
 }
 
 // managerPorts are one compute-manager's ports.
@@ -103,6 +106,9 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 		"kubeconfig":                r.kubeconfig,
 		"metrics-bind-address":      hostPort(ports.metrics),
 		"health-probe-bind-address": hostPort(ports.probe),
+	}
+	if r.hubKubeconfig != "" {
+		hubKubeconfig = r.hubKubeconfig
 	}
 	optional := map[string]string{
 		flagFederation: hubKubeconfig,
@@ -236,7 +242,7 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 		p.skip(componentQuotaPrefix+"*", "it serves compute-manager's cells, which do not run: "+res.skip)
 		return nil
 	}
-	quotaKubeconfig, err := p.startQuota(ctx, res.binary)
+	quotaRuns, err := p.startQuota(ctx, res.binary)
 	if err != nil {
 		return err
 	}
@@ -266,11 +272,15 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 	}
 	for _, city := range p.cfg.Cities {
 		plane := CellPlane(city)
-		roles = append(roles, managerRole{
+		r := managerRole{
 			name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
-			quotaKubeconfig: quotaKubeconfig, location: LocationNamespace + "/" + strings.ToLower(city),
+			hubKubeconfig: p.cellHubKubeconfig(city), location: LocationNamespace + "/" + strings.ToLower(city),
 			providerDelay: p.cfg.ProviderDelay,
-		})
+		}
+		if quotaRuns {
+			r.quotaKubeconfig = p.cellQuotaKubeconfig(city)
+		}
+		roles = append(roles, r)
 	}
 	began := time.Now()
 	hubKubeconfig := p.env.Plane(HubPlane).KubeconfigPath()
