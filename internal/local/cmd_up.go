@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -66,9 +67,6 @@ func (o *upOptions) Complete(*cobra.Command, []string) error {
 		o.cfg.Managers = ManagersAuto
 	}
 	o.cfg.Log = o.streams.Err
-	if exe, err := os.Executable(); err == nil {
-		o.cfg.LinkProxyCommand = []string{exe, linkProxyCommandName}
-	}
 	return nil
 }
 
@@ -89,6 +87,11 @@ func (o *upOptions) Validate() error {
 func (o *upOptions) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	exe, err := keepExecutable(o.cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	o.cfg.LinkProxyCommand = []string{exe, linkProxyCommandName}
 	p, err := Up(ctx, o.cfg)
 	var running *AlreadyRunningError
 	if errors.As(err, &running) {
@@ -101,6 +104,46 @@ func (o *upOptions) Run(ctx context.Context) error {
 	printNext(o.streams.Out, st)
 	printSkippedWarning(o.streams.Err, st.Skipped)
 	return nil
+}
+
+// keepExecutable copies this compute-local into <state>/bin, where the link
+// proxy runs from: `go run` deletes its binary when it exits, and `start
+// link-proxy` must find it later.
+func keepExecutable(stateDir string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find this executable to run the link proxy with: %w", err)
+	}
+	dst := filepath.Join(stateDir, "bin", "compute-local")
+	if self == dst {
+		return dst, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return "", fmt.Errorf("failed to create %s: %w", filepath.Dir(dst), err)
+	}
+	in, err := os.Open(self)
+	if err != nil {
+		return "", fmt.Errorf("failed to read %s: %w", self, err)
+	}
+	defer func() { _ = in.Close() }()
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o700)
+	if err != nil {
+		return "", fmt.Errorf("failed to write %s: %w", tmp, err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return "", fmt.Errorf("failed to write %s: %w", tmp, err)
+	}
+	if err := out.Close(); err != nil {
+		return "", fmt.Errorf("failed to write %s: %w", tmp, err)
+	}
+	// A rename replaces the file a running link proxy still executes
+	// without disturbing it.
+	if err := os.Rename(tmp, dst); err != nil {
+		return "", fmt.Errorf("failed to write %s: %w", dst, err)
+	}
+	return dst, nil
 }
 
 // alreadyRunning answers a second `up`: exit 0 when the running platform
