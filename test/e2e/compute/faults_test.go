@@ -161,3 +161,51 @@ func uids(instances []computev1alpha.Instance) []string {
 	slices.Sort(out)
 	return out
 }
+
+func TestARestartedCityShowsFreshInstancesInTheProject(t *testing.T) {
+	g := NewWithT(t)
+	ns := newProjectNamespace(t)
+	w := makeWorkload(ns.name, "fresh").withPlacement("edge", 2, "DFW", "LHR").create(t)
+	expectAvailable(t, w, counts{deployments: 2, replicas: 4, ready: 4, desired: 4, updated: 4})
+	before := map[string][]computev1alpha.Instance{}
+	for _, city := range []string{"DFW", "LHR"} {
+		before[city] = projectionsOf(g, ns, w, city)
+		g.Expect(before[city]).To(HaveLen(2))
+	}
+
+	t.Log("LHR restarts; DFW does not")
+	restartedAt := time.Now().UTC().Add(time.Second).Truncate(time.Second)
+	updateWorkload(t, w, func(w *computev1alpha.Workload) {
+		if w.Annotations == nil {
+			w.Annotations = map[string]string{}
+		}
+		w.Annotations[computev1alpha.CityRestartedAtAnnotationPrefix+"LHR"] = restartedAt.Format(time.RFC3339)
+	})
+
+	t.Log("the project shows new LHR Instances (new uid, fresh age, the cell Instance's uid) and DFW's untouched")
+	g.Eventually(func(g Gomega) {
+		lhr := projectionsOf(g, ns, w, "LHR")
+		g.Expect(lhr).To(HaveLen(2))
+		cell := cellInstances(g, ns, w, "LHR")
+		g.Expect(cell).To(HaveLen(2))
+		cellUIDs := uids(cell)
+		for i := range lhr {
+			g.Expect(uids(before["LHR"])).NotTo(ContainElement(string(lhr[i].UID)), "projection %s is new", lhr[i].Name)
+			g.Expect(lhr[i].CreationTimestamp.Time).To(BeTemporally(">", before["LHR"][0].CreationTimestamp.Time))
+			g.Expect(cellUIDs).To(ContainElement(lhr[i].Annotations[computev1alpha.SourceUIDAnnotation]))
+			g.Expect(ready(&lhr[i])).To(BeTrue())
+		}
+		g.Expect(uids(projectionsOf(g, ns, w, "DFW"))).To(Equal(uids(before["DFW"])))
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+}
+
+// projectionsOf lists the project's projections of a Workload's city.
+func projectionsOf(g Gomega, ns projectNamespace, w *computev1alpha.Workload, city string) []computev1alpha.Instance {
+	var out []computev1alpha.Instance
+	for _, wd := range deploymentsOf(g, w) {
+		if wd.Spec.CityCode == city {
+			out = append(out, instancesIn(g, project, ns.name, wd.Name)...)
+		}
+	}
+	return out
+}
