@@ -23,8 +23,8 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/mirror"
-	"github.com/citycells/compute/internal/patch"
 	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/patch"
 )
 
 // ControllerName names the projector in logs, metrics and events.
