@@ -96,6 +96,14 @@ func TestLinkProxyCutsAndHealsACity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = open.Close() }()
+	// One exchange first, so the connection is forwarded, not just queued.
+	_ = open.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := open.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(open).ReadString('\n'); err != nil {
+		t.Fatalf("an open connection must forward before the partition: %v", err)
+	}
 	if _, err := fc.Partition(ctx, "DFW", 0, PartitionHang); err != nil {
 		t.Fatal(err)
 	}
