@@ -135,7 +135,7 @@ func TestLinkProxyCutsAndHealsACity(t *testing.T) {
 func TestLinkProxyDropRefusesAndATimedPartitionHealsItself(t *testing.T) {
 	_, fc, addr := startProxy(t, echoServer(t))
 	ctx := context.Background()
-	rec, err := fc.Partition(ctx, "dfw", 300*time.Millisecond, PartitionDrop)
+	rec, err := fc.Partition(ctx, "dfw", 2*time.Second, PartitionDrop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestLinkProxyDropRefusesAndATimedPartitionHealsItself(t *testing.T) {
 	if err := roundTrip(addr, time.Second); err == nil || isTimeout(err) {
 		t.Fatalf("a dropping link must close connections at once, got %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for roundTrip(addr, time.Second) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the timed partition did not heal by itself")
