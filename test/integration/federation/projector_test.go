@@ -29,6 +29,7 @@ func TestAHubInstanceIsProjectedOnlyOnceItsOwnerExists(t *testing.T) {
 
 	t.Log("an Instance written back before its project WorkloadDeployment exists is not projected")
 	inst := makeInstance(hubNS, wd, "0")
+	inst.Annotations = map[string]string{computev1alpha.SourceUIDAnnotation: "cell-uid-1"}
 	g.Expect(hubClient.Create(ctx, inst)).To(Succeed())
 	setReady(t, hubClient, inst, metav1.ConditionTrue, computev1alpha.ReasonAvailable)
 	g.Consistently(gone(projectClient, ns, inst.Name, &computev1alpha.Instance{}), 3*time.Second, interval).Should(BeTrue())
