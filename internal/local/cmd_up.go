@@ -172,7 +172,13 @@ func problemList(problems []Problem) string {
 }
 
 // printSkippedWarning ends `up` with a block naming what did not start.
-func printSkippedWarning(w io.Writer, skipped []SkippedRecord) {
+func printSkippedWarning(w io.Writer, all []SkippedRecord) {
+	var skipped []SkippedRecord
+	for _, s := range all {
+		if !s.Chosen() {
+			skipped = append(skipped, s)
+		}
+	}
 	if len(skipped) == 0 {
 		return
 	}

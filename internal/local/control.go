@@ -250,6 +250,9 @@ func problems(r *StatusReport) []Problem {
 		out = append(out, Problem{Name: "platform", What: ProblemStarting, Detail: "compute-local up has not finished"})
 	}
 	for _, s := range r.Skipped {
+		if s.Chosen() {
+			continue
+		}
 		out = append(out, Problem{Name: s.Name, What: ProblemSkipped, Detail: s.Reason})
 	}
 	for _, c := range r.Components {

@@ -139,6 +139,10 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 	return flagList(args), true
 }
 
+// reasonSwitchedOff is why components are skipped with --managers=off: a
+// choice, not a problem.
+const reasonSwitchedOff = "switched off (--managers=off)"
+
 // managerResult is the outcome of finding or building compute-manager.
 type managerResult struct {
 	binary string
@@ -153,7 +157,7 @@ type managerResult struct {
 func (p *Platform) findManager(ctx context.Context) <-chan managerResult {
 	out := make(chan managerResult, 1)
 	if p.cfg.Managers == ManagersOff {
-		out <- managerResult{skip: "switched off"}
+		out <- managerResult{skip: reasonSwitchedOff}
 		return out
 	}
 	go func() {

@@ -115,6 +115,12 @@ type SkippedRecord struct {
 	Reason string `json:"reason"`
 }
 
+// Chosen reports a component left out on purpose (--managers=off), which
+// is not a problem.
+func (s SkippedRecord) Chosen() bool {
+	return strings.HasPrefix(s.Reason, reasonSwitchedOff) || strings.Contains(s.Reason, ": "+reasonSwitchedOff)
+}
+
 // ReadState reads the state file of dir; ErrNotRunning when there is none.
 func ReadState(dir string) (*State, error) {
 	data, err := os.ReadFile(filepath.Join(dir, stateFile))

@@ -26,6 +26,12 @@ func TestProblemsNameEverythingThatIsNotHealthy(t *testing.T) {
 			}},
 			want: []string{"compute-manager-*: skipped (go build failed)", "compute-quota-*: skipped (no binary)"},
 		},
+		"components switched off with --managers=off are a choice, not a problem": {
+			report: StatusReport{Skipped: []SkippedRecord{
+				{Name: "compute-manager-*", Reason: reasonSwitchedOff},
+				{Name: "compute-quota-*", Reason: "it serves compute-manager's cells, which do not run: " + reasonSwitchedOff},
+			}},
+		},
 		"a dead, a stopped and an unready component are named": {
 			report: StatusReport{Components: []ComponentStatus{
 				{ComponentRecord: ComponentRecord{Name: "compute-quota-project-default"}, Detail: "not running; see x.log"},
