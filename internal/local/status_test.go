@@ -83,3 +83,25 @@ func TestAComponentWithoutAHealthEndpointIsNeverReady(t *testing.T) {
 		t.Fatalf("componentStatus() = alive %v, ready %v, %q; want alive, not ready, saying why", s.Alive, s.Ready, s.Detail)
 	}
 }
+
+func TestUpEndsWithAWarningBlockNamingWhatWasSkipped(t *testing.T) {
+	var b strings.Builder
+	printSkippedWarning(&b, []SkippedRecord{
+		{Name: "compute-manager-*", Reason: "go build ./cmd/compute-manager failed (exit status 1): fix the build\nmore"},
+		{Name: "compute-quota-*", Reason: "it serves compute-manager's cells, which do not run: " + reasonSwitchedOff},
+	})
+	got := b.String()
+	for _, want := range []string{"WARNING", "WITHOUT 1 component", "compute-manager-*: go build ./cmd/compute-manager failed (exit status 1): fix the build\n", "compute-local status"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warning block lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "compute-quota-*") {
+		t.Errorf("a component switched off on purpose is no warning:\n%s", got)
+	}
+	b.Reset()
+	printSkippedWarning(&b, nil)
+	if b.Len() != 0 {
+		t.Errorf("nothing skipped, no warning; got %q", b.String())
+	}
+}
