@@ -141,7 +141,7 @@ func runFaultRow(t *testing.T, f fault) {
 	g.Eventually(func(g Gomega) bool {
 		for _, wd := range deploymentsOf(g, w) {
 			cellWD := &computev1alpha.WorkloadDeployment{}
-			if err := cells[wd.Spec.CityCode].Get(ctx, client.ObjectKeyFromObject(&wd), cellWD); err != nil {
+			if err := cells[wd.Spec.CityCode].Get(ctx, client.ObjectKey{Namespace: ns.hub, Name: wd.Name}, cellWD); err != nil {
 				continue
 			}
 			if cellWD.Status.UpdatedReplicas > 0 && cellWD.Status.UpdatedReplicas < 2 {
