@@ -23,14 +23,14 @@ var layers = []struct {
 }{
 	{"API types", []string{"api/"}},
 	{"pure libraries and clients", []string{
-		"internal/apitest", "internal/catalog", "internal/features", "internal/locations", "internal/mirror",
+		"internal/apitest", "internal/catalog", "internal/citywaves", "internal/features", "internal/locations", "internal/mirror",
 		"internal/names", "internal/ownwrites", "internal/patch", "internal/phases", "internal/placement", "internal/probes",
 		"internal/planes", "internal/projects", "internal/quota", "internal/revision", "internal/rollout",
-		"internal/status", "internal/toolchain",
+		"internal/serving", "internal/status", "internal/toolchain",
 	}},
 	{"controllers and webhooks", []string{"internal/controller/", "internal/simprovider", "internal/webhook"}},
 	{"role wiring", []string{"internal/manager/"}},
-	{"programs' insides", []string{"internal/manager", "internal/local", "internal/cli"}},
+	{"programs' insides", []string{"internal/manager", "internal/local", "internal/cli", "internal/images"}},
 	{"programs, tools and tests", []string{"cmd/", "hack/", "test/", "config/"}},
 }
 

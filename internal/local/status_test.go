@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -78,7 +79,10 @@ func TestAComponentWithoutAHealthEndpointIsNeverReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := componentStatus(context.Background(), pr, ComponentRecord{Name: "kcm", PID: cmd.Process.Pid, Binary: cmd.Args[0]})
+	rec := ComponentRecord{Name: "kcm", PID: cmd.Process.Pid, Binary: cmd.Args[0]}
+	// /proc shows the new command line once the child has exec'd.
+	waitUntil(func() bool { return owned(rec) }, 5*time.Second)
+	s := componentStatus(context.Background(), pr, rec)
 	if !s.Alive || s.Ready || !strings.Contains(s.Detail, "no health endpoint") {
 		t.Fatalf("componentStatus() = alive %v, ready %v, %q; want alive, not ready, saying why", s.Alive, s.Ready, s.Detail)
 	}
