@@ -24,7 +24,7 @@ var layers = []struct {
 	{"API types", []string{"api/"}},
 	{"pure libraries and clients", []string{
 		"internal/apitest", "internal/catalog", "internal/citywaves", "internal/features", "internal/locations", "internal/mirror",
-		"internal/names", "internal/ownwrites", "internal/patch", "internal/phases", "internal/placement",
+		"internal/names", "internal/ownwrites", "internal/patch", "internal/phases", "internal/placement", "internal/probes",
 		"internal/planes", "internal/projects", "internal/quota", "internal/revision", "internal/rollout",
 		"internal/serving", "internal/status", "internal/toolchain",
 	}},

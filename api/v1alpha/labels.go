@@ -47,6 +47,15 @@ const (
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	// ManagedByCompute is the value of ManagedByLabel on compute's objects.
 	ManagedByCompute = "compute"
+	// SourceUIDAnnotation, on a hub write-back and on a projection, is the
+	// UID of the cell Instance they mirror. When the cell recreates the
+	// Instance (restart, template change, stray removal) the UID changes,
+	// and the write-back and then the projection are replaced rather than
+	// updated, so the project shows a new Instance with a fresh age.
+	SourceUIDAnnotation = "compute.datumapis.com/source-uid"
+	// SourceCreatedAnnotation is the creation time (RFC 3339) of that cell
+	// Instance.
+	SourceCreatedAnnotation = "compute.datumapis.com/source-created"
 )
 
 // Quota claim labels.

@@ -131,3 +131,13 @@ func flagList(flags map[string]string) []string {
 	}
 	return args
 }
+
+// kcmHealthArgs make a plane's kube-controller-manager serve /healthz on a
+// loopback port, with a certificate it makes itself; /healthz needs no
+// credentials (--authorization-always-allow-paths).
+func kcmHealthArgs(port int) map[string]string {
+	return map[string]string{
+		"secure-port":  strconv.Itoa(port),
+		"bind-address": "127.0.0.1",
+	}
+}

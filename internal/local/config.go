@@ -76,6 +76,11 @@ type Config struct {
 	// Detach lets the processes outlive the caller (compute-local up);
 	// otherwise they die with it, even on a crash (tests).
 	Detach bool
+	// LinkProxyCommand runs the link proxy (the cities' borders, which
+	// `partition` cuts) as a process of its own: the command and its first
+	// arguments, e.g. [compute-local link-proxy]. Empty runs it inside the
+	// caller, which then must outlive the platform (tests).
+	LinkProxyCommand []string
 	// Log receives live progress lines; nil discards them.
 	Log io.Writer
 	// Timeout bounds each readiness wait; zero means DefaultTimeout.
@@ -142,6 +147,9 @@ func (c Config) complete() (Config, error) {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.Detach && len(c.LinkProxyCommand) == 0 {
+		errs = append(errs, errors.New("a detached platform needs a LinkProxyCommand: the link proxy inside this process would die with it and cut every city off"))
 	}
 	if c.Log == nil {
 		c.Log = io.Discard

@@ -71,7 +71,7 @@ func strayProcesses(dir string, recorded []ComponentRecord) []ComponentRecord {
 			continue
 		}
 		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		if !ourBinary(args[0]) || !slices.ContainsFunc(args[1:], func(a string) bool { return pointsInto(a, dir) }) {
+		if !ourBinary(args) || !slices.ContainsFunc(args[1:], func(a string) bool { return pointsInto(a, dir) }) {
 			continue
 		}
 		// Only process-group leaders: the platform starts each component
@@ -84,9 +84,13 @@ func strayProcesses(dir string, recorded []ComponentRecord) []ComponentRecord {
 	return out
 }
 
-// ourBinary reports whether path is a platform executable.
-func ourBinary(path string) bool {
-	switch filepath.Base(path) {
+// ourBinary reports whether a command line runs a platform executable:
+// a component, or compute-local serving the links.
+func ourBinary(args []string) bool {
+	if len(args) > 1 && args[1] == linkProxyCommandName {
+		return true
+	}
+	switch filepath.Base(args[0]) {
 	case "etcd", "kube-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver", "karmada-webhook",
 		"karmada-controller-manager", "karmada-scheduler", managerBinaryName, quotaBinaryName:
 		return true
@@ -126,8 +130,8 @@ type ComponentStatus struct {
 	ComponentRecord
 	// Alive reports whether its process runs.
 	Alive bool `json:"alive"`
-	// Ready reports whether its health URL answers (or, without one,
-	// whether it is alive).
+	// Ready reports whether its health URL answers 200. A component
+	// without one is never reported ready: liveness is not readiness.
 	Ready bool `json:"ready"`
 	// Detail explains a component that is not ready.
 	Detail string `json:"detail,omitempty"`
@@ -144,7 +148,42 @@ type ClusterStatus struct {
 	// could not be read.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Partitioned reports that `compute-local partition` cut the city off
+	// from the hub and the projects.
+	Partitioned bool `json:"partitioned,omitempty"`
+	// PartitionedUntil is when a timed partition heals by itself.
+	PartitionedUntil time.Time `json:"partitionedUntil,omitzero"`
 }
+
+// Problem is one thing that keeps the platform from being healthy.
+type Problem struct {
+	// Name is the component, the cluster or the city.
+	Name string `json:"name"`
+	// What is skipped, not running, not ready, stopped, partitioned or
+	// unreachable.
+	What string `json:"what"`
+	// Detail says why, and what to do.
+	Detail string `json:"detail,omitempty"`
+}
+
+// String renders "name: what (detail)".
+func (p Problem) String() string {
+	if p.Detail == "" {
+		return p.Name + ": " + p.What
+	}
+	return p.Name + ": " + p.What + " (" + firstLine(p.Detail) + ")"
+}
+
+// Kinds of Problem.
+const (
+	ProblemSkipped     = "skipped"
+	ProblemNotRunning  = "not running"
+	ProblemStopped     = "stopped by compute-local stop"
+	ProblemNotReady    = "not ready"
+	ProblemPartitioned = "partitioned"
+	ProblemNotReadyCl  = "cluster not Ready"
+	ProblemStarting    = "still starting"
+)
 
 // StatusReport is what `compute-local status` shows.
 type StatusReport struct {
@@ -164,7 +203,11 @@ type StatusReport struct {
 	Planes []PlaneRecord `json:"planes"`
 	// RSS is the total resident memory of the platform in bytes.
 	RSS int64 `json:"rss"`
-	// OK reports that every component is ready and every Cluster Ready.
+	// Problems names every component that is skipped, not running or not
+	// ready, every partitioned city and every Cluster that is not Ready.
+	Problems []Problem `json:"problems,omitempty"`
+	// OK reports that there are no problems: every component started and
+	// ready, every Cluster Ready, no city partitioned.
 	OK bool `json:"ok"`
 }
 
@@ -189,16 +232,48 @@ func Status(ctx context.Context, dir string) (*StatusReport, error) {
 		wg.Go(func() { r.Components[i] = componentStatus(ctx, pr, c) })
 	}
 	wg.Wait()
-	r.OK = !r.Starting
 	for _, c := range r.Components {
 		r.RSS += c.RSS
-		r.OK = r.OK && c.Ready
 	}
 	r.Clusters = clusterStatuses(ctx, st)
-	for _, c := range r.Clusters {
-		r.OK = r.OK && c.Ready
-	}
+	markPartitions(ctx, st, r.Clusters)
+	r.Problems = problems(r)
+	r.OK = len(r.Problems) == 0
 	return r, nil
+}
+
+// problems lists what keeps the platform from being healthy, in the
+// report's order: start-up, skipped components, components, clusters.
+func problems(r *StatusReport) []Problem {
+	var out []Problem
+	if r.Starting {
+		out = append(out, Problem{Name: "platform", What: ProblemStarting, Detail: "compute-local up has not finished"})
+	}
+	for _, s := range r.Skipped {
+		if s.Chosen() {
+			continue
+		}
+		out = append(out, Problem{Name: s.Name, What: ProblemSkipped, Detail: s.Reason})
+	}
+	for _, c := range r.Components {
+		switch {
+		case c.Stopped && !c.Alive:
+			out = append(out, Problem{Name: c.Name, What: ProblemStopped, Detail: "start it with `compute-local start " + c.Name + "`"})
+		case !c.Alive:
+			out = append(out, Problem{Name: c.Name, What: ProblemNotRunning, Detail: c.Detail})
+		case !c.Ready:
+			out = append(out, Problem{Name: c.Name, What: ProblemNotReady, Detail: c.Detail})
+		}
+	}
+	for _, c := range r.Clusters {
+		switch {
+		case c.Partitioned:
+			out = append(out, Problem{Name: c.City, What: ProblemPartitioned, Detail: "heal it with `compute-local heal " + c.City + "`"})
+		case !c.Ready:
+			out = append(out, Problem{Name: c.Name, What: ProblemNotReadyCl, Detail: strings.TrimSpace(c.Reason + " " + c.Message)})
+		}
+	}
+	return out
 }
 
 // componentStatus checks one component.
@@ -210,12 +285,12 @@ func componentStatus(ctx context.Context, pr *prober, c ComponentRecord) Compone
 	}
 	s.RSS, _ = RSSBytes(c.PID)
 	if c.Health == "" {
-		s.Ready = true
+		s.Detail = "it has no health endpoint, so its readiness is unknown"
 		return s
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	ok, err := pr.ok(ctx, c.Health)
+	ok, err := pr.probe(ctx, c.Health, c.HealthSelfSigned)
 	s.Ready = ok
 	if err != nil {
 		s.Detail = err.Error()

@@ -293,7 +293,7 @@ func (p *Platform) registerClusters(ctx context.Context, c client.Client) error 
 			}
 			cluster.Labels[computev1alpha.CityCodeTopologyLabel] = city
 			cluster.Spec.SyncMode = clusterv1alpha1.Push
-			cluster.Spec.APIEndpoint = cell.URL()
+			cluster.Spec.APIEndpoint = p.linkURL(HubPlane, name)
 			cluster.Spec.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: karmadaClusterNamespace, Name: name}
 		}); err != nil {
 			return fmt.Errorf("failed to register cluster %s: %w", name, err)

@@ -77,6 +77,9 @@ type managerRole struct {
 	// providerDelay is the cell role's --simulated-provider-delay; nil
 	// keeps the binary's default.
 	providerDelay *time.Duration
+	// hubKubeconfig reaches the hub; empty means the hub's own (the cell
+	// role reaches it through its city's link).
+	hubKubeconfig string
 }
 
 // managerPorts are one compute-manager's ports.
@@ -103,6 +106,9 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 		"kubeconfig":                r.kubeconfig,
 		"metrics-bind-address":      hostPort(ports.metrics),
 		"health-probe-bind-address": hostPort(ports.probe),
+	}
+	if r.hubKubeconfig != "" {
+		hubKubeconfig = r.hubKubeconfig
 	}
 	optional := map[string]string{
 		flagFederation: hubKubeconfig,
@@ -133,6 +139,10 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 	return flagList(args), true
 }
 
+// reasonSwitchedOff is why components are skipped with --managers=off: a
+// choice, not a problem.
+const reasonSwitchedOff = "switched off (--managers=off)"
+
 // managerResult is the outcome of finding or building compute-manager.
 type managerResult struct {
 	binary string
@@ -147,7 +157,7 @@ type managerResult struct {
 func (p *Platform) findManager(ctx context.Context) <-chan managerResult {
 	out := make(chan managerResult, 1)
 	if p.cfg.Managers == ManagersOff {
-		out <- managerResult{skip: "switched off"}
+		out <- managerResult{skip: reasonSwitchedOff}
 		return out
 	}
 	go func() {
@@ -236,7 +246,7 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 		p.skip(componentQuotaPrefix+"*", "it serves compute-manager's cells, which do not run: "+res.skip)
 		return nil
 	}
-	quotaKubeconfig, err := p.startQuota(ctx, res.binary)
+	quotaRuns, err := p.startQuota(ctx, res.binary)
 	if err != nil {
 		return err
 	}
@@ -266,11 +276,15 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 	}
 	for _, city := range p.cfg.Cities {
 		plane := CellPlane(city)
-		roles = append(roles, managerRole{
+		r := managerRole{
 			name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
-			quotaKubeconfig: quotaKubeconfig, location: LocationNamespace + "/" + strings.ToLower(city),
+			hubKubeconfig: p.cellHubKubeconfig(city), location: LocationNamespace + "/" + strings.ToLower(city),
 			providerDelay: p.cfg.ProviderDelay,
-		})
+		}
+		if quotaRuns {
+			r.quotaKubeconfig = p.cellQuotaKubeconfig(city)
+		}
+		roles = append(roles, r)
 	}
 	began := time.Now()
 	hubKubeconfig := p.env.Plane(HubPlane).KubeconfigPath()

@@ -134,19 +134,19 @@ func quotaBinary(managerBinary string) (string, string) {
 }
 
 // startQuota starts compute-quota against every project plane and writes
-// the cells' quota kubeconfig. It returns that kubeconfig's path, or "" when
-// there is no compute-quota binary (recorded as skipped: the cells then run
-// with quota disabled).
-func (p *Platform) startQuota(ctx context.Context, managerBinary string) (string, error) {
+// the cells' quota kubeconfigs. It reports whether compute-quota runs; when
+// there is no compute-quota binary it is recorded as skipped and the cells
+// run with quota disabled.
+func (p *Platform) startQuota(ctx context.Context, managerBinary string) (bool, error) {
 	bin, why := quotaBinary(managerBinary)
 	if bin == "" {
 		p.skip(componentQuotaPrefix+"*", why)
-		return "", nil
+		return false, nil
 	}
 	began := time.Now()
 	free, err := freePorts(2 * len(p.cfg.Projects))
 	if err != nil {
-		return "", err
+		return false, err
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for i, project := range p.cfg.Projects {
@@ -163,14 +163,26 @@ func (p *Platform) startQuota(ctx context.Context, managerBinary string) (string
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return "", err
+		return false, err
 	}
-	path := filepath.Join(p.cfg.StateDir, QuotaKubeconfigFile)
-	if err := p.writeQuotaKubeconfig(path); err != nil {
-		return "", err
+	// One kubeconfig reaching every project directly, for people, and one
+	// per cell through the cell's links, for its compute-manager.
+	if err := p.writeQuotaKubeconfig(filepath.Join(p.cfg.StateDir, QuotaKubeconfigFile), ""); err != nil {
+		return false, err
+	}
+	for _, city := range p.cfg.Cities {
+		if err := p.writeQuotaKubeconfig(p.cellQuotaKubeconfig(city), CellPlane(city)); err != nil {
+			return false, err
+		}
 	}
 	p.timing("compute-quota", began)
-	return path, nil
+	return true, nil
+}
+
+// cellQuotaKubeconfig is the path of the quota kubeconfig of a cell's
+// compute-manager.
+func (p *Platform) cellQuotaKubeconfig(city string) string {
+	return filepath.Join(p.cfg.StateDir, "links", CellPlane(city)+"-quota.kubeconfig")
 }
 
 // allowCellClaims lets quotaCellUser manage ResourceClaims in a project
@@ -201,11 +213,12 @@ func (p *Platform) allowCellClaims(ctx context.Context, plane string) error {
 	return nil
 }
 
-// writeQuotaKubeconfig writes the cells' quota kubeconfig: a context per
-// project, named after it, reaching its project plane as quotaCellUser. It
-// has no current context, so a project without a plane is not found rather
-// than sent to another project's plane.
-func (p *Platform) writeQuotaKubeconfig(path string) error {
+// writeQuotaKubeconfig writes a cells' quota kubeconfig: a context per
+// project, named after it, reaching its project plane as quotaCellUser —
+// through the links of cell when it is set. It has no current context, so
+// a project without a plane is not found rather than sent to another
+// project's plane.
+func (p *Platform) writeQuotaKubeconfig(path, cell string) error {
 	out := clientcmdapi.NewConfig()
 	for _, project := range p.cfg.Projects {
 		plane := ProjectPlane(project)
@@ -215,6 +228,9 @@ func (p *Platform) writeQuotaKubeconfig(path string) error {
 		}
 		if err := addQuotaContext(out, project, plane, data); err != nil {
 			return err
+		}
+		if cell != "" {
+			out.Clusters[plane].Server = p.linkURL(cell, plane)
 		}
 	}
 	data, err := clientcmd.Write(*out)

@@ -48,6 +48,10 @@ type State struct {
 	Clusters []ClusterRecord `json:"clusters,omitempty"`
 	// Skipped lists components that were not started, and why.
 	Skipped []SkippedRecord `json:"skipped,omitempty"`
+	// Links are the proxied connections `compute-local partition` cuts.
+	Links []LinkRecord `json:"links,omitempty"`
+	// FaultControl is the URL of the link proxy's control endpoint.
+	FaultControl string `json:"faultControl,omitempty"`
 }
 
 // PlaneRecord is one plane of a platform.
@@ -82,8 +86,17 @@ type ComponentRecord struct {
 	// Log is the path of its log file.
 	Log string `json:"log"`
 	// Health is a URL answering 200 when the component is ready; empty
-	// when only liveness can be checked.
+	// when only liveness can be checked (never reported ready).
 	Health string `json:"health,omitempty"`
+	// HealthSelfSigned means Health is served over HTTPS with a
+	// certificate the component made itself (kube-controller-manager on
+	// loopback), so the probe does not verify it.
+	HealthSelfSigned bool `json:"healthSelfSigned,omitempty"`
+	// Args is the command line, binary first, that `compute-local start`
+	// runs again.
+	Args []string `json:"args,omitempty"`
+	// Stopped means `compute-local stop` stopped it on purpose.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // ClusterRecord is a Karmada member cluster.
@@ -100,6 +113,12 @@ type SkippedRecord struct {
 	Name string `json:"name"`
 	// Reason says why, and what to do about it.
 	Reason string `json:"reason"`
+}
+
+// Chosen reports a component left out on purpose (--managers=off), which
+// is not a problem.
+func (s SkippedRecord) Chosen() bool {
+	return strings.HasPrefix(s.Reason, reasonSwitchedOff) || strings.Contains(s.Reason, ": "+reasonSwitchedOff)
 }
 
 // ReadState reads the state file of dir; ErrNotRunning when there is none.

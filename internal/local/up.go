@@ -28,6 +28,13 @@ type Platform struct {
 	prober   *prober
 	progress *progress
 	tokens   map[string]string // cell plane → bearer token
+	// kcmPorts are the health ports of the kube-controller-managers, by
+	// plane.
+	kcmPorts map[string]int
+	// linkProxy serves the cities' links when it runs in this process;
+	// controlPort is its control endpoint's port.
+	linkProxy   *linkProxy
+	controlPort int
 
 	mu      sync.Mutex
 	state   *State
@@ -101,6 +108,7 @@ func Up(ctx context.Context, cfg Config) (*Platform, error) {
 		repo:     repo,
 		progress: newProgress(cfg.Log, began),
 		tokens:   map[string]string{},
+		kcmPorts: map[string]int{},
 		state:    &State{Version: stateVersion, StartedAt: began, Dir: cfg.StateDir},
 	}
 	p.progress.linef("starting the local platform in %s: projects %s, cities %s",
@@ -125,10 +133,43 @@ func Up(ctx context.Context, cfg Config) (*Platform, error) {
 	return p, nil
 }
 
-// up starts everything; the caller stops the platform on error.
+// phase is one named step of Up.
+type phase struct {
+	name string
+	run  func(context.Context) error
+}
+
+// up starts everything, phase by phase; the caller stops the platform on
+// error. compute-manager builds in the background meanwhile.
 func (p *Platform) up(ctx context.Context, karmada karmadaBinaries, karmadaCRDs string) error {
 	managers := p.findManager(ctx)
-	began := time.Now()
+	phases := []phase{
+		{"planes (etcd, apiservers, CRDs, kube-controller-managers)", func(ctx context.Context) error {
+			return p.startPlanes(ctx, karmadaCRDs)
+		}},
+		{"link proxy", p.startLinks},
+		{"Karmada and the projects' Locations", func(ctx context.Context) error {
+			g, gctx := errgroup.WithContext(ctx)
+			g.Go(func() error { return p.startKarmada(gctx, karmada) })
+			g.Go(func() error { return p.seedProjects(gctx) })
+			return g.Wait()
+		}},
+		{"compute-quota and compute-manager", func(ctx context.Context) error {
+			return p.startManagers(ctx, managers)
+		}},
+	}
+	for _, ph := range phases {
+		began := time.Now()
+		if err := ph.run(ctx); err != nil {
+			return err
+		}
+		p.timing(ph.name, began)
+	}
+	return nil
+}
+
+// startPlanes starts etcd and every plane, and records them.
+func (p *Platform) startPlanes(ctx context.Context, karmadaCRDs string) error {
 	specs, err := p.planeSpecs(karmadaCRDs)
 	if err != nil {
 		return err
@@ -148,18 +189,7 @@ func (p *Platform) up(ctx context.Context, karmada karmadaBinaries, karmadaCRDs 
 		return err
 	}
 	p.recordPlanes()
-	if err := p.saveState(); err != nil {
-		return err
-	}
-	p.timing("planes (etcd, apiservers, CRDs, kube-controller-managers)", began)
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return p.startKarmada(gctx, karmada) })
-	g.Go(func() error { return p.seedProjects(gctx) })
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return p.startManagers(ctx, managers)
+	return p.saveState()
 }
 
 // planeSpecs describes every plane: projects, hub, cells.
@@ -200,6 +230,16 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 			ExtraArgs: map[string]string{"token-auth-file": tokenFile},
 		})
 	}
+	// Every kube-controller-manager serves /healthz on loopback, so
+	// status can tell a live one from a ready one.
+	ports, err := freePorts(len(specs))
+	if err != nil {
+		return nil, err
+	}
+	for i := range specs {
+		p.kcmPorts[specs[i].Name] = ports[i]
+		specs[i].ControllerManagerArgs = kcmHealthArgs(ports[i])
+	}
 	return specs, nil
 }
 
@@ -233,12 +273,16 @@ func (p *Platform) recordPlanes() {
 	for _, proc := range p.env.Processes() {
 		rec := ComponentRecord{
 			Name: proc.Name, Plane: proc.Plane, PID: proc.PID, Port: proc.Port, Binary: proc.Args[0], Log: proc.LogPath,
+			Args: proc.Args,
 		}
 		switch {
 		case proc.Name == "etcd":
 			rec.Health = "http://" + hostPort(proc.Port) + "/health"
 		case proc.Port != 0:
 			rec.Health = "https://" + hostPort(proc.Port) + "/readyz"
+		case p.kcmPorts[proc.Plane] != 0 && strings.HasPrefix(proc.Name, "kube-controller-manager"):
+			rec.Port = p.kcmPorts[proc.Plane]
+			rec.Health, rec.HealthSelfSigned = "https://"+hostPort(rec.Port)+"/healthz", true
 		}
 		p.state.Components = append(p.state.Components, rec)
 	}
@@ -262,6 +306,7 @@ func (p *Platform) startComponent(ctx context.Context, spec planes.ComponentSpec
 	p.mu.Lock()
 	p.state.Components = append(p.state.Components, ComponentRecord{
 		Name: proc.Name, Plane: proc.Plane, PID: proc.PID, Port: proc.Port, Binary: proc.Args[0], Log: proc.LogPath, Health: health,
+		Args: proc.Args,
 	})
 	p.mu.Unlock()
 	return p.saveState()
@@ -291,7 +336,12 @@ func (p *Platform) saveState() error {
 
 // stop stops every process and removes the state file.
 func (p *Platform) stop() {
+	if p.linkProxy != nil {
+		p.linkProxy.Close()
+	}
 	p.env.Stop()
+	// Processes `start` ran again are not the environment's children.
+	_, _ = stopComponents(p.State().Components)
 	if err := removeState(p.cfg.StateDir); err != nil {
 		p.progress.linef("%v", err)
 	}

@@ -7,13 +7,13 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/citycells/compute/internal/features"
 	"github.com/citycells/compute/internal/manager/cell"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
+	"github.com/citycells/compute/internal/probes"
 	"github.com/citycells/compute/internal/serving"
 )
 
@@ -106,11 +106,8 @@ func Run(ctx context.Context, o *Options) error {
 			return err
 		}
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return fmt.Errorf("failed to add the health check: %w", err)
-	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
-		return fmt.Errorf("failed to add the readiness check: %w", err)
+	if err := probes.Add(mgr); err != nil {
+		return err
 	}
 	ctrl.Log.WithName("compute-manager").Info("starting",
 		"management", o.EnableManagement, "cell", o.EnableCell, "simulatedProvider", o.EnableSimulatedProvider,

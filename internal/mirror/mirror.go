@@ -6,6 +6,7 @@ package mirror
 
 import (
 	"maps"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,4 +80,24 @@ func MergeInstance(existing, desired *computev1alpha.Instance) (merged *computev
 	out.OwnerReferences = refs
 	out.Spec = *desired.Spec.DeepCopy()
 	return out, !equality.Semantic.DeepEqual(existing, out)
+}
+
+// StampSource records on a write-back copy which cell Instance it mirrors:
+// its UID and creation time (SourceUIDAnnotation, SourceCreatedAnnotation).
+func StampSource(copied, source *computev1alpha.Instance) {
+	if copied.Annotations == nil {
+		copied.Annotations = map[string]string{}
+	}
+	copied.Annotations[computev1alpha.SourceUIDAnnotation] = string(source.UID)
+	copied.Annotations[computev1alpha.SourceCreatedAnnotation] = source.CreationTimestamp.UTC().Format(time.RFC3339)
+}
+
+// Replaced reports whether existing mirrors another cell Instance than
+// desired does — the cell recreated it — so existing must be replaced by a
+// new object rather than updated. A copy made before sources were recorded
+// is updated (and adopts the source).
+func Replaced(existing, desired *computev1alpha.Instance) bool {
+	had := existing.Annotations[computev1alpha.SourceUIDAnnotation]
+	want := desired.Annotations[computev1alpha.SourceUIDAnnotation]
+	return had != "" && want != "" && had != want
 }

@@ -4,6 +4,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
 func TestMergeMaps(t *testing.T) {
@@ -29,6 +33,32 @@ func TestMergeMaps(t *testing.T) {
 				if diff := cmp.Diff(before, tc.base); diff != "" {
 					t.Fatalf("MergeMaps() modified its base:\n%s", diff)
 				}
+			}
+		})
+	}
+}
+
+func TestReplacedWhenTheCellRecreatedTheInstance(t *testing.T) {
+	withSource := func(uid string) *computev1alpha.Instance {
+		inst := &computev1alpha.Instance{}
+		if uid != "" {
+			StampSource(inst, &computev1alpha.Instance{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}})
+		}
+		return inst
+	}
+	tests := map[string]struct {
+		existing, desired string
+		want              bool
+	}{
+		"the same cell Instance is updated":                       {existing: "a", desired: "a"},
+		"a recreated cell Instance replaces the copy":             {existing: "a", desired: "b", want: true},
+		"a copy made before sources were recorded is updated":     {existing: "", desired: "b"},
+		"a desired copy without a source never replaces anything": {existing: "a", desired: ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := Replaced(withSource(tc.existing), withSource(tc.desired)); got != tc.want {
+				t.Fatalf("Replaced() = %v, want %v", got, tc.want)
 			}
 		})
 	}

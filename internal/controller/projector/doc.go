@@ -18,8 +18,18 @@
 //   - a projection is never created without its owner: when the project
 //     WorkloadDeployment does not exist yet, the request is requeued
 //     shortly (RequeueAfter), never made ownerless;
-//   - the projector never deletes: projections go with their owner, through
-//     the project plane's garbage collector;
+//   - projections follow the real Instance: the write-back records the cell
+//     Instance's UID and creation time (compute.datumapis.com/source-uid,
+//     source-created); when the cell recreates an Instance its write-back is
+//     replaced and, seeing another source UID, so is the projection — the
+//     project shows a new Instance with a fresh age, not the old one updated;
+//   - the projector deletes only ghosts: the projection of a hub Instance
+//     that is gone (a cell scaled down), after a live read of the hub
+//     confirms it, and only while the owning project WorkloadDeployment
+//     exists and federates to that hub namespace. A partitioned cell
+//     deletes nothing in the hub, so nothing is deleted in the project
+//     because a city went quiet; everything else goes with its owner,
+//     through the project plane's garbage collector;
 //   - a hub Instance whose identity cannot be resolved (labels missing, a
 //     project cluster that is not engaged, a name taken by an Instance that
 //     is not a projection) is reported with an event on the hub Instance and

@@ -23,6 +23,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/mirror"
+	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/patch"
 )
 
@@ -60,7 +61,7 @@ type Reconciler struct {
 	MaxConcurrentReconciles int
 }
 
-// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
@@ -123,8 +124,12 @@ func (r *Reconciler) instancesIn(ctx context.Context, ns *corev1.Namespace) []re
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	inst := &computev1alpha.Instance{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, inst); err != nil {
-		// Gone: the projection follows its owner, never this.
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		// Gone from the hub: the cell removed the Instance (scale-down,
+		// replacement). Its projection goes too, guarded (removeGhost).
+		return ctrl.Result{}, r.removeGhost(ctx, req.NamespacedName)
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("hubInstance", klog.KObj(inst))
 	ctx = ctrl.LoggerInto(ctx, log)
@@ -214,6 +219,11 @@ func (r *Reconciler) project(ctx context.Context, cl cluster.Cluster, inst, desi
 			"Instance %s/%s in the project is not a projection; it is left alone", desired.Namespace, desired.Name))
 		return nil
 	}
+	if mirror.Replaced(existing, desired) {
+		// The cell recreated the Instance: the project shows a new one,
+		// with its own uid and age, not the old one updated.
+		return r.replace(ctx, cl, existing, desired)
+	}
 	if merged, changed := mirror.MergeInstance(existing, desired); changed {
 		if err := c.Patch(ctx, merged, client.MergeFrom(existing)); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -224,6 +234,84 @@ func (r *Reconciler) project(ctx context.Context, cl cluster.Cluster, inst, desi
 		existing = merged
 	}
 	return r.patchStatus(ctx, c, existing, desired.Status)
+}
+
+// replace deletes a projection of a cell Instance that was since recreated
+// and projects the new one. The UID precondition leaves a projection
+// replaced meanwhile alone; a create that finds the old one still there
+// fails and is retried.
+func (r *Reconciler) replace(ctx context.Context, cl cluster.Cluster, existing, desired *computev1alpha.Instance) error {
+	c := cl.GetClient()
+	uid := existing.UID
+	if err := c.Delete(ctx, existing, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		if apierrors.IsConflict(err) {
+			return nil
+		}
+		return fmt.Errorf("failed to replace projection %s/%s: %w", existing.Namespace, existing.Name, err)
+	}
+	created := desired.DeepCopy()
+	created.Status = computev1alpha.InstanceStatus{}
+	if err := c.Create(ctx, created); err != nil {
+		return fmt.Errorf("failed to create the projection of recreated Instance %s/%s: %w", desired.Namespace, desired.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Replaced the projection of a recreated Instance", "projection", klog.KObj(created))
+	return r.patchStatus(ctx, c, created, desired.Status)
+}
+
+// removeGhost deletes the projection of a hub Instance that is gone, so the
+// project never lists Instances that no longer run. Guarded: only a
+// projection, only when a live read confirms the hub Instance is gone
+// (a partitioned cell removes nothing: its write-backs stay in the hub),
+// and only while its owner, the project WorkloadDeployment, exists and
+// federates to that hub namespace — without the owner the garbage
+// collector removes it anyway.
+func (r *Reconciler) removeGhost(ctx context.Context, key client.ObjectKey) error {
+	ns, err := r.hubNamespace(ctx, key.Namespace)
+	if err != nil || ns == nil {
+		return err
+	}
+	cluster, ok := names.ClusterFromUpstreamName(ns.Labels[computev1alpha.UpstreamClusterNameLabel])
+	namespace := ns.Labels[computev1alpha.UpstreamNamespaceLabel]
+	if !ok || namespace == "" {
+		return nil
+	}
+	cl, err := r.Manager.GetCluster(ctx, cluster)
+	if err != nil {
+		return nil //nolint:nilerr // a cluster that is not engaged has nothing of ours to remove
+	}
+	c := cl.GetClient()
+	proj := &computev1alpha.Instance{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: key.Name}, proj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !isProjection(proj) || proj.DeletionTimestamp != nil {
+		return nil
+	}
+	ref := metav1.GetControllerOf(proj)
+	if ref == nil || ref.Kind != computev1alpha.WorkloadDeploymentKind {
+		return nil
+	}
+	owner := &computev1alpha.WorkloadDeployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, owner); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if owner.UID != ref.UID || owner.DeletionTimestamp != nil ||
+		(owner.Annotations[computev1alpha.FederationNamespaceAnnotation] != "" && owner.Annotations[computev1alpha.FederationNamespaceAnnotation] != key.Namespace) {
+		return nil
+	}
+	err = r.HubReader.Get(ctx, key, &computev1alpha.Instance{})
+	if err == nil {
+		return nil // the cache was behind: the hub Instance is there
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("failed to confirm hub Instance %s is gone: %w", key, err)
+	}
+	uid := proj.UID
+	if err := c.Delete(ctx, proj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("failed to delete projection %s/%s of a gone Instance: %w", namespace, key.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Deleted the projection of an Instance that is gone", "projection", klog.KObj(proj))
+	return nil
 }
 
 // patchStatus writes status onto projection proj when it differs.

@@ -149,10 +149,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.V(1).Info("Planned instance control", "intents", plan.Lines())
 	}
 	applyErr := r.apply(ctx, s, plan)
+	held := errors.Is(applyErr, errNameHeld)
+	if held {
+		applyErr = nil
+	}
 	// Status is computed from what the cache shows, without expectations.
-	statusErr := r.patchStatus(ctx, s, rollout.Assess(s.input), applyErr == nil)
+	statusErr := r.patchStatus(ctx, s, rollout.Assess(s.input), applyErr == nil && !held)
+	if err := errors.Join(applyErr, statusErr); err != nil {
+		return ctrl.Result{}, err
+	}
 	// A status held back by the pace is written when the interval is up.
-	return ctrl.Result{RequeueAfter: s.statusHeld}, errors.Join(applyErr, statusErr)
+	return r.wakeUp(wd, held, s.statusHeld), nil
+}
+
+// nameHeldWait is how long a deployment waits before trying again to
+// create an Instance whose name a predecessor's Instance still holds.
+const nameHeldWait = 5 * time.Second
+
+// wakeUp says when to look again without an event: expectations lapse by
+// time, not by an event, so a reconcile must come when the first one
+// expires — otherwise a create that never shows (its name taken by another
+// owner's Instance, a lost event) leaves the deployment waiting forever.
+func (r *Reconciler) wakeUp(wd *computev1alpha.WorkloadDeployment, held bool, statusHeld time.Duration) ctrl.Result {
+	after := statusHeld
+	if d, ok := r.expect.nextExpiry(wd, r.Clock.Now()); ok && (after == 0 || d < after) {
+		after = d
+	}
+	if held && (after == 0 || nameHeldWait < after) {
+		after = nameHeldWait
+	}
+	return ctrl.Result{RequeueAfter: after}
 }
 
 // observe reads the Instances wd owns and turns them into planner input.

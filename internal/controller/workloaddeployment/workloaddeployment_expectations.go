@@ -138,3 +138,34 @@ func (e *expectations) apply(wd *computev1alpha.WorkloadDeployment, in rollout.I
 	}
 	return out
 }
+
+// nextExpiry returns how long until the first expectation of wd lapses
+// (a little after, so the reconcile then sees it lapsed), and false when
+// nothing is expected.
+func (e *expectations) nextExpiry(wd *computev1alpha.WorkloadDeployment, now time.Time) (time.Duration, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.byWD[types.NamespacedName{Namespace: wd.Namespace, Name: wd.Name}]
+	if p == nil || p.uid != wd.UID {
+		return 0, false
+	}
+	var first time.Time
+	for _, c := range p.creates {
+		if first.IsZero() || c.at.Before(first) {
+			first = c.at
+		}
+	}
+	for _, at := range p.deletes {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	if first.IsZero() {
+		return 0, false
+	}
+	return max(first.Add(expectationTTL).Sub(now), 0) + expirySlack, true
+}
+
+// expirySlack is added to an expiry so the reconcile it causes comes after
+// it.
+const expirySlack = 100 * time.Millisecond

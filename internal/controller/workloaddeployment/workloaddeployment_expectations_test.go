@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -133,5 +134,28 @@ func TestSummarizeNamesInstancesInOrdinalOrder(t *testing.T) {
 	related, got := summarize(insts[:1])
 	if got != "Instance web-10" || related == nil {
 		t.Errorf("summarize of one = %q, related %v", got, related)
+	}
+}
+
+func TestNextExpiryWakesTheReconcilerWhenTheFirstExpectationLapses(t *testing.T) {
+	now := time.Unix(1000, 0)
+	wd := &computev1alpha.WorkloadDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "a"}}
+	var e expectations
+	if _, ok := e.nextExpiry(wd, now); ok {
+		t.Fatal("nothing expected: no wake-up")
+	}
+	e.created(wd, "h", []rollout.Intent{{Name: "web-0"}}, now)
+	e.deleted(wd, []types.UID{"x"}, now.Add(10*time.Second))
+	d, ok := e.nextExpiry(wd, now.Add(5*time.Second))
+	if want := expectationTTL - 5*time.Second + expirySlack; !ok || d != want {
+		t.Fatalf("nextExpiry() = %v, %v; want %v after the first expectation", d, ok, want)
+	}
+	if d, _ := e.nextExpiry(wd, now.Add(time.Hour)); d != expirySlack {
+		t.Fatalf("a lapsed expectation wakes at once, got %v", d)
+	}
+	successor := wd.DeepCopy()
+	successor.UID = "b"
+	if _, ok := e.nextExpiry(successor, now); ok {
+		t.Fatal("a successor of the same name inherits nothing")
 	}
 }

@@ -224,6 +224,15 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in rollout.In
 	err := r.Client.Create(ctx, inst)
 	switch {
 	case apierrors.IsAlreadyExists(err):
+		if r.heldByPredecessor(ctx, s.wd, inst.Name) {
+			// A deployment of the same name that was deleted and created
+			// again (Karmada recreating a cell copy) finds its slot taken
+			// by the predecessor's Instance, which the garbage collector
+			// is removing. It is not ours: expecting it would wait for an
+			// Instance that never comes. Wait for the name instead.
+			ctrl.LoggerFrom(ctx).V(1).Info("Instance name still held by a predecessor's Instance", "instance", inst.Name)
+			return errNameHeld
+		}
 		// The cache was behind; expect it rather than create it again.
 		ctrl.LoggerFrom(ctx).V(1).Info("Instance already exists", "instance", inst.Name)
 		r.expect.created(s.wd, s.input.TemplateHash, []rollout.Intent{in}, r.Clock.Now())
@@ -239,6 +248,24 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in rollout.In
 	r.expect.created(s.wd, s.input.TemplateHash, []rollout.Intent{in}, r.Clock.Now())
 	done.create(inst)
 	return nil
+}
+
+// errNameHeld means an Instance could not be created because its name is
+// still held by an Instance another owner controls; Reconcile waits for it
+// to go (its delete event comes back here through the owner name, and
+// nameHeldWait is the safety net).
+var errNameHeld = errors.New("instance name held by a predecessor's Instance")
+
+// heldByPredecessor reports whether the Instance called name exists and is
+// controlled by something other than wd (a deleted deployment of the same
+// name). When the cache does not show it, it cannot tell, and says no.
+func (r *Reconciler) heldByPredecessor(ctx context.Context, wd *computev1alpha.WorkloadDeployment, name string) bool {
+	existing := &computev1alpha.Instance{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: wd.Namespace, Name: name}, existing); err != nil {
+		return false
+	}
+	owner := metav1.GetControllerOf(existing)
+	return owner == nil || owner.UID != wd.UID
 }
 
 // newInstance builds the Instance of a slot: the template's metadata and

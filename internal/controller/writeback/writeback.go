@@ -9,8 +9,13 @@ import (
 // WorkloadDeployment owner: same namespace and name, the Instance's labels,
 // annotations, spec and status. Finalizers, owner references of the cell
 // and server-set metadata stay in the cell.
+//
+// It records the cell Instance's UID and creation time (mirror.StampSource),
+// so a recreated Instance replaces its copy instead of updating it.
 func Copy(inst *computev1alpha.Instance, owner *computev1alpha.WorkloadDeployment) *computev1alpha.Instance {
-	return mirror.Instance(inst, inst.Namespace, owner)
+	out := mirror.Instance(inst, inst.Namespace, owner)
+	mirror.StampSource(out, inst)
+	return out
 }
 
 // ownedBy reports whether the cell runs the hub Instance's deployment:

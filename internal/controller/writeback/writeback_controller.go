@@ -161,7 +161,26 @@ func (r *Reconciler) writeBack(ctx context.Context, desired *computev1alpha.Inst
 	if err != nil {
 		return fmt.Errorf("failed to read the copy of Instance %s in the federation plane: %w", desired.Name, err)
 	}
+	if mirror.Replaced(existing, desired) {
+		return r.replace(ctx, existing, desired)
+	}
 	return r.update(ctx, existing, desired)
+}
+
+// replace deletes a copy of a cell Instance the cell has since recreated
+// and writes the new one, so the hub (and, after it, the project) shows a
+// new Instance with its own uid and age. The UID precondition leaves a
+// copy someone replaced meanwhile alone.
+func (r *Reconciler) replace(ctx context.Context, existing, desired *computev1alpha.Instance) error {
+	uid := existing.UID
+	if err := r.Hub.Delete(ctx, existing, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		if apierrors.IsConflict(err) {
+			return nil
+		}
+		return fmt.Errorf("failed to replace the copy of recreated Instance %s in the federation plane: %w", desired.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Replacing the copy of a recreated Instance", "previousSourceUID", existing.Annotations[computev1alpha.SourceUIDAnnotation])
+	return r.create(ctx, desired)
 }
 
 // create creates the copy once a live read shows its owner in the hub.
@@ -178,10 +197,14 @@ func (r *Reconciler) create(ctx context.Context, desired *computev1alpha.Instanc
 	created.Status = computev1alpha.InstanceStatus{}
 	err := r.Hub.Create(ctx, created)
 	if apierrors.IsAlreadyExists(err) {
-		// The cache has not seen a copy made moments ago.
+		// The cache has not seen a copy made moments ago, or the replaced
+		// copy is still being deleted: the next event settles it.
 		existing := &computev1alpha.Instance{}
 		if err := r.HubReader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
 			return fmt.Errorf("failed to read the copy of Instance %s in the federation plane: %w", desired.Name, err)
+		}
+		if mirror.Replaced(existing, desired) {
+			return fmt.Errorf("the previous copy of Instance %s is still being deleted from the federation plane", desired.Name)
 		}
 		return r.update(ctx, existing, desired)
 	}

@@ -50,6 +50,10 @@ func TestCopy(t *testing.T) {
 			Namespace: "ns-1",
 			Name:      "web-dfw-1-0",
 			Labels:    linkingLabels(),
+			Annotations: map[string]string{
+				computev1alpha.SourceUIDAnnotation:     "cell-uid",
+				computev1alpha.SourceCreatedAnnotation: "0001-01-01T00:00:00Z",
+			},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "compute.datumapis.com/v1alpha", Kind: "WorkloadDeployment", Name: "web-dfw-1", UID: "hub-wd-uid",
 				Controller: ptr.To(true),

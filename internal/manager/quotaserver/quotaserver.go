@@ -13,12 +13,12 @@ import (
 
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
 	"github.com/citycells/compute/internal/controller/entitlement"
 	"github.com/citycells/compute/internal/controller/quotaservice"
+	"github.com/citycells/compute/internal/probes"
 	"github.com/citycells/compute/internal/serving"
 )
 
@@ -224,13 +224,7 @@ func setupActivator(mgr manager.Manager) error {
 }
 
 // addProbes serves /healthz and /readyz on --health-probe-bind-address
-// (compute-local waits on /readyz).
+// (compute-local waits on /readyz): ready once the caches have synced.
 func addProbes(mgr manager.Manager) error {
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return fmt.Errorf("failed to add the health check: %w", err)
-	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
-		return fmt.Errorf("failed to add the readiness check: %w", err)
-	}
-	return nil
+	return probes.Add(mgr)
 }

@@ -4,10 +4,6 @@ package compute
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,7 +12,6 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local"
-	"github.com/citycells/compute/internal/planes"
 )
 
 func TestAManagementRestartMidRolloutConvergesWithoutDuplicates(t *testing.T) {
@@ -72,56 +67,17 @@ func TestAManagementRestartMidRolloutConvergesWithoutDuplicates(t *testing.T) {
 }
 
 // restartManagement kills the project's management compute-manager (its
-// whole process group, like a crash), waits down, and starts it again with
-// the same arguments, waiting for /readyz. The new process is stopped with
-// the platform.
+// whole process group, like a crash) with the harness's fault controls,
+// waits down, and starts it again with the same command line, waiting for
+// /readyz. The new process is stopped with the platform.
 func restartManagement(t *testing.T, down time.Duration) {
 	t.Helper()
 	name := "compute-manager-" + local.ProjectPlane(local.DefaultProject)
-	var proc *planes.Process
-	for _, p := range platform.Processes() {
-		if strings.HasPrefix(p.Name, name) && syscall.Kill(p.PID, 0) == nil {
-			proc = &p
-		}
-	}
-	if proc == nil {
-		t.Fatalf("no running %s", name)
-	}
-	if err := syscall.Kill(-proc.PID, syscall.SIGKILL); err != nil {
-		t.Fatalf("failed to kill %s (pid %d): %v", proc.Name, proc.PID, err)
+	if err := platform.StopComponent(name, local.StopOptions{Kill: true}); err != nil {
+		t.Fatalf("failed to kill %s: %v", name, err)
 	}
 	time.Sleep(down)
-
-	probe := ""
-	for _, a := range proc.Args {
-		if v, ok := strings.CutPrefix(a, "--health-probe-bind-address="); ok {
-			probe = "http://" + v + "/readyz"
-		}
-	}
-	if probe == "" {
-		t.Fatalf("%s has no --health-probe-bind-address: %v", proc.Name, proc.Args)
-	}
-	_, err := platform.Environment().StartComponent(t.Context(), planes.ComponentSpec{
-		Name:   fmt.Sprintf("%s-restarted-%d", name, time.Now().UnixNano()),
-		Plane:  proc.Plane,
-		Binary: proc.Args[0],
-		Args:   proc.Args[1:],
-		Port:   proc.Port,
-		Ready: func(ctx context.Context) (bool, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, probe, nil)
-			if err != nil {
-				return false, err
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return false, err
-			}
-			_ = resp.Body.Close()
-			return resp.StatusCode == http.StatusOK, nil
-		},
-		Timeout: time.Minute,
-	})
-	if err != nil {
+	if err := platform.StartComponent(t.Context(), name); err != nil {
 		t.Fatalf("failed to start %s again: %v", name, err)
 	}
 }

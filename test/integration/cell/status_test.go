@@ -3,6 +3,7 @@ package cell
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -172,4 +173,51 @@ func TestADeletedDeploymentLeavesNoInstances(t *testing.T) {
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the deployment is gone")
 		g.Expect(instancesIn(g, ns)).To(BeEmpty())
 	}).Should(Succeed())
+}
+
+func TestADeploymentRecreatedUnderTheSameNameGetsItsInstances(t *testing.T) {
+	// Karmada recreates a cell's WorkloadDeployment when its hub copy is
+	// deleted and comes back: the new deployment has the old one's name,
+	// and the old one's Instances, still being removed, hold the names of
+	// its slots.
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	old := makeWD(ns, "web").parallel().replicas(2).create(t)
+	g.Eventually(func(g Gomega) { expectConverged(g, old, 2) }).Should(Succeed())
+
+	const hold = "test.compute.datumapis.com/hold"
+	for _, inst := range instancesIn(g, ns) {
+		patch := client.MergeFrom(inst.DeepCopy())
+		inst.Finalizers = append(inst.Finalizers, hold)
+		g.Expect(k8s.Patch(ctx, &inst, patch)).To(Succeed())
+	}
+	g.Expect(k8s.Delete(ctx, old)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(old), &computev1alpha.WorkloadDeployment{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the old deployment is gone")
+		for _, inst := range instancesIn(g, ns) {
+			g.Expect(inst.DeletionTimestamp).NotTo(BeNil(), "the garbage collector is removing %s", inst.Name)
+		}
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	recreated := makeWD(ns, "web").parallel().replicas(2).create(t)
+	t.Log("the new deployment tries its slots while the old Instances still hold their names")
+	g.Eventually(func(g Gomega) {
+		g.Expect(getWD(g, recreated).Status.Conditions).NotTo(BeEmpty())
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	time.Sleep(time.Second)
+
+	t.Log("the old Instances go; the new deployment creates its own at once, without waiting for a resync")
+	for _, inst := range instancesIn(g, ns) {
+		patch := client.MergeFrom(inst.DeepCopy())
+		inst.Finalizers = slices.DeleteFunc(inst.Finalizers, func(f string) bool { return f == hold })
+		g.Expect(k8s.Patch(ctx, &inst, patch)).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		got := expectConverged(g, recreated, 2)
+		for _, inst := range instancesIn(g, ns) {
+			g.Expect(metav1.GetControllerOf(&inst).UID).To(Equal(got.UID), "Instance %s belongs to the new deployment", inst.Name)
+		}
+	}).WithTimeout(20 * time.Second).Should(Succeed())
 }

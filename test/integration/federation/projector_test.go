@@ -29,6 +29,7 @@ func TestAHubInstanceIsProjectedOnlyOnceItsOwnerExists(t *testing.T) {
 
 	t.Log("an Instance written back before its project WorkloadDeployment exists is not projected")
 	inst := makeInstance(hubNS, wd, "0")
+	inst.Annotations = map[string]string{computev1alpha.SourceUIDAnnotation: "cell-uid-1"}
 	g.Expect(hubClient.Create(ctx, inst)).To(Succeed())
 	setReady(t, hubClient, inst, metav1.ConditionTrue, computev1alpha.ReasonAvailable)
 	g.Consistently(gone(projectClient, ns, inst.Name, &computev1alpha.Instance{}), 3*time.Second, interval).Should(BeTrue())
@@ -56,11 +57,34 @@ func TestAHubInstanceIsProjectedOnlyOnceItsOwnerExists(t *testing.T) {
 		return meta.FindStatusCondition(projection.Status.Conditions, computev1alpha.ConditionReady).Reason
 	}, timeout, interval).Should(Equal(computev1alpha.ReasonInstanceCrashing))
 
-	t.Log("the projector never deletes: the projection outlives its hub Instance, and goes with its owner")
+	t.Log("the cell recreates the Instance: the project shows a new Instance (new uid, the new source), not the old one updated")
+	firstUID := projection.UID
 	g.Expect(hubClient.Delete(ctx, inst)).To(Succeed())
-	g.Consistently(get(projectClient, ns, inst.Name, &computev1alpha.Instance{}), 2*time.Second, interval).Should(Succeed())
-	g.Expect(projectClient.Delete(ctx, wd)).To(Succeed())
+	again := makeInstance(hubNS, wd, "0")
+	again.Annotations = map[string]string{computev1alpha.SourceUIDAnnotation: "cell-uid-2"}
+	g.Expect(hubClient.Create(ctx, again)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(projection), projection)).To(Succeed())
+		g.Expect(projection.UID).NotTo(Equal(firstUID))
+		g.Expect(projection.Annotations).To(HaveKeyWithValue(computev1alpha.SourceUIDAnnotation, "cell-uid-2"))
+	}, timeout, interval).Should(Succeed())
+	t.Log("recreated once more by the cell: replaced again")
+	secondUID := projection.UID
+	third := again.DeepCopy()
+	g.Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(again), third)).To(Succeed())
+	patch := client.MergeFrom(third.DeepCopy())
+	third.Annotations[computev1alpha.SourceUIDAnnotation] = "cell-uid-3"
+	g.Expect(hubClient.Patch(ctx, third, patch)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(projection), projection)).To(Succeed())
+		g.Expect(projection.UID).NotTo(Equal(secondUID))
+		g.Expect(projection.Annotations).To(HaveKeyWithValue(computev1alpha.SourceUIDAnnotation, "cell-uid-3"))
+	}, timeout, interval).Should(Succeed())
+
+	t.Log("the hub Instance is gone (the cell scaled down) while its owner stays: the project lists no ghost")
+	g.Expect(hubClient.Delete(ctx, third)).To(Succeed())
 	g.Eventually(gone(projectClient, ns, inst.Name, &computev1alpha.Instance{}), timeout, interval).Should(BeTrue())
+	g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(wd), &computev1alpha.WorkloadDeployment{})).To(Succeed())
 }
 
 func TestAnUnresolvableHubInstanceIsReportedAndNotRetried(t *testing.T) {

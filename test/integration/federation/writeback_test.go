@@ -141,3 +141,42 @@ func removeFinalizer(ctx context.Context, inst *computev1alpha.Instance, f strin
 	controllerutil.RemoveFinalizer(cur, f)
 	return cellClient.Update(ctx, cur)
 }
+
+func TestARecreatedCellInstanceReplacesItsHubCopy(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := karmadaNamespace(t)
+	_, cellWD := deployInHubAndCell(t, ns, "web-dfw", "DFW", true)
+	inst := makeInstance(ns, cellWD, "0")
+	g.Expect(cellClient.Create(ctx, inst)).To(Succeed())
+
+	back := &computev1alpha.Instance{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(inst), back)).To(Succeed())
+		g.Expect(back.Annotations).To(HaveKeyWithValue(computev1alpha.SourceUIDAnnotation, string(inst.UID)))
+		g.Expect(back.Annotations).To(HaveKey(computev1alpha.SourceCreatedAnnotation))
+	}, timeout, interval).Should(Succeed())
+	firstCopy := back.UID
+
+	t.Log("the cell deletes and recreates the Instance under the same name (a restart): the hub gets a new copy, not the old one updated")
+	g.Expect(cellClient.Delete(ctx, inst)).To(Succeed())
+	g.Eventually(gone(cellClient, ns, inst.Name, &computev1alpha.Instance{}), timeout, interval).Should(BeTrue())
+	recreated := makeInstance(ns, cellWD, "0")
+	g.Expect(cellClient.Create(ctx, recreated)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(inst), back)).To(Succeed())
+		g.Expect(back.UID).NotTo(Equal(firstCopy))
+		g.Expect(back.Annotations).To(HaveKeyWithValue(computev1alpha.SourceUIDAnnotation, string(recreated.UID)))
+	}, timeout, interval).Should(Succeed())
+
+	t.Log("a copy still mirroring an earlier Instance (the cell recreated it while the hub was unreachable) is replaced when seen")
+	secondCopy := back.UID
+	stale := back.DeepCopy()
+	stale.Annotations[computev1alpha.SourceUIDAnnotation] = "an-earlier-instance"
+	g.Expect(hubClient.Patch(ctx, stale, client.MergeFrom(back))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(inst), back)).To(Succeed())
+		g.Expect(back.UID).NotTo(Equal(secondCopy))
+		g.Expect(back.Annotations).To(HaveKeyWithValue(computev1alpha.SourceUIDAnnotation, string(recreated.UID)))
+	}, timeout, interval).Should(Succeed())
+}

@@ -1,0 +1,260 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// upOptions are the options of `compute-local up`.
+type upOptions struct {
+	*globalOptions
+	projects, cities, managers string
+	cfg                        Config
+}
+
+// newUpCommand builds `compute-local up`.
+func newUpCommand(g *globalOptions) *cobra.Command {
+	o := &upOptions{globalOptions: g, cfg: Config{Detach: true}}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start the platform and print what to type next",
+		Long: `Start the platform and print what to type next. A second up against a running
+platform changes nothing: it exits 0 when the platform is healthy and 1,
+naming what is wrong, when it is not.
+
+With --managers=auto (the default) a compute-manager that cannot be built is
+skipped with a warning at the end; --managers=required fails instead.`,
+		Args: cobra.NoArgs,
+		RunE: runE(o),
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.projects, "projects", DefaultProject, "Comma-separated project names; each gets a project plane")
+	f.StringVar(&o.cities, "cities", strings.Join(DefaultCities, ","), "Comma-separated city codes; each gets a cell")
+	f.StringVar(&o.managers, "managers", "auto", `compute-manager: "auto" (build or find it, start without it if impossible), "required" or "off"`)
+	f.StringVar(&o.cfg.ManagerBinary, "manager-binary", "", "compute-manager binary to run instead of building ./cmd/compute-manager")
+	f.StringVar(&o.cfg.RepoDir, "repo", "", "compute repository (default: found above the working directory)")
+	f.Int64Var(&o.cfg.QuotaGrant.Instances, "quota-instances", 0, "Instances in each project's default quota grant (default: compute-quota's, 10)")
+	f.StringVar(&o.cfg.QuotaGrant.VCPU, "quota-vcpus", "", `vCPU in each project's default quota grant, as a quantity (default: compute-quota's, "40")`)
+	f.StringVar(&o.cfg.QuotaGrant.Memory, "quota-memory", "", `Memory in each project's default quota grant, as a quantity (default: compute-quota's, "80Gi")`)
+	f.DurationVar(&o.cfg.Timeout, "timeout", DefaultTimeout, "How long to wait for each component to become ready")
+	f.Var(durationPtr{&o.cfg.ProviderDelay}, "provider-delay", `Simulated provider's provisioning and teardown time in every cell, e.g. "0s" or "500ms" (default: compute-manager's, 2s)`)
+	return cmd
+}
+
+// Complete resolves the state directory, the lists and the link proxy
+// command (this executable).
+func (o *upOptions) Complete(*cobra.Command, []string) error {
+	dir, err := o.resolveStateDir()
+	if err != nil {
+		return err
+	}
+	o.cfg.StateDir = dir
+	o.cfg.Projects = SplitList(o.projects)
+	o.cfg.Cities = SplitList(o.cities)
+	o.cfg.Managers = ManagerMode(o.managers)
+	if o.managers == "auto" {
+		o.cfg.Managers = ManagersAuto
+	}
+	o.cfg.Log = o.streams.Err
+	return nil
+}
+
+// Validate checks the flags (Up checks names and amounts in detail).
+func (o *upOptions) Validate() error {
+	switch o.cfg.Managers {
+	case ManagersAuto, ManagersOff, ManagersRequired:
+	default:
+		return usageErrorf("--managers %q: use auto, required or off", o.managers)
+	}
+	if o.cfg.Timeout <= 0 {
+		return usageErrorf("--timeout must be positive, got %s", o.cfg.Timeout)
+	}
+	return nil
+}
+
+// Run starts the platform.
+func (o *upOptions) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	exe, err := keepExecutable(o.cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	o.cfg.LinkProxyCommand = []string{exe, linkProxyCommandName}
+	p, err := Up(ctx, o.cfg)
+	var running *AlreadyRunningError
+	if errors.As(err, &running) {
+		return alreadyRunning(ctx, o.streams, running)
+	}
+	if err != nil {
+		return err
+	}
+	st := p.State()
+	printNext(o.streams.Out, st)
+	printSkippedWarning(o.streams.Err, st.Skipped)
+	return nil
+}
+
+// keepExecutable copies this compute-local into <state>/bin, where the link
+// proxy runs from: `go run` deletes its binary when it exits, and `start
+// link-proxy` must find it later.
+func keepExecutable(stateDir string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find this executable to run the link proxy with: %w", err)
+	}
+	dst := filepath.Join(stateDir, "bin", "compute-local")
+	if self == dst {
+		return dst, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return "", fmt.Errorf("failed to create %s: %w", filepath.Dir(dst), err)
+	}
+	in, err := os.Open(self)
+	if err != nil {
+		return "", fmt.Errorf("failed to read %s: %w", self, err)
+	}
+	defer func() { _ = in.Close() }()
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o700)
+	if err != nil {
+		return "", fmt.Errorf("failed to write %s: %w", tmp, err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return "", fmt.Errorf("failed to write %s: %w", tmp, err)
+	}
+	if err := out.Close(); err != nil {
+		return "", fmt.Errorf("failed to write %s: %w", tmp, err)
+	}
+	// A rename replaces the file a running link proxy still executes
+	// without disturbing it.
+	if err := os.Rename(tmp, dst); err != nil {
+		return "", fmt.Errorf("failed to write %s: %w", dst, err)
+	}
+	return dst, nil
+}
+
+// alreadyRunning answers a second `up`: exit 0 when the running platform
+// is healthy, 1 naming every problem otherwise.
+func alreadyRunning(ctx context.Context, s Streams, running *AlreadyRunningError) error {
+	report, err := Status(ctx, running.State.Dir)
+	if err != nil {
+		return fmt.Errorf("%w; and its status cannot be read: %w", running, err)
+	}
+	if report.OK {
+		fprintf(s.Err, "compute-local is already running in %s (started %s); nothing to do.\n",
+			running.State.Dir, running.State.StartedAt.Local().Format(time.DateTime))
+		printNext(s.Out, *running.State)
+		return nil
+	}
+	return fmt.Errorf("%w\n%s", running, problemList(report.Problems))
+}
+
+// problemList renders problems one per line, indented.
+func problemList(problems []Problem) string {
+	lines := make([]string, 0, len(problems))
+	for _, p := range problems {
+		lines = append(lines, "  "+p.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// printSkippedWarning ends `up` with a block naming what did not start.
+func printSkippedWarning(w io.Writer, all []SkippedRecord) {
+	var skipped []SkippedRecord
+	for _, s := range all {
+		if !s.Chosen() {
+			skipped = append(skipped, s)
+		}
+	}
+	if len(skipped) == 0 {
+		return
+	}
+	fprintf(w, "\nWARNING: the platform runs WITHOUT %d component(s):\n", len(skipped))
+	for _, s := range skipped {
+		fprintf(w, "  %s: %s\n", s.Name, firstLine(s.Reason))
+	}
+	fprintln(w, "Workloads are not reconciled without compute-manager, and `compute-local status` exits 1 until")
+	fprintln(w, "they run: fix the cause, then `compute-local down && compute-local up` (--managers=required fails instead).")
+}
+
+// printNext prints the kubeconfigs and the commands to type next.
+func printNext(w io.Writer, st State) {
+	fprintln(w, "Kubeconfigs:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, p := range st.Planes {
+		fprintf(tw, "  %s\t%s\t%s\n", p.Name, p.URL, p.Kubeconfig)
+	}
+	_ = tw.Flush()
+	if len(st.Skipped) > 0 {
+		fprintln(w, "Not started:")
+		for _, s := range st.Skipped {
+			fprintf(w, "  %s: %s\n", s.Name, firstLine(s.Reason))
+		}
+	}
+	fprintf(w, "Logs: %s/logs/\n\nNext:\n", st.Dir)
+	if p, ok := st.DefaultPlane(); ok {
+		fprintf(w, "  export KUBECONFIG=%s\n", shellQuote(p.Kubeconfig))
+		fprintln(w, "  kubectl get locationbindings,workloads")
+	}
+	if hub, err := st.Plane(HubPlane); err == nil {
+		fprintf(w, "  kubectl --kubeconfig %s get clusters\n", shellQuote(hub.Kubeconfig))
+	}
+	fprintln(w, "  compute-local status    # every component and cluster")
+	fprintln(w, "  compute-local down      # stop everything")
+}
+
+// downOptions are the options of `compute-local down`.
+type downOptions struct {
+	*globalOptions
+	dir string
+}
+
+// newDownCommand builds `compute-local down`.
+func newDownCommand(g *globalOptions) *cobra.Command {
+	o := &downOptions{globalOptions: g}
+	return &cobra.Command{
+		Use:   "down",
+		Short: "Stop every process of the platform",
+		Args:  cobra.NoArgs,
+		RunE:  runE(o),
+	}
+}
+
+// Complete resolves the state directory.
+func (o *downOptions) Complete(*cobra.Command, []string) error {
+	var err error
+	o.dir, err = o.resolveStateDir()
+	return err
+}
+
+// Validate has nothing to check.
+func (o *downOptions) Validate() error { return nil }
+
+// Run stops everything.
+func (o *downOptions) Run(context.Context) error {
+	began := time.Now()
+	stopped, err := StopRecorded(o.dir)
+	if errors.Is(err, ErrNotRunning) {
+		fprintf(o.streams.Err, "nothing to stop: no platform is recorded in %s\n", o.dir)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fprintf(o.streams.Err, "stopped %d processes in %s; kubeconfigs and logs are kept in %s\n",
+		len(stopped), time.Since(began).Round(10*time.Millisecond), o.dir)
+	return nil
+}

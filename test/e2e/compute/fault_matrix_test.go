@@ -1,0 +1,302 @@
+//go:build e2e
+
+package compute
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/local"
+)
+
+// fault is one row of the fault matrix: what breaks, and how it is healed.
+type fault struct {
+	name   string
+	inject func(t *testing.T)
+	heal   func(t *testing.T)
+}
+
+// killFault SIGKILLs a component (a crash) and starts it again with the
+// same command line after down.
+func killFault(component string, down time.Duration) fault {
+	return fault{
+		name: "SIGKILL " + component,
+		inject: func(t *testing.T) {
+			if err := platform.StopComponent(component, local.StopOptions{Kill: true}); err != nil {
+				t.Fatalf("failed to kill %s: %v", component, err)
+			}
+			time.Sleep(down)
+		},
+		heal: func(t *testing.T) {
+			if err := platform.StartComponent(t.Context(), component); err != nil {
+				t.Fatalf("failed to start %s again: %v", component, err)
+			}
+		},
+	}
+}
+
+// partitionFault cuts a city off for d.
+func partitionFault(city string, d time.Duration) fault {
+	return fault{
+		name: fmt.Sprintf("partition %s %s", city, d),
+		inject: func(t *testing.T) {
+			if err := platform.Partition(t.Context(), city, 0, local.PartitionHang); err != nil {
+				t.Fatalf("failed to partition %s: %v", city, err)
+			}
+			time.Sleep(d)
+		},
+		heal: func(t *testing.T) {
+			if err := platform.Heal(t.Context(), city); err != nil {
+				t.Fatalf("failed to heal %s: %v", city, err)
+			}
+		},
+	}
+}
+
+// matrixRow is what one fault cost.
+type matrixRow struct {
+	fault             string
+	converge          time.Duration
+	lost, dup, orphan int
+	cleanup           time.Duration
+	passed            bool
+}
+
+// matrix collects the rows for the table printed at the end.
+var matrix struct {
+	mu   sync.Mutex
+	rows []matrixRow
+}
+
+// TestFaultMatrix injects each fault in the middle of an image rollout of a
+// Workload over 3 cities × 2, heals it, and checks that the rollout
+// completes with exactly the desired Instances at the new template in every
+// plane — nothing lost, duplicated or orphaned — and that deleting the
+// Workload afterwards leaves nothing behind. It prints the table of
+// converge times (from heal to converged) at the end.
+func TestFaultMatrix(t *testing.T) {
+	const down = 3 * time.Second
+	faults := []fault{
+		killFault("compute-manager-"+local.ProjectPlane(local.DefaultProject), down),
+		killFault("compute-manager-"+local.CellPlane("LHR"), down),
+		killFault("karmada-controller-manager", down),
+		killFault("karmada-scheduler", down),
+		killFault("kube-apiserver-hub", down),
+		killFault("kube-apiserver-"+local.CellPlane("LHR"), down),
+		killFault("compute-quota-"+local.ProjectPlane(local.DefaultProject), down),
+		killFault("etcd", down),
+		partitionFault("LHR", 30*time.Second),
+	}
+	if only := os.Getenv("FAULT_MATRIX_ONLY"); only != "" {
+		faults = filterFaults(faults, only)
+	}
+	t.Cleanup(func() { printMatrix(t) })
+	for _, f := range faults {
+		t.Run(strings.ReplaceAll(f.name, " ", "_"), func(t *testing.T) { runFaultRow(t, f) })
+	}
+}
+
+// filterFaults keeps the faults whose name contains only.
+func filterFaults(faults []fault, only string) []fault {
+	var out []fault
+	for _, f := range faults {
+		if strings.Contains(f.name, only) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// runFaultRow runs one fault against a fresh Workload.
+func runFaultRow(t *testing.T, f fault) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	row := matrixRow{fault: f.name}
+	defer func() {
+		row.passed = !t.Failed()
+		matrix.mu.Lock()
+		matrix.rows = append(matrix.rows, row)
+		matrix.mu.Unlock()
+	}()
+	expectHealthy(t)
+	ns := newProjectNamespace(t)
+	w := makeWorkload(ns.name, "matrix").withPlacement("edge", 2, cities...).create(t)
+	expectAvailable(t, w, counts{deployments: 3, replicas: 6, ready: 6, desired: 6, updated: 6})
+
+	t.Log("an image rollout starts in every city")
+	updateWorkload(t, w, func(w *computev1alpha.Workload) {
+		w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "ghcr.io/citycells/hello:2.0"
+	})
+	g.Eventually(func(g Gomega) bool {
+		for _, wd := range deploymentsOf(g, w) {
+			cellWD := &computev1alpha.WorkloadDeployment{}
+			if err := cells[wd.Spec.CityCode].Get(ctx, client.ObjectKey{Namespace: ns.hub, Name: wd.Name}, cellWD); err != nil {
+				continue
+			}
+			if cellWD.Status.UpdatedReplicas > 0 && cellWD.Status.UpdatedReplicas < 2 {
+				return true
+			}
+		}
+		return false
+	}).WithTimeout(chainWait).WithPolling(50 * time.Millisecond).Should(BeTrue())
+
+	t.Logf("%s, mid-rollout", f.name)
+	f.inject(t)
+	f.heal(t)
+	healed := time.Now()
+
+	t.Log("the rollout completes; every plane holds exactly the desired Instances at the new template")
+	expectAvailable(t, w, counts{deployments: 3, replicas: 6, ready: 6, desired: 6, updated: 6})
+	var last planeCounts
+	g.Eventually(func(g Gomega) {
+		last = countPlanes(g, ns, w)
+		g.Expect(last.problems()).To(BeEmpty())
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+	row.converge = time.Since(healed)
+	row.lost, row.dup, row.orphan = last.lost, last.dup, last.orphan
+
+	t.Log("deleting the Workload leaves nothing behind in any plane")
+	deleted := time.Now()
+	g.Expect(project.Delete(ctx, w)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(leftovers(g, ns)).To(BeEmpty())
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+	row.cleanup = time.Since(deleted)
+}
+
+// planeCounts compares every plane with what the Workload wants.
+type planeCounts struct {
+	lost, dup, orphan int
+	details           []string
+}
+
+// problems lists what is off.
+func (c planeCounts) problems() []string { return c.details }
+
+// countPlanes counts, for each city, the cell Instances, write-backs and
+// projections against the 2 desired at the current template, plus the hub
+// copies, policies and ResourceClaims.
+func countPlanes(g Gomega, ns projectNamespace, w *computev1alpha.Workload) planeCounts {
+	var c planeCounts
+	note := func(kind *int, format string, args ...any) {
+		*kind++
+		c.details = append(c.details, fmt.Sprintf(format, args...))
+	}
+	wds := deploymentsOf(g, w)
+	if len(wds) != 3 {
+		note(&c.lost, "%d project WorkloadDeployments, want 3", len(wds))
+	}
+	for _, wd := range wds {
+		city := wd.Spec.CityCode
+		for _, plane := range []struct {
+			name string
+			c    client.Client
+			ns   string
+		}{{"cell " + city, cells[city], ns.hub}, {"hub", hub, ns.hub}, {"project", project, ns.name}} {
+			insts := instancesIn(g, plane.c, plane.ns, wd.Name)
+			seen := map[string]int{}
+			for i := range insts {
+				seen[insts[i].Labels[computev1alpha.InstanceIndexLabel]]++
+				if insts[i].Spec.Controller == nil || insts[i].Spec.Controller.TemplateHash != wd.Status.TemplateHash {
+					note(&c.orphan, "%s: Instance %s is not at the current template", plane.name, insts[i].Name)
+				}
+			}
+			for _, ord := range seq(2) {
+				switch n := seen[ord]; {
+				case n == 0:
+					note(&c.lost, "%s: no Instance %s of %s", plane.name, ord, wd.Name)
+				case n > 1:
+					note(&c.dup, "%s: %d Instances %s of %s", plane.name, n, ord, wd.Name)
+				}
+				delete(seen, ord)
+			}
+			for ord, n := range seen {
+				note(&c.orphan, "%s: %d Instances with index %q of %s", plane.name, n, ord, wd.Name)
+			}
+		}
+	}
+	hubWDs := listed(g, hub, ns.hub, &computev1alpha.WorkloadDeploymentList{})
+	if len(hubWDs) != 3 {
+		note(&c.orphan, "%d hub WorkloadDeployments, want 3", len(hubWDs))
+	}
+	if p := policyNames(g, ns.hub); len(p) != 3 {
+		note(&c.orphan, "PropagationPolicies %v, want one per city", p)
+	}
+	claims := &quotav1alpha1.ResourceClaimList{}
+	g.Expect(quotaReader().List(context.Background(), claims, client.InNamespace(ns.name))).To(Succeed())
+	if len(claims.Items) != 6 {
+		note(&c.orphan, "%d ResourceClaims, want 6", len(claims.Items))
+	}
+	return c
+}
+
+// leftovers lists what a deleted Workload left in any plane.
+func leftovers(g Gomega, ns projectNamespace) []string {
+	var out []string
+	for city, c := range cells {
+		if n := len(listed(g, c, ns.hub, &computev1alpha.InstanceList{})); n > 0 {
+			out = append(out, fmt.Sprintf("%d Instances in cell %s", n, city))
+		}
+		if n := len(listed(g, c, ns.hub, &computev1alpha.WorkloadDeploymentList{})); n > 0 {
+			out = append(out, fmt.Sprintf("%d WorkloadDeployments in cell %s", n, city))
+		}
+	}
+	if n := len(listed(g, hub, ns.hub, &computev1alpha.InstanceList{})); n > 0 {
+		out = append(out, fmt.Sprintf("%d write-backs in the hub", n))
+	}
+	if n := len(listed(g, hub, ns.hub, &computev1alpha.WorkloadDeploymentList{})); n > 0 {
+		out = append(out, fmt.Sprintf("%d WorkloadDeployments in the hub", n))
+	}
+	if n := len(listed(g, project, ns.name, &computev1alpha.InstanceList{})); n > 0 {
+		out = append(out, fmt.Sprintf("%d projections in the project", n))
+	}
+	claims := &quotav1alpha1.ResourceClaimList{}
+	g.Expect(quotaReader().List(context.Background(), claims, client.InNamespace(ns.name))).To(Succeed())
+	if n := len(claims.Items); n > 0 {
+		out = append(out, fmt.Sprintf("%d ResourceClaims in the project", n))
+	}
+	return out
+}
+
+// quotaReader is a client of the project plane that knows the quota kinds.
+var quotaReader = sync.OnceValue(func() client.Client {
+	s := scheme()
+	if err := quotav1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	c, err := client.New(platform.Config(local.ProjectPlane(local.DefaultProject)), client.Options{Scheme: s})
+	if err != nil {
+		panic(err)
+	}
+	return c
+})
+
+// printMatrix prints the table of the rows run.
+func printMatrix(t *testing.T) {
+	matrix.mu.Lock()
+	defer matrix.mu.Unlock()
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAULT (mid image rollout, 3 cities x 2)\tCONVERGED AFTER HEAL\tLOST\tDUP\tORPHAN\tCLEANUP AFTER DELETE\tRESULT")
+	for _, r := range matrix.rows {
+		result := "pass"
+		if !r.passed {
+			result = "FAIL"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.fault, r.converge.Round(100*time.Millisecond),
+			r.lost, r.dup, r.orphan, r.cleanup.Round(100*time.Millisecond), result)
+	}
+	_ = tw.Flush()
+	t.Logf("fault matrix:\n%s", b.String())
+}
