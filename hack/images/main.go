@@ -28,15 +28,22 @@ import (
 )
 
 func main() {
+	os.Exit(exitCode())
+}
+
+// exitCode runs the command and maps its error to an exit code: 2 for
+// usage, 1 for any other failure.
+func exitCode() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "images: %v\n", err)
 		if errors.Is(err, errUsage) {
-			os.Exit(2)
+			return 2
 		}
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 var errUsage = errors.New("usage error")
@@ -52,11 +59,11 @@ func run(ctx context.Context, args []string) error {
 	created := fs.String("created", os.Getenv("SOURCE_DATE_EPOCH"), "Commit time in Unix seconds: the time of every file and of the image ($SOURCE_DATE_EPOCH).")
 	repository := fs.String("repository", images.DefaultRepository, "Repository the tarballs are tagged in.")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	plat, err := v1.ParsePlatform(*platform)
 	if err != nil {
-		return fmt.Errorf("%w: --platform %q: %v", errUsage, *platform, err)
+		return fmt.Errorf("%w: --platform %q: %w", errUsage, *platform, err)
 	}
 	secs, err := strconv.ParseInt(*created, 10, 64)
 	if err != nil {

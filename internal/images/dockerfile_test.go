@@ -189,7 +189,7 @@ func TestStageHoldsTheImageFiles(t *testing.T) {
 			packed[name] = file{Mode: mode, Data: data[e.Name]}
 		}
 	}
-	if diff := cmp.Diff(packed, staged, cmp.Comparer(func(a, b []byte) bool { return bytes.Equal(a, b) })); diff != "" {
+	if diff := cmp.Diff(packed, staged, cmp.Comparer(bytes.Equal)); diff != "" {
 		t.Errorf("the staged file system differs from the layers (-packed +staged):\n%s", diff)
 	}
 }

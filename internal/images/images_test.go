@@ -199,7 +199,7 @@ func TestImageIsWhatWeShip(t *testing.T) {
 	if diff := cmp.Diff(wantLabels, cf.Config.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
-	if !cf.Created.Time.Equal(spec.Created) {
+	if !cf.Created.Equal(spec.Created) {
 		t.Errorf("created = %s, want the commit time %s", cf.Created.Time, spec.Created)
 	}
 	if cf.OS != "linux" || cf.Architecture != runtime.GOARCH {

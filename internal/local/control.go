@@ -245,7 +245,7 @@ func Status(ctx context.Context, dir string) (*StatusReport, error) {
 // problems lists what keeps the platform from being healthy, in the
 // report's order: start-up, skipped components, components, clusters.
 func problems(r *StatusReport) []Problem {
-	var out []Problem
+	var out []Problem //nolint:prealloc // most reports have no problems: nothing to allocate
 	if r.Starting {
 		out = append(out, Problem{Name: "platform", What: ProblemStarting, Detail: "compute-local up has not finished"})
 	}

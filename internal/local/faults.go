@@ -47,7 +47,7 @@ func stopRecord(c ComponentRecord, o StopOptions) error {
 	}
 	if o.Kill {
 		_ = syscall.Kill(-c.PID, syscall.SIGKILL)
-		if waitUntil(func() bool { return syscall.Kill(c.PID, 0) != nil || zombie(c.PID) }, stopGrace) {
+		if waitUntil(func() bool { return syscall.Kill(c.PID, 0) != nil || zombie(c.PID) }) {
 			return nil
 		}
 		return fmt.Errorf("%s (pid %d) still runs after SIGKILL", c.Name, c.PID)
@@ -101,7 +101,7 @@ func waitHealthy(ctx context.Context, pr *prober, c ComponentRecord, timeout tim
 		last = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s is not ready after %s (%v); see %s", c.Name, timeout, last, c.Log)
+			return fmt.Errorf("%s is not ready after %s (%w); see %s", c.Name, timeout, last, c.Log)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -3,6 +3,7 @@ package local
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -170,8 +171,8 @@ func TestLinkProxyRejectsUnknownCitiesAndModes(t *testing.T) {
 
 // isTimeout reports a network timeout.
 func isTimeout(err error) bool {
-	ne, ok := err.(net.Error)
-	return ok && ne.Timeout()
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func FuzzParseLinkArg(f *testing.F) {

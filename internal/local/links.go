@@ -84,7 +84,7 @@ func (p *Platform) startLinks(ctx context.Context) error {
 	p.state.Links = links
 	p.state.FaultControl = "http://" + control
 	p.mu.Unlock()
-	if err := p.writeLinkKubeconfigs(links); err != nil {
+	if err := p.writeLinkKubeconfigs(); err != nil {
 		return err
 	}
 	p.progress.linef("link proxy serving %d links across the borders of %d cities", len(links), len(p.cfg.Cities))
@@ -120,7 +120,7 @@ func (p *Platform) cellHubKubeconfig(city string) string {
 
 // writeLinkKubeconfigs writes every cell's hub kubeconfig: the hub's admin
 // kubeconfig with its server moved to the cell's link.
-func (p *Platform) writeLinkKubeconfigs(links []LinkRecord) error {
+func (p *Platform) writeLinkKubeconfigs() error {
 	if err := os.MkdirAll(filepath.Join(p.cfg.StateDir, "links"), 0o700); err != nil {
 		return fmt.Errorf("failed to create the links directory: %w", err)
 	}

@@ -100,19 +100,19 @@ func stopGroup(pid int) error {
 		return syscall.Kill(pid, 0) != nil || zombie(pid)
 	}
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	if waitUntil(gone, stopGrace) {
+	if waitUntil(gone) {
 		return nil
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	if waitUntil(gone, stopGrace) {
+	if waitUntil(gone) {
 		return nil
 	}
 	return errors.New("still running after SIGKILL")
 }
 
-// waitUntil polls cond every 50ms for up to d.
-func waitUntil(cond func() bool, d time.Duration) bool {
-	deadline := time.Now().Add(d)
+// waitUntil polls cond every 50ms for up to stopGrace.
+func waitUntil(cond func() bool) bool {
+	deadline := time.Now().Add(stopGrace)
 	for {
 		if cond() {
 			return true

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -81,7 +80,7 @@ func TestAComponentWithoutAHealthEndpointIsNeverReady(t *testing.T) {
 	}
 	rec := ComponentRecord{Name: "kcm", PID: cmd.Process.Pid, Binary: cmd.Args[0]}
 	// /proc shows the new command line once the child has exec'd.
-	waitUntil(func() bool { return owned(rec) }, 5*time.Second)
+	waitUntil(func() bool { return owned(rec) })
 	s := componentStatus(context.Background(), pr, rec)
 	if !s.Alive || s.Ready || !strings.Contains(s.Detail, "no health endpoint") {
 		t.Fatalf("componentStatus() = alive %v, ready %v, %q; want alive, not ready, saying why", s.Alive, s.Ready, s.Detail)

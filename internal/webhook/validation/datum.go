@@ -183,7 +183,7 @@ func validateDiskSource(d *computev1alpha.DiskTemplateVolumeSource, p *field.Pat
 			errs = append(errs, field.Invalid(p.Child("deviceName"), *d.DeviceName, msg))
 		}
 	}
-	legacy := d.Type != "" || d.Size != nil || d.Image != ""
+	legacy := d.Type != "" || d.Size != nil || d.Image != "" //nolint:staticcheck // the legacy shape is read to refuse mixing it with the new one
 	if d.Template == nil {
 		if !legacy {
 			errs = append(errs, field.Required(p.Child("template"), "describe the disk to create: template.spec.type, resources.requests.storage, populator"))

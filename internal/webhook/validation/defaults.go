@@ -79,10 +79,10 @@ func defaultInstanceSpec(spec *computev1alpha.InstanceSpec) {
 // template shape. A disk that has a template already is left alone, so a
 // Workload mixing both shapes is refused by validation instead.
 func migrateDisk(d *computev1alpha.DiskTemplateVolumeSource) {
-	if d.Template != nil || (d.Type == "" && d.Size == nil && d.Image == "") {
+	if d.Template != nil || (d.Type == "" && d.Size == nil && d.Image == "") { //nolint:staticcheck // the legacy shape is read to convert it
 		return
 	}
-	t := &computev1alpha.DiskTemplateVolumeSourceTemplate{Spec: computev1alpha.DiskSpec{Type: d.Type}}
+	t := &computev1alpha.DiskTemplateVolumeSourceTemplate{Spec: computev1alpha.DiskSpec{Type: d.Type}} //nolint:staticcheck // the legacy shape is read to convert it
 	if d.Size != nil {
 		t.Spec.Resources = &computev1alpha.DiskResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceStorage: d.Size.DeepCopy()},
@@ -91,7 +91,7 @@ func migrateDisk(d *computev1alpha.DiskTemplateVolumeSource) {
 	if d.Image != "" {
 		t.Spec.Populator = &computev1alpha.DiskPopulator{Image: &computev1alpha.ImageDiskPopulator{Name: d.Image}}
 	}
-	d.Template, d.Type, d.Size, d.Image = t, "", nil, ""
+	d.Template, d.Type, d.Size, d.Image = t, "", nil, "" //nolint:staticcheck // the legacy shape is cleared once converted
 }
 
 // defaultPorts makes ports without a protocol TCP.

@@ -288,13 +288,13 @@ func printMatrix(t *testing.T) {
 	defer matrix.mu.Unlock()
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FAULT (mid image rollout, 3 cities x 2)\tCONVERGED AFTER HEAL\tLOST\tDUP\tORPHAN\tCLEANUP AFTER DELETE\tRESULT")
+	_, _ = fmt.Fprintln(tw, "FAULT (mid image rollout, 3 cities x 2)\tCONVERGED AFTER HEAL\tLOST\tDUP\tORPHAN\tCLEANUP AFTER DELETE\tRESULT")
 	for _, r := range matrix.rows {
 		result := "pass"
 		if !r.passed {
 			result = "FAIL"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.fault, r.converge.Round(100*time.Millisecond),
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.fault, r.converge.Round(100*time.Millisecond),
 			r.lost, r.dup, r.orphan, r.cleanup.Round(100*time.Millisecond), result)
 	}
 	_ = tw.Flush()
