@@ -81,12 +81,8 @@ func Format(refs []Reference) string {
 // Parse splits an annotation value into references; malformed entries are
 // skipped.
 func Parse(value string) []Reference {
-	if value == "" {
-		return nil
-	}
-	parts := strings.Split(value, ",")
-	out := make([]Reference, 0, len(parts))
-	for _, part := range parts {
+	var out []Reference //nolint:prealloc // nothing parsed is nil, so Parse(Format(refs)) round-trips
+	for _, part := range strings.Split(value, ",") {
 		kind, name, ok := strings.Cut(strings.TrimSpace(part), "/")
 		if !ok || name == "" || (kind != KindSecret && kind != KindConfigMap) {
 			continue
