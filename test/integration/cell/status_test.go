@@ -209,11 +209,20 @@ func TestADeploymentRecreatedUnderTheSameNameGetsItsInstances(t *testing.T) {
 	time.Sleep(time.Second)
 
 	t.Log("the old Instances go; the new deployment creates its own at once, without waiting for a resync")
-	for _, inst := range instancesIn(g, ns) {
-		patch := client.MergeFrom(inst.DeepCopy())
-		inst.Finalizers = slices.DeleteFunc(inst.Finalizers, func(f string) bool { return f == hold })
-		g.Expect(k8s.Patch(ctx, &inst, patch)).To(Succeed())
-	}
+	// The controllers remove their own finalizers from the old Instances
+	// meanwhile: a merge patch replaces the whole list, so each removal is
+	// guarded by the resourceVersion it was computed from and retried, or
+	// it could put back a finalizer its owner already removed.
+	g.Eventually(func(g Gomega) {
+		for _, inst := range instancesIn(g, ns) {
+			if !slices.Contains(inst.Finalizers, hold) {
+				continue
+			}
+			patch := client.MergeFromWithOptions(inst.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			inst.Finalizers = slices.DeleteFunc(inst.Finalizers, func(f string) bool { return f == hold })
+			g.Expect(k8s.Patch(ctx, &inst, patch)).To(Succeed())
+		}
+	}).WithTimeout(10 * time.Second).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		got := expectConverged(g, recreated, 2)
 		for _, inst := range instancesIn(g, ns) {
