@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -279,4 +280,33 @@ func (f *Factory) PrintResult(o *OutputFlags, obj runtime.Object, scheme *runtim
 		return nil
 	}
 	return PrintObject(f.Streams.Out, o.Format, obj, scheme)
+}
+
+// Items returns, as values, the objects of objs that are of type T (a
+// watch hands its sources' objects over as client.Objects).
+func Items[T any, PT interface {
+	*T
+	client.Object
+}](objs []client.Object) []T {
+	out := make([]T, 0, len(objs))
+	for _, obj := range objs {
+		if p, ok := obj.(PT); ok {
+			out = append(out, *p)
+		}
+	}
+	return out
+}
+
+// PrintItems prints every item in format, one document each (the
+// non-table outputs of a list).
+func PrintItems[T any, PT interface {
+	*T
+	runtime.Object
+}](w io.Writer, format string, items []T, scheme *runtime.Scheme) error {
+	for i := range items {
+		if err := PrintObject(w, format, PT(&items[i]), scheme); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -141,20 +141,10 @@ func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients, sel map[str
 	s := o.Factory.Streams
 	src := o.List.Source(&computev1alpha.InstanceList{}, &computev1alpha.Instance{}, c.Namespace, sel)
 	return o.Factory.WatchList(ctx, c.Client, src, func(objs []client.Object, first bool) error {
-		items := make([]computev1alpha.Instance, 0, len(objs))
-		for _, obj := range objs {
-			if inst, ok := obj.(*computev1alpha.Instance); ok {
-				items = append(items, *inst)
-			}
-		}
+		items := cmdutil.Items[computev1alpha.Instance](objs)
 		SortInstances(items)
 		if !o.Output.IsTable() {
-			for i := range items {
-				if err := cmdutil.PrintObject(s.Out, o.Output.Format, &items[i], c.Scheme); err != nil {
-					return err
-				}
-			}
-			return nil
+			return cmdutil.PrintItems(s.Out, o.Output.Format, items, c.Scheme)
 		}
 		t := Table(items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
 		t.NoHeaders = o.List.NoHeaders || !first

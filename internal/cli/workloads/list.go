@@ -108,20 +108,10 @@ func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients) error {
 	s := o.Factory.Streams
 	src := o.List.Source(&computev1alpha.WorkloadList{}, &computev1alpha.Workload{}, c.Namespace, nil)
 	return o.Factory.WatchList(ctx, c.Client, src, func(objs []client.Object, first bool) error {
-		items := make([]computev1alpha.Workload, 0, len(objs))
-		for _, obj := range objs {
-			if w, ok := obj.(*computev1alpha.Workload); ok {
-				items = append(items, *w)
-			}
-		}
+		items := cmdutil.Items[computev1alpha.Workload](objs)
 		SortWorkloads(items)
 		if !o.Output.IsTable() {
-			for i := range items {
-				if err := cmdutil.PrintObject(s.Out, o.Output.Format, &items[i], c.Scheme); err != nil {
-					return err
-				}
-			}
-			return nil
+			return cmdutil.PrintItems(s.Out, o.Output.Format, items, c.Scheme)
 		}
 		t := Table(items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
 		t.NoHeaders = o.List.NoHeaders || !first
