@@ -152,7 +152,7 @@ func TestAPartitionedCityIsStaleWhileTheOthersScaleAndRoll(t *testing.T) {
 	}).WithTimeout(chainWait).WithPolling(100 * time.Millisecond).Should(Succeed())
 	t.Logf("the Workload marked LHR stale %s after the partition began", time.Since(cut).Round(100*time.Millisecond))
 	user := newCLIUser(t, ns.name)
-	out := user.run(0, "status", w.Name).Stdout
+	out := user.run(0, "status", w.Name, "--yes").Stdout
 	expectContains(t, "status", statusRow(out, "LHR"), "unreachable (last seen")
 	t.Logf("`datumctl-compute status` showed LHR unreachable %s after the partition began", time.Since(cut).Round(100*time.Millisecond))
 
