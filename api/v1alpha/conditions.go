@@ -130,6 +130,11 @@ const (
 	// taken by a WorkloadDeployment that belongs to another Workload; compute
 	// never adopts or overwrites it.
 	ReasonDeploymentConflict = "DeploymentConflict"
+	// ReasonCellUnreachable means the cell running a city has not been
+	// heard from (see docs/faults.md): its last known figures are kept but
+	// are stale, and the city's conditions are Unknown until it is heard
+	// from again.
+	ReasonCellUnreachable = "CellUnreachable"
 	// ReasonFederated means the federation-plane copy is up to date.
 	ReasonFederated = "Federated"
 	// ReasonFederationFailed means the federation-plane copy could not be

@@ -346,10 +346,24 @@ type WorkloadCityStatus struct {
 
 	ReplicaCounts `json:",inline"`
 
-	// Available is true when a replica in the city is ready.
+	// Available is true when a replica in the city is ready. It is false
+	// while the city is stale: compute cannot claim what it has not heard.
 	//
 	// +optional
 	Available bool `json:"available"`
+
+	// Stale is true while the city's cell is unreachable: the counts are
+	// the last known ones, reason is CellUnreachable and lastSeenTime says
+	// when the cell was last heard from.
+	//
+	// +optional
+	Stale bool `json:"stale,omitempty"`
+
+	// LastSeenTime is the last time the city's cell was heard from; set
+	// only while the city is stale.
+	//
+	// +optional
+	LastSeenTime *metav1.Time `json:"lastSeenTime,omitempty"`
 
 	// Reason is a CamelCase reason for the city's state.
 	//

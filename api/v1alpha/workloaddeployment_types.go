@@ -84,6 +84,15 @@ type WorkloadDeploymentStatus struct {
 	//
 	// +optional
 	TemplateHash string `json:"templateHash,omitempty"`
+
+	// LastSeenTime is set on the project copy while the cell running the
+	// deployment is unreachable: the last time the cell was heard from.
+	// The counts are then the last known ones and the conditions are
+	// Unknown with reason CellUnreachable. Cleared when the cell is heard
+	// from again.
+	//
+	// +optional
+	LastSeenTime *metav1.Time `json:"lastSeenTime,omitempty"`
 }
 
 // WorkloadDeployment runs one placement of a Workload in one city.

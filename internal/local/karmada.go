@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/cellhealth"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/toolchain"
 )
@@ -94,7 +95,9 @@ func (p *Platform) startKarmada(ctx context.Context, bin karmadaBinaries) error 
 	if _, _, err := p.writeServingCert(webhookDir, "karmada-webhook"); err != nil {
 		return err
 	}
-	for _, ns := range []string{karmadaSystemNamespace, karmadaClusterNamespace} {
+	// compute-system holds the cells' heartbeat Leases (the hub overlay
+	// creates it in a real install).
+	for _, ns := range []string{karmadaSystemNamespace, karmadaClusterNamespace, cellhealth.Namespace} {
 		if err := ensureNamespace(ctx, c, ns); err != nil {
 			return err
 		}

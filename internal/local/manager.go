@@ -116,6 +116,9 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 	}
 	if r.cell {
 		optional[flagSimulatedProvider] = "true"
+		// The cell's name is its Karmada Cluster's: its heartbeat Lease in
+		// the hub and the source of its quota claims.
+		optional[flagCellName] = r.plane
 		if r.location != "" {
 			optional["cell-location"] = r.location
 		}

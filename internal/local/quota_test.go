@@ -26,9 +26,10 @@ func TestCellManagersGetTheQuotaFlagsWhenTheBinaryHasThem(t *testing.T) {
 			role: cell, help: help,
 			want: []string{"--quota-kubeconfig=/s/quota.kubeconfig", "--cell-name=cell-dfw"},
 		},
-		"a cell runs without quota when the quota service does not run": {
+		"a cell runs without quota when the quota service does not run, and still names itself for its heartbeat": {
 			role: func() managerRole { r := cell; r.quotaKubeconfig = ""; return r }(), help: help,
-			avoid: []string{"--quota-kubeconfig=/s/quota.kubeconfig", "--cell-name=cell-dfw"},
+			want:  []string{"--cell-name=cell-dfw"},
+			avoid: []string{"--quota-kubeconfig=/s/quota.kubeconfig"},
 		},
 		"a binary without --cell-name gets neither flag (it could not run with just one)": {
 			role: cell, help: "--enable-cell-controllers --kubeconfig --quota-kubeconfig string",

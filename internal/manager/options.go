@@ -165,6 +165,11 @@ func (o *Options) Validate() error {
 	if _, err := o.cellLocation(); err != nil {
 		errs = append(errs, err)
 	}
+	if name := o.Quota.CellName; name != "" {
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--%s %q is not a valid name: %s", CellNameFlag, name, strings.Join(msgs, "; ")))
+		}
+	}
 	if err := o.Quota.Validate(o.EnableCell); err != nil {
 		errs = append(errs, err)
 	}

@@ -41,6 +41,10 @@ func TestValidate(t *testing.T) {
 			args:    []string{"--enable-cell-controllers", "--federation-kubeconfig=/nonexistent/hub"},
 			wantErr: []string{`--federation-kubeconfig "/nonexistent/hub" cannot be read`},
 		},
+		"a cell name that is no Lease name names the flag": {
+			args:    []string{"--enable-cell-controllers", "--cell-name=Cell_DFW"},
+			wantErr: []string{`--cell-name "Cell_DFW" is not a valid name`},
+		},
 		"FEATURE_GATES is read when the flag is absent": {
 			args: []string{"--enable-cell-controllers"}, env: "NetworkingIntegration=true",
 		},

@@ -24,7 +24,8 @@ const (
 	QuotaKubeconfigFlag = "quota-kubeconfig"
 	// QuotaMiloFlag says that kubeconfig is Milo's API host.
 	QuotaMiloFlag = "quota-milo"
-	// CellNameFlag names the cell in the claims it makes.
+	// CellNameFlag names the cell: in the claims it makes, and as the
+	// heartbeat Lease it renews in the federation plane.
 	CellNameFlag = "cell-name"
 )
 
@@ -41,8 +42,11 @@ type QuotaOptions struct {
 	// under the kubeconfig's current context:
 	// <host>/apis/resourcemanager.miloapis.com/v1alpha1/projects/<project>/control-plane.
 	Milo bool
-	// CellName is this cell's name: the source-cluster label of every claim
-	// it makes. Required with Kubeconfig.
+	// CellName is this cell's name — its Karmada Cluster name: the
+	// source-cluster label of every claim it makes, and the name of the
+	// heartbeat Lease it renews in the federation plane (cellhealth).
+	// Required with Kubeconfig; without it the cell sends no heartbeat and
+	// is judged by Karmada's Cluster Ready condition alone.
 	CellName string
 }
 
@@ -56,7 +60,9 @@ func (q *QuotaOptions) AddFlags(fs *pflag.FlagSet) {
 		"The current context of --"+QuotaKubeconfigFlag+" is Milo's API host: each project's quota plane is reached at "+
 			"<host>"+strings.ReplaceAll(quota.MiloControlPlanePath, "%s", "<project>")+".")
 	fs.StringVar(&q.CellName, CellNameFlag, q.CellName,
-		"Name of this cell, recorded on every quota claim it makes (label "+computev1alpha.SourceClusterLabel+"). Required with --"+QuotaKubeconfigFlag+".")
+		"Name of this cell, its Karmada Cluster name: recorded on every quota claim it makes (label "+computev1alpha.SourceClusterLabel+"), "+
+			"and the heartbeat Lease it renews in namespace compute-system of the federation plane so the management plane can tell it is reachable. "+
+			"Required with --"+QuotaKubeconfigFlag+"; without it the cell sends no heartbeat.")
 }
 
 // Enabled reports whether quota is configured.

@@ -30,6 +30,8 @@ import (
 // ranking serves every level (Instance → WorkloadDeployment → placement →
 // Workload): a name taken by another Workload's deployment or a city not
 // bound to the project needs the user to act and ranks above everything; a
+// cell that has not been heard from (CellUnreachable) comes next, because
+// nothing else reported about that city can be trusted until it is; a
 // Location that is not ready is an operator's fault and ranks with the
 // quota backend's; a deployment still being created or not yet reported by
 // its cell ranks below every cell reason, and a deployment scaled to zero
@@ -41,6 +43,7 @@ import (
 var blockingReasons = []string{
 	computev1alpha.ReasonDeploymentConflict,
 	computev1alpha.ReasonLocationNotBound,
+	computev1alpha.ReasonCellUnreachable,
 	computev1alpha.ReasonQuotaExceeded,
 	computev1alpha.ReasonValidationFailed,
 	computev1alpha.ReasonQuotaNoBudget,

@@ -82,6 +82,7 @@ func TestPriorityTableIsOrdered(t *testing.T) {
 	promised := []string{
 		computev1alpha.ReasonDeploymentConflict,      // another Workload holds the name: the user must act
 		computev1alpha.ReasonLocationNotBound,        // the city is not bound to the project
+		computev1alpha.ReasonCellUnreachable,         // nothing reported about the city can be trusted
 		computev1alpha.ReasonQuotaExceeded,           // a hard quota denial
 		computev1alpha.ReasonQuotaNoBudget,           // no budget for a resource type
 		computev1alpha.ReasonQuotaBackendUnavailable, // an operator must fix the backend

@@ -83,6 +83,9 @@ func NextSteps(reason string, h Hints) []string {
 		}
 	case computev1alpha.ReasonLocationNotReady:
 		return []string{"The city's location is not accepting workloads right now; instances start there once it is."}
+	case computev1alpha.ReasonCellUnreachable:
+		return []string{"compute has not heard from this city's cell: its figures are the last known. Nothing is deleted meanwhile; " +
+			"the city catches up with your latest spec when it is reachable again. Other cities are not affected."}
 	case computev1alpha.ReasonDeploymentConflict:
 		return []string{"Another workload's deployment holds the name this city needs; delete the stale workload or rename this one."}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/names"
@@ -47,7 +48,13 @@ const (
 	StateNotEnabled     = "not enabled"
 	StateLocationWait   = "waiting for location"
 	StateConflict       = "name conflict"
+	// StateUnreachable is a city whose cell is not heard from; its counts
+	// are the last known ones.
+	StateUnreachable = "unreachable"
 )
+
+// Now is the clock "last seen … ago" is measured with.
+var Now = time.Now
 
 // City is the rollout state of one placement in one city.
 type City struct {
@@ -72,6 +79,10 @@ type City struct {
 	Done bool `json:"done"`
 	// Failed is set when the city cannot get done by waiting.
 	Failed bool `json:"failed,omitempty"`
+	// Stale is set while the city's cell is not heard from: the counts
+	// are the last known ones, last seen at LastSeenTime.
+	Stale        bool         `json:"stale,omitempty"`
+	LastSeenTime *metav1.Time `json:"lastSeenTime,omitempty"`
 	// Wave, Revision and Rollout are the city's wave, the revision it runs
 	// and its rollout state (Updated, Updating, Soaking, Waiting, Halted,
 	// RolledBack), from the Workload's status.rollout.
@@ -233,6 +244,16 @@ func assessDeployment(wd *computev1alpha.WorkloadDeployment, instances []*comput
 		c.Message = "waiting for the management plane to pass the restart to the city"
 		return c
 	}
+	if seen := st.LastSeenTime; seen != nil {
+		// Nothing about the city can be trusted until it is heard from.
+		c.Stale, c.LastSeenTime = true, seen.DeepCopy()
+		c.State = fmt.Sprintf("%s (last seen %s ago)", StateUnreachable, duration.HumanDuration(Now().Sub(seen.Time)))
+		c.Reason = computev1alpha.ReasonCellUnreachable
+		if a := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionAvailable); a != nil {
+			c.Message = a.Message
+		}
+		return c
+	}
 	if st.ObservedGeneration < wd.Generation {
 		c.State = StateSyncing
 		c.Message = "waiting for the city to report on the latest change"
@@ -392,12 +413,28 @@ const (
 	HealthDegraded    = "Degraded"
 	HealthFailing     = "Failing"
 	HealthScaledDown  = "Scaled to zero"
+	HealthUnknown     = "Unknown"
 )
 
 // Health sums the progress up in one word: Healthy, Progressing,
-// Degraded (failures, some instances serve), Failing (failures, none
-// serve) or Scaled to zero.
+// Degraded (failures or unreachable cities, some reachable instances
+// serve), Failing (failures, none serve), Unknown (cities unreachable and
+// no reachable instance serves) or Scaled to zero.
 func (p Progress) Health() string {
+	stale, freshReady := false, int32(0)
+	for _, c := range p.Cities {
+		if c.Stale {
+			stale = true
+		} else if c.State != StateRemoving {
+			freshReady += c.Ready
+		}
+	}
+	switch {
+	case stale && freshReady > 0 && len(p.Failures) == 0:
+		return HealthDegraded
+	case stale && freshReady == 0:
+		return HealthUnknown
+	}
 	switch {
 	case p.Done && p.Desired == 0:
 		return HealthScaledDown

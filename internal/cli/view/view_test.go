@@ -3,6 +3,7 @@ package view
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -160,6 +161,14 @@ func TestAssess(t *testing.T) {
 					CityCode: "LHR", Reason: computev1alpha.ReasonLocationNotBound, Message: "city LHR is not bound to this project"}}}}
 			}),
 			wantLine: "DFW 2/2 ready · LHR 0/2 not enabled", wantHealth: HealthDegraded, wantFailure: computev1alpha.ReasonLocationNotBound,
+		},
+		"a city nobody hears from is unreachable with its last known counts, never done": {
+			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available).
+				with(func(s *Snapshot) {
+					seen := metav1.NewTime(Now().Add(-42 * time.Second))
+					s.Deployments[1].Status.LastSeenTime = &seen
+				}),
+			wantLine: "DFW 2/2 ready · LHR 2/2 unreachable (last seen 42s ago)", wantHealth: HealthDegraded,
 		},
 		"scaled to zero is done": {
 			world: newWorld(clitest.NewWorkload("web").Placement("default", 0, "DFW").Build()).city("DFW").

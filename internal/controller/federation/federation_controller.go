@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -71,6 +72,20 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// Health tells whether each city's cell is heard from; the status of a
+	// deployment whose city is not is marked stale. Nil trusts every city.
+	Health CityHealth
+}
+
+// CityHealth tells whether the cell of a city is heard from (package
+// cellhealth's Tracker).
+type CityHealth interface {
+	// CityReachability reports city: unreachable, when it was last heard
+	// from, and a message saying which signal says so.
+	CityReachability(city string) (unreachable bool, lastSeen time.Time, message string)
+	// OnChange registers fn, called with a city's code when its verdict
+	// changes.
+	OnChange(fn func(city string))
 }
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch;create;patch;delete
@@ -108,7 +123,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
-	return mcbuilder.ControllerManagedBy(mgr).
+	b := mcbuilder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.TypedOptions[mcreconcile.Request]{
 			SkipNameValidation:      mgr.GetControllerOptions().SkipNameValidation,
@@ -117,8 +132,28 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 		// The federator's own status writes need no reconcile.
 		For(&computev1alpha.WorkloadDeployment{}, mcbuilder.WithPredicates(specOrMetadataChanged())).
 		WatchesRawSource(source.TypedKind[*computev1alpha.WorkloadDeployment, mcreconcile.Request](hubCluster.GetCache(), &computev1alpha.WorkloadDeployment{},
-			mchandler.TypedEnqueueRequestsFromMapFuncWithClusterPreservation(r.mapHubDeployment))).
-		Complete(r)
+			mchandler.TypedEnqueueRequestsFromMapFuncWithClusterPreservation(r.mapHubDeployment)))
+	if r.Health != nil {
+		// A city's verdict changing brings back every deployment of the
+		// city, found through its hub copies.
+		cities := make(chan event.TypedGenericEvent[*computev1alpha.WorkloadDeployment], 1024)
+		r.Health.OnChange(func(city string) { go r.sendCity(hubCluster.GetCache(), city, cities) })
+		b = b.WatchesRawSource(source.TypedChannel(cities,
+			mchandler.TypedEnqueueRequestsFromMapFuncWithClusterPreservation(r.mapHubDeployment)))
+	}
+	return b.Complete(r)
+}
+
+// sendCity sends an event for every hub copy of city's deployments.
+func (r *Reconciler) sendCity(hub client.Reader, city string, to chan<- event.TypedGenericEvent[*computev1alpha.WorkloadDeployment]) {
+	list := &computev1alpha.WorkloadDeploymentList{}
+	if err := hub.List(context.Background(), list, client.MatchingLabels{computev1alpha.CityCodeTopologyLabel: city}); err != nil {
+		ctrl.Log.WithName(ControllerName).Error(err, "Failed to list the deployments of a city whose reachability changed", "city", city)
+		return
+	}
+	for i := range list.Items {
+		to <- event.TypedGenericEvent[*computev1alpha.WorkloadDeployment]{Object: &list.Items[i]}
+	}
 }
 
 // specOrMetadataChanged passes creations, deletions and updates that change
@@ -376,7 +411,7 @@ func (r *Reconciler) ensureHubCopy(ctx context.Context, s *scope, desired *compu
 // an event when federation starts failing.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope, hubCopy *computev1alpha.WorkloadDeployment, cond metav1.Condition) error {
 	wd := s.wd
-	st := MirrorStatus(wd, hubCopy, cond, metav1.NewTime(r.Clock.Now()))
+	st := MirrorStatus(wd, hubCopy, cond, r.reachability(wd.Spec.CityCode), metav1.NewTime(r.Clock.Now()))
 	prev := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionFederated).DeepCopy()
 	wrote, err := patch.Status(ctx, s.client, wd, func(wd *computev1alpha.WorkloadDeployment) { wd.Status = st })
 	if err != nil || !wrote {
@@ -386,6 +421,15 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, hubCopy *compute
 		s.recorder.Eventf(wd, nil, corev1.EventTypeWarning, EventFederationFailed, "Federate", "%s", truncate(cond.Message))
 	}
 	return nil
+}
+
+// reachability is what is known about city's cell.
+func (r *Reconciler) reachability(city string) Reachability {
+	if r.Health == nil {
+		return Reachability{}
+	}
+	unreachable, lastSeen, message := r.Health.CityReachability(city)
+	return Reachability{Unreachable: unreachable, LastSeen: lastSeen, Message: message}
 }
 
 // setFinalizer adds (present) or removes the federation finalizer with a

@@ -2,10 +2,12 @@ package federation
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -79,7 +81,7 @@ func TestMirrorStatus(t *testing.T) {
 	}}
 	hubCopy := hubCopyOf(project, 2, 4, 2, 1)
 
-	got := MirrorStatus(project, hubCopy, federatedCondition("ns-1"), now)
+	got := MirrorStatus(project, hubCopy, federatedCondition("ns-1"), Reachability{}, now)
 	want := computev1alpha.WorkloadDeploymentStatus{
 		ObservedGeneration: 4,
 		ReplicaCounts:      computev1alpha.ReplicaCounts{Replicas: 2, CurrentReplicas: 1, UpdatedReplicas: 2, ReadyReplicas: 1, DesiredReplicas: 2},
@@ -99,7 +101,7 @@ func TestMirrorStatus(t *testing.T) {
 	t.Run("mirroring the same hub status again changes nothing", func(t *testing.T) {
 		again := project.DeepCopy()
 		again.Status = got
-		if diff := cmp.Diff(got, MirrorStatus(again, hubCopy, federatedCondition("ns-1"), now)); diff != "" {
+		if diff := cmp.Diff(got, MirrorStatus(again, hubCopy, federatedCondition("ns-1"), Reachability{}, now)); diff != "" {
 			t.Errorf("status churned (-first +second):\n%s", diff)
 		}
 	})
@@ -107,7 +109,7 @@ func TestMirrorStatus(t *testing.T) {
 	t.Run("a failure without a hub copy keeps the mirrored status and says why", func(t *testing.T) {
 		failing := project.DeepCopy()
 		failing.Status = got
-		st := MirrorStatus(failing, nil, failedCondition("failed to create namespace ns-1: forbidden"), now)
+		st := MirrorStatus(failing, nil, failedCondition("failed to create namespace ns-1: forbidden"), Reachability{}, now)
 		if st.ReadyReplicas != 1 || st.ObservedGeneration != 4 {
 			t.Errorf("the mirrored counts were lost: %+v", st)
 		}
@@ -121,9 +123,36 @@ func TestMirrorStatus(t *testing.T) {
 	t.Run("a Federated condition reported by the hub is not mirrored", func(t *testing.T) {
 		odd := hubCopy.DeepCopy()
 		odd.Status.Conditions = append(odd.Status.Conditions, metav1.Condition{Type: computev1alpha.ConditionFederated, Status: metav1.ConditionFalse})
-		st := MirrorStatus(project, odd, federatedCondition("ns-1"), now)
+		st := MirrorStatus(project, odd, federatedCondition("ns-1"), Reachability{}, now)
 		if n := len(st.Conditions); n != 2 || st.Conditions[1].Status != metav1.ConditionTrue {
 			t.Errorf("conditions = %+v", st.Conditions)
+		}
+	})
+
+	t.Run("an unreachable city keeps its last known counts and says it is stale, without churning", func(t *testing.T) {
+		seen := earlier.Add(-time.Minute)
+		reach := Reachability{Unreachable: true, LastSeen: seen, Message: "no heartbeat from cell cell-dfw since then"}
+		st := MirrorStatus(project, hubCopy, federatedCondition("ns-1"), reach, now)
+		if st.ReadyReplicas != 1 || st.Replicas != 2 || st.LastSeenTime == nil || !st.LastSeenTime.Time.Equal(seen) {
+			t.Errorf("counts or lastSeenTime lost: %+v", st)
+		}
+		avail := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionAvailable)
+		if avail == nil || avail.Status != metav1.ConditionUnknown || avail.Reason != computev1alpha.ReasonCellUnreachable ||
+			!strings.Contains(avail.Message, "last known: Available=True (ReplicasAvailable)") || !avail.LastTransitionTime.Equal(&now) {
+			t.Errorf("Available = %+v", avail)
+		}
+		if fed := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionFederated); fed == nil || fed.Status != metav1.ConditionTrue {
+			t.Errorf("Federated = %+v: the hub copy is still federated", fed)
+		}
+		stale := project.DeepCopy()
+		stale.Status = st
+		later := metav1.NewTime(now.Add(time.Minute))
+		if diff := cmp.Diff(st, MirrorStatus(stale, hubCopy, federatedCondition("ns-1"), reach, later)); diff != "" {
+			t.Errorf("a stale status churned (-first +second):\n%s", diff)
+		}
+		back := MirrorStatus(stale, hubCopy, federatedCondition("ns-1"), Reachability{}, later)
+		if diff := cmp.Diff(got, back); diff != "" {
+			t.Errorf("heard from again, the status is not the hub's (-want +got):\n%s", diff)
 		}
 	})
 }

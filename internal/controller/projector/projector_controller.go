@@ -94,6 +94,9 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
 	registerMetrics()
+	if err := r.setupRestorer(mgr, hubCluster); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr.GetLocalManager()).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).

@@ -150,6 +150,11 @@ func cityStatus(c observedCity) computev1alpha.WorkloadCityStatus {
 		cs.DeploymentName = wd.Name
 		cs.ReplicaCounts = wd.Status.ReplicaCounts
 		cs.Available = meta.IsStatusConditionTrue(wd.Status.Conditions, computev1alpha.ConditionAvailable)
+		// A city whose cell is not heard from keeps its last known counts
+		// but claims nothing: its conditions are Unknown.
+		if seen := wd.Status.LastSeenTime; seen != nil {
+			cs.Stale, cs.LastSeenTime = true, seen.DeepCopy()
+		}
 	}
 	cs.Reason, cs.Message = cityReason(c)
 	cs.Message = status.Truncate(cs.Message)
@@ -166,11 +171,15 @@ func cityReason(c observedCity) (reason, message string) {
 	if wd == nil {
 		return computev1alpha.ReasonDeploymentPending, fmt.Sprintf("WorkloadDeployment %s is being created", c.Name)
 	}
+	avail := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionAvailable)
+	if wd.Status.LastSeenTime != nil && avail != nil {
+		// Nothing else about the city can be trusted until it is heard from.
+		return avail.Reason, avail.Message
+	}
 	if wd.Status.ObservedGeneration < wd.Generation {
 		return computev1alpha.ReasonDeploymentPending,
 			fmt.Sprintf("waiting for the %s cell to report generation %d of WorkloadDeployment %s", c.CityCode, wd.Generation, wd.Name)
 	}
-	avail := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionAvailable)
 	if avail != nil && avail.Status != metav1.ConditionTrue {
 		return avail.Reason, avail.Message
 	}
@@ -203,9 +212,10 @@ func conditionsFor(previous []metav1.Condition, cities []cityView, generation in
 	return conds
 }
 
-// availableCondition is True when a replica is ready in any city; otherwise
-// it carries the worst blocking reason of the cities (internal/status ranks
-// the management plane's reasons with the cells').
+// availableCondition is True when a replica is ready in any city; Unknown
+// (CellUnreachable) when none is but a city nobody has heard from might
+// serve; otherwise False with the worst blocking reason of the cities
+// (internal/status ranks the management plane's reasons with the cells').
 func availableCondition(cities []cityView) metav1.Condition {
 	var ready, desired int32
 	var up []string
@@ -241,8 +251,18 @@ func availableCondition(cities []cityView) metav1.Condition {
 	if len(down) > 1 {
 		msg += "; also not available: " + describeBlockers(down[1:])
 	}
+	st := metav1.ConditionFalse
+	if slices.ContainsFunc(cities, func(c cityView) bool { return c.status.Stale }) {
+		// No reachable city serves, and one nobody has heard from may:
+		// compute does not know.
+		st = metav1.ConditionUnknown
+		if worst.Reason != computev1alpha.ReasonCellUnreachable {
+			msg = "cities unreachable, others not available: " + describeBlockers(down)
+		}
+		worst.Reason = computev1alpha.ReasonCellUnreachable
+	}
 	return metav1.Condition{
-		Type: computev1alpha.ConditionAvailable, Status: metav1.ConditionFalse,
+		Type: computev1alpha.ConditionAvailable, Status: st,
 		Reason: worst.Reason, Message: msg,
 	}
 }

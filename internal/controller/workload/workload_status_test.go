@@ -76,6 +76,19 @@ func (s *scenario) stale(city string) *scenario {
 	return s
 }
 
+// unreachable has a city's cell unheard from since lastSeen, as the
+// federator marks it: last known counts, Unknown conditions.
+func (s *scenario) unreachable(city string, lastSeen time.Time) *scenario {
+	s.reports[city] = func(wd *computev1alpha.WorkloadDeployment) {
+		report(wd, 2, metav1.ConditionUnknown, computev1alpha.ReasonCellUnreachable,
+			"the city's cell is unreachable: no heartbeat; last known: Available=True (ReplicasAvailable)")
+		wd.Status.Conditions[1].Status, wd.Status.Conditions[1].Reason = metav1.ConditionUnknown, computev1alpha.ReasonCellUnreachable
+		seen := metav1.NewTime(lastSeen)
+		wd.Status.LastSeenTime = &seen
+	}
+	return s
+}
+
 func report(wd *computev1alpha.WorkloadDeployment, ready int32, status metav1.ConditionStatus, reason, msg string) {
 	wd.Status.ObservedGeneration = wd.Generation
 	wd.Status.ReplicaCounts = computev1alpha.ReplicaCounts{Replicas: 2, CurrentReplicas: ready, UpdatedReplicas: 2, ReadyReplicas: ready, DesiredReplicas: 2}
@@ -177,6 +190,26 @@ func TestComputeStatus(t *testing.T) {
 				cityReasons: map[string]string{"DFW": computev1alpha.ReasonQuotaExceeded, "XYZ": computev1alpha.ReasonLocationNotBound},
 			},
 		},
+		"an unreachable city keeps its last known counts, is named, and is not claimed available": {
+			scenario: makeScenario("DFW", "LHR").ready("DFW", 2).unreachable("LHR", time.Date(2026, 11, 24, 11, 59, 0, 0, time.UTC)),
+			want: want{
+				observed: 3, available: metav1.ConditionTrue, availableReason: computev1alpha.ReasonReplicasAvailable,
+				availableMessage: "4 of 4 desired replicas ready; available in edge/DFW; not available in edge/LHR (CellUnreachable)",
+				progressing:      metav1.ConditionFalse, progressingReason: computev1alpha.ReasonRolloutComplete,
+				deployments: 2, ready: 4,
+				cityReasons: map[string]string{"DFW": computev1alpha.ReasonReplicasAvailable, "LHR": computev1alpha.ReasonCellUnreachable},
+			},
+		},
+		"only unreachable or failing cities: availability is unknown": {
+			scenario: makeScenario("DFW", "LHR").blocked("DFW", computev1alpha.ReasonImageUnavailable).
+				unreachable("LHR", time.Date(2026, 11, 24, 11, 59, 0, 0, time.UTC)),
+			want: want{
+				observed: 3, available: metav1.ConditionUnknown, availableReason: computev1alpha.ReasonCellUnreachable,
+				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonRolloutComplete,
+				deployments: 2, ready: 2,
+				cityReasons: map[string]string{"DFW": computev1alpha.ReasonImageUnavailable, "LHR": computev1alpha.ReasonCellUnreachable},
+			},
+		},
 		"a deployment not created yet is pending": {
 			scenario: makeScenario("DFW").notCreated("DFW"),
 			want: want{
@@ -201,6 +234,9 @@ func TestComputeStatus(t *testing.T) {
 			}
 			for _, c := range st.Placements[0].Cities {
 				got.cityReasons[c.CityCode] = c.Reason
+				if stale := c.Reason == computev1alpha.ReasonCellUnreachable; c.Stale != stale || (c.LastSeenTime != nil) != stale || stale && c.Available {
+					t.Errorf("city %s: stale=%t lastSeenTime=%v available=%t for reason %s", c.CityCode, c.Stale, c.LastSeenTime, c.Available, c.Reason)
+				}
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Fatalf("computeStatus() mismatch (-want +got):\n%s", diff)

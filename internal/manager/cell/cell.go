@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/cellhealth"
 	"github.com/citycells/compute/internal/controller/instance"
 	"github.com/citycells/compute/internal/controller/workloaddeployment"
 	"github.com/citycells/compute/internal/controller/writeback"
@@ -107,14 +108,22 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 }
 
 // SetupWriteBack registers the Instance write-back on mgr, the cell's
-// manager, writing to the federation plane at hubConfig.
-func SetupWriteBack(mgr ctrl.Manager, hubConfig *rest.Config) error {
+// manager, writing to the federation plane at hubConfig, and — when
+// cellName, the cell's Karmada Cluster name, is set — the heartbeat that
+// tells the management plane this cell is heard from.
+func SetupWriteBack(mgr ctrl.Manager, hubConfig *rest.Config, cellName string) error {
 	hubCluster, err := hub.AddCluster(mgr, hubConfig)
 	if err != nil {
 		return err
 	}
 	if err := (&writeback.Reconciler{}).SetupWithManager(mgr, hubCluster); err != nil {
 		return fmt.Errorf("failed to set up the Instance write-back: %w", err)
+	}
+	if cellName == "" {
+		return nil
+	}
+	if err := mgr.Add(&cellhealth.Heartbeat{Config: hubConfig, Name: cellName}); err != nil {
+		return fmt.Errorf("failed to add the cell heartbeat: %w", err)
 	}
 	return nil
 }

@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"os"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,18 +31,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/cellhealth"
 )
 
 // KubeconfigFlag is the flag naming the hub's kubeconfig.
 const KubeconfigFlag = "federation-kubeconfig"
 
 // NewScheme returns the scheme of the hub: Kubernetes' built-in kinds,
-// compute and Karmada's policies.
+// compute, Karmada's policies and its Clusters.
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(computev1alpha.AddToScheme(s))
 	utilruntime.Must(policyv1alpha1.Install(s))
+	utilruntime.Must(clusterv1alpha1.Install(s))
 	return s
 }
 
@@ -62,7 +66,8 @@ func LoadConfig(path string) (*rest.Config, error) {
 // NewCluster returns the hub cluster for cfg. Its cache narrows what
 // compute reads there: of namespaces only those compute maps project
 // namespaces to (they carry the upstream cluster label), of
-// PropagationPolicies only compute's own. WorkloadDeployments and
+// PropagationPolicies only compute's own, of Leases only the cells'
+// heartbeats. WorkloadDeployments and
 // Instances are cached whole, when a controller first reads them.
 func NewCluster(cfg *rest.Config, opts ...cluster.Option) (cluster.Cluster, error) {
 	if cfg == nil {
@@ -75,6 +80,7 @@ func NewCluster(cfg *rest.Config, opts ...cluster.Option) (cluster.Cluster, erro
 		o.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Namespace{}:                 {Label: labels.NewSelector().Add(*mapped)},
 			&policyv1alpha1.PropagationPolicy{}: {Label: labels.SelectorFromSet(labels.Set{computev1alpha.ManagedByLabel: computev1alpha.ManagedByCompute})},
+			&coordinationv1.Lease{}:             {Namespaces: map[string]cache.Config{cellhealth.Namespace: {}}},
 		}}
 	}}, opts...)
 	cl, err := cluster.New(cfg, all...)

@@ -38,6 +38,7 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/cellhealth"
 	fedcontroller "github.com/citycells/compute/internal/controller/federation"
 	"github.com/citycells/compute/internal/controller/projector"
 	"github.com/citycells/compute/internal/controller/references"
@@ -251,7 +252,13 @@ func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config) error {
 	// The federator and the policy controller decide over the same
 	// policies: they share the per-city locks.
 	locks := &fedcontroller.CityLocks{}
-	if err := (&fedcontroller.Reconciler{Locks: locks}).SetupWithManager(mgr, hubCluster); err != nil {
+	// The tracker tells the federator which cities' cells are not heard
+	// from, so their deployments are reported stale.
+	health := &cellhealth.Tracker{}
+	if err := health.SetupWithManager(mgr.GetLocalManager(), hubCluster); err != nil {
+		return fmt.Errorf("failed to set up the cell reachability tracker: %w", err)
+	}
+	if err := (&fedcontroller.Reconciler{Locks: locks, Health: health}).SetupWithManager(mgr, hubCluster); err != nil {
 		return fmt.Errorf("failed to set up the WorkloadDeployment federator: %w", err)
 	}
 	if err := (&fedcontroller.PolicyReconciler{Locks: locks}).SetupWithManager(mgr.GetLocalManager(), hubCluster); err != nil {

@@ -66,7 +66,7 @@ func partitionFault(city string, d time.Duration) fault {
 
 // matrixRow is what one fault cost.
 type matrixRow struct {
-	fault             string
+	fault, change     string
 	converge          time.Duration
 	lost, dup, orphan int
 	cleanup           time.Duration
@@ -79,12 +79,45 @@ var matrix struct {
 	rows []matrixRow
 }
 
-// TestFaultMatrix injects each fault in the middle of an image rollout of a
-// Workload over 3 cities × 2, heals it, and checks that the rollout
-// completes with exactly the desired Instances at the new template in every
-// plane — nothing lost, duplicated or orphaned — and that deleting the
-// Workload afterwards leaves nothing behind. It prints the table of
-// converge times (from heal to converged) at the end.
+// change is what the Workload is doing when a fault strikes.
+type change struct {
+	name string
+	// perCity is the replicas each city ends with.
+	perCity int32
+	apply   func(w *computev1alpha.Workload)
+	// underway reports a cell WorkloadDeployment caught mid-change.
+	underway func(cellWD *computev1alpha.WorkloadDeployment) bool
+}
+
+// changes are the two the matrix runs every fault against: an image
+// rollout over 3 cities x 2, and a scale-up from 2 to 3 in each city.
+var changes = []change{
+	{
+		name: "image rollout", perCity: 2,
+		apply: func(w *computev1alpha.Workload) {
+			w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "ghcr.io/citycells/hello:2.0"
+		},
+		underway: func(wd *computev1alpha.WorkloadDeployment) bool {
+			return wd.Status.UpdatedReplicas > 0 && wd.Status.UpdatedReplicas < 2
+		},
+	},
+	{
+		name: "scale-up", perCity: 3,
+		apply: func(w *computev1alpha.Workload) { w.Spec.Placements[0].ScaleSettings.MinReplicas = 3 },
+		underway: func(wd *computev1alpha.WorkloadDeployment) bool {
+			return wd.Status.DesiredReplicas == 3 && wd.Status.ReadyReplicas < 3
+		},
+	},
+}
+
+// TestFaultMatrix injects each fault in the middle of each change of a
+// Workload over 3 cities × 2 (an image rollout, a scale-up to 3), heals it,
+// and checks that the change completes with exactly the desired Instances
+// at the current template in every plane — nothing lost, duplicated or
+// orphaned — and that deleting the Workload afterwards leaves nothing
+// behind. It prints the table of converge times (from heal to converged)
+// at the end. FAULT_MATRIX_ONLY=<substring> runs the rows whose name
+// contains it.
 func TestFaultMatrix(t *testing.T) {
 	const down = 3 * time.Second
 	faults := []fault{
@@ -96,33 +129,26 @@ func TestFaultMatrix(t *testing.T) {
 		killFault("kube-apiserver-"+local.CellPlane("LHR"), down),
 		killFault("compute-quota-"+local.ProjectPlane(local.DefaultProject), down),
 		killFault("etcd", down),
-		partitionFault("LHR", 30*time.Second),
-	}
-	if only := os.Getenv("FAULT_MATRIX_ONLY"); only != "" {
-		faults = filterFaults(faults, only)
+		partitionFault("LHR", 60*time.Second),
 	}
 	t.Cleanup(func() { printMatrix(t) })
-	for _, f := range faults {
-		t.Run(strings.ReplaceAll(f.name, " ", "_"), func(t *testing.T) { runFaultRow(t, f) })
-	}
-}
-
-// filterFaults keeps the faults whose name contains only.
-func filterFaults(faults []fault, only string) []fault {
-	var out []fault
-	for _, f := range faults {
-		if strings.Contains(f.name, only) {
-			out = append(out, f)
+	only := os.Getenv("FAULT_MATRIX_ONLY")
+	for _, c := range changes {
+		for _, f := range faults {
+			name := f.name + " during " + c.name
+			if only != "" && !strings.Contains(name, only) {
+				continue
+			}
+			t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) { runFaultRow(t, f, c) })
 		}
 	}
-	return out
 }
 
-// runFaultRow runs one fault against a fresh Workload.
-func runFaultRow(t *testing.T, f fault) {
+// runFaultRow runs one fault during one change of a fresh Workload.
+func runFaultRow(t *testing.T, f fault, c change) {
 	g := NewWithT(t)
 	ctx := t.Context()
-	row := matrixRow{fault: f.name}
+	row := matrixRow{fault: f.name, change: c.name}
 	defer func() {
 		row.passed = !t.Failed()
 		matrix.mu.Lock()
@@ -134,33 +160,32 @@ func runFaultRow(t *testing.T, f fault) {
 	w := makeWorkload(ns.name, "matrix").withPlacement("edge", 2, cities...).create(t)
 	expectAvailable(t, w, counts{deployments: 3, replicas: 6, ready: 6, desired: 6, updated: 6})
 
-	t.Log("an image rollout starts in every city")
-	updateWorkload(t, w, func(w *computev1alpha.Workload) {
-		w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "ghcr.io/citycells/hello:2.0"
-	})
+	t.Logf("the %s starts in every city", c.name)
+	updateWorkload(t, w, c.apply)
 	g.Eventually(func(g Gomega) bool {
 		for _, wd := range deploymentsOf(g, w) {
 			cellWD := &computev1alpha.WorkloadDeployment{}
 			if err := cells[wd.Spec.CityCode].Get(ctx, client.ObjectKey{Namespace: ns.hub, Name: wd.Name}, cellWD); err != nil {
 				continue
 			}
-			if cellWD.Status.UpdatedReplicas > 0 && cellWD.Status.UpdatedReplicas < 2 {
+			if c.underway(cellWD) {
 				return true
 			}
 		}
 		return false
 	}).WithTimeout(chainWait).WithPolling(50 * time.Millisecond).Should(BeTrue())
 
-	t.Logf("%s, mid-rollout", f.name)
+	t.Logf("%s, mid-%s", f.name, c.name)
 	f.inject(t)
 	f.heal(t)
 	healed := time.Now()
 
-	t.Log("the rollout completes; every plane holds exactly the desired Instances at the new template")
-	expectAvailable(t, w, counts{deployments: 3, replicas: 6, ready: 6, desired: 6, updated: 6})
+	t.Logf("the %s completes; every plane holds exactly the desired Instances at the current template", c.name)
+	total := 3 * c.perCity
+	expectAvailable(t, w, counts{deployments: 3, replicas: total, ready: total, desired: total, updated: total})
 	var last planeCounts
 	g.Eventually(func(g Gomega) {
-		last = countPlanes(g, ns, w)
+		last = countPlanes(g, ns, w, c.perCity)
 		g.Expect(last.problems()).To(BeEmpty())
 	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
 	row.converge = time.Since(healed)
@@ -185,9 +210,9 @@ type planeCounts struct {
 func (c planeCounts) problems() []string { return c.details }
 
 // countPlanes counts, for each city, the cell Instances, write-backs and
-// projections against the 2 desired at the current template, plus the hub
-// copies, policies and ResourceClaims.
-func countPlanes(g Gomega, ns projectNamespace, w *computev1alpha.Workload) planeCounts {
+// projections against the perCity desired at the current template, plus
+// the hub copies, policies and ResourceClaims.
+func countPlanes(g Gomega, ns projectNamespace, w *computev1alpha.Workload, perCity int32) planeCounts {
 	var c planeCounts
 	note := func(kind *int, format string, args ...any) {
 		*kind++
@@ -212,7 +237,7 @@ func countPlanes(g Gomega, ns projectNamespace, w *computev1alpha.Workload) plan
 					note(&c.orphan, "%s: Instance %s is not at the current template", plane.name, insts[i].Name)
 				}
 			}
-			for _, ord := range seq(2) {
+			for _, ord := range seq(int(perCity)) {
 				switch n := seen[ord]; {
 				case n == 0:
 					note(&c.lost, "%s: no Instance %s of %s", plane.name, ord, wd.Name)
@@ -235,8 +260,8 @@ func countPlanes(g Gomega, ns projectNamespace, w *computev1alpha.Workload) plan
 	}
 	claims := &quotav1alpha1.ResourceClaimList{}
 	g.Expect(quotaReader().List(context.Background(), claims, client.InNamespace(ns.name))).To(Succeed())
-	if len(claims.Items) != 6 {
-		note(&c.orphan, "%d ResourceClaims, want 6", len(claims.Items))
+	if want := 3 * int(perCity); len(claims.Items) != want {
+		note(&c.orphan, "%d ResourceClaims, want %d", len(claims.Items), want)
 	}
 	return c
 }
@@ -288,13 +313,13 @@ func printMatrix(t *testing.T) {
 	defer matrix.mu.Unlock()
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "FAULT (mid image rollout, 3 cities x 2)\tCONVERGED AFTER HEAL\tLOST\tDUP\tORPHAN\tCLEANUP AFTER DELETE\tRESULT")
+	_, _ = fmt.Fprintln(tw, "FAULT\tDURING (3 cities)\tCONVERGED AFTER HEAL\tLOST\tDUP\tORPHAN\tCLEANUP AFTER DELETE\tRESULT")
 	for _, r := range matrix.rows {
 		result := "pass"
 		if !r.passed {
 			result = "FAIL"
 		}
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.fault, r.converge.Round(100*time.Millisecond),
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.fault, r.change, r.converge.Round(100*time.Millisecond),
 			r.lost, r.dup, r.orphan, r.cleanup.Round(100*time.Millisecond), result)
 	}
 	_ = tw.Flush()

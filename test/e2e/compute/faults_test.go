@@ -11,6 +11,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local"
@@ -96,49 +99,126 @@ func componentPID(t *testing.T, name string) int {
 	return 0
 }
 
-func TestAPartitionedCityKeepsItsInstancesWhileTheOthersScale(t *testing.T) {
+// TestAPartitionedCityIsStaleWhileTheOthersScaleAndRoll cuts LHR off for
+// 60 s. Meanwhile the Workload and `datumctl-compute status` mark LHR stale
+// (the time it took is logged), DFW and SIN scale and roll to a new image,
+// a Workload that only runs in LHR is deleted and is gone from the project
+// at once, and nothing of LHR is deleted or recreated in any plane. After
+// the heal LHR converges to the latest spec and the deleted Workload's
+// objects leave its cell.
+func TestAPartitionedCityIsStaleWhileTheOthersScaleAndRoll(t *testing.T) {
+	const partition = 60 * time.Second
 	g := NewWithT(t)
 	ctx := t.Context()
 	expectHealthy(t)
 	ns := newProjectNamespace(t)
-	w := makeWorkload(ns.name, "islands").withPlacement("dallas", 1, "DFW").withPlacement("london", 1, "LHR").create(t)
-	expectAvailable(t, w, counts{deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2})
+	w := makeWorkload(ns.name, "islands").withPlacement("edge", 1, cities...).create(t)
+	doomed := makeWorkload(ns.name, "doomed").withPlacement("edge", 1, "LHR").create(t)
+	expectAvailable(t, w, counts{deployments: 3, replicas: 3, ready: 3, desired: 3, updated: 3})
+	expectAvailable(t, doomed, counts{deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1})
 	lhrBefore := cellInstances(g, ns, w, "LHR")
 	g.Expect(lhrBefore).To(HaveLen(1))
+	hubBefore, projBefore := writeBacksOf(g, ns, w, "LHR"), projectionsOf(g, ns, w, "LHR")
+	doomedWDs := deploymentsOf(g, doomed)
+	g.Expect(doomedWDs).To(HaveLen(1))
 
 	t.Log("LHR is cut off from the hub and the project; status says so")
 	g.Expect(platform.Partition(ctx, "LHR", 0, local.PartitionHang)).To(Succeed())
+	cut := time.Now()
 	healed := false
 	defer func() {
 		if !healed {
 			_ = platform.Heal(context.Background(), "LHR")
 		}
 	}()
-	r, err := local.Status(ctx, platform.State().Dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(problemNames(r)).To(ContainElement("LHR: " + local.ProblemPartitioned))
 	code, stderr := statusCLI(t)
 	g.Expect(code).To(Equal(local.ExitFailure))
 	g.Expect(stderr).To(ContainSubstring("LHR: partitioned"))
 
-	t.Log("DFW scales to 3 meanwhile; LHR's cell keeps its Instance, untouched")
-	updateWorkload(t, w, func(w *computev1alpha.Workload) { w.Spec.Placements[0].ScaleSettings.MinReplicas = 3 })
+	t.Log("the Workload marks LHR stale, keeping its last known counts")
 	g.Eventually(func(g Gomega) {
-		dfw := cellInstances(g, ns, w, "DFW")
-		g.Expect(dfw).To(HaveLen(3))
-		for i := range dfw {
-			g.Expect(ready(&dfw[i])).To(BeTrue())
-		}
-	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
-	lhrDuring := cellInstances(g, ns, w, "LHR")
-	g.Expect(uids(lhrDuring)).To(Equal(uids(lhrBefore)), "the partitioned cell's Instances are neither deleted nor recreated")
+		cur := &computev1alpha.Workload{}
+		g.Expect(project.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
+		lhr := cityOf(cur, "edge", "LHR")
+		g.Expect(lhr).NotTo(BeNil())
+		g.Expect(lhr.Stale).To(BeTrue())
+		g.Expect(lhr.Reason).To(Equal(computev1alpha.ReasonCellUnreachable))
+		g.Expect(lhr.LastSeenTime).NotTo(BeNil())
+		g.Expect(lhr.Available).To(BeFalse())
+		g.Expect(lhr.ReadyReplicas).To(Equal(int32(1)))
+		avail := meta.FindStatusCondition(cur.Status.Conditions, computev1alpha.ConditionAvailable)
+		g.Expect(avail).NotTo(BeNil())
+		g.Expect(avail.Message).To(ContainSubstring("edge/LHR (CellUnreachable)"))
+	}).WithTimeout(chainWait).WithPolling(100 * time.Millisecond).Should(Succeed())
+	t.Logf("the Workload marked LHR stale %s after the partition began", time.Since(cut).Round(100*time.Millisecond))
+	user := newCLIUser(t, ns.name)
+	out := user.run(0, "status", w.Name, "--yes").Stdout
+	expectContains(t, "status", statusRow(out, "LHR"), "unreachable (last seen")
+	t.Logf("`datumctl-compute status` showed LHR unreachable %s after the partition began", time.Since(cut).Round(100*time.Millisecond))
 
-	t.Log("healed: the platform is healthy again and the Workload converges")
+	t.Log("a Workload running only in LHR is deleted: it is gone from the project at once")
+	g.Expect(project.Delete(ctx, doomed)).To(Succeed())
+	deleted := time.Now()
+	g.Eventually(func(g Gomega) {
+		err := project.Get(ctx, client.ObjectKeyFromObject(doomed), &computev1alpha.Workload{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Workload still there: %v", err)
+		g.Expect(deploymentsOf(g, doomed)).To(BeEmpty())
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+	t.Logf("the deleted Workload left the project %s after the delete", time.Since(deleted).Round(100*time.Millisecond))
+
+	t.Log("DFW and SIN scale to 2 and roll to a new image meanwhile")
+	updateWorkload(t, w, func(w *computev1alpha.Workload) {
+		w.Spec.Placements[0].ScaleSettings.MinReplicas = 2
+		w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "ghcr.io/citycells/hello:2.0"
+	})
+	for _, city := range []string{"DFW", "SIN"} {
+		g.Eventually(func(g Gomega) {
+			insts := cellInstances(g, ns, w, city)
+			g.Expect(insts).To(HaveLen(2))
+			for i := range insts {
+				g.Expect(ready(&insts[i])).To(BeTrue())
+				g.Expect(insts[i].Spec.Runtime.Sandbox.Containers[0].Image).To(Equal("ghcr.io/citycells/hello:2.0"))
+			}
+		}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+	}
+	t.Logf("DFW and SIN reached 2 ready at the new image %s into the partition", time.Since(cut).Round(100*time.Millisecond))
+
+	t.Log("nothing of LHR is deleted or recreated in any plane while it is cut off")
+	if rest := partition - time.Since(cut); rest > 0 {
+		time.Sleep(rest)
+	}
+	g.Expect(uids(cellInstances(g, ns, w, "LHR"))).To(Equal(uids(lhrBefore)), "cell")
+	g.Expect(uids(writeBacksOf(g, ns, w, "LHR"))).To(Equal(uids(hubBefore)), "hub write-backs")
+	g.Expect(uids(projectionsOf(g, ns, w, "LHR"))).To(Equal(uids(projBefore)), "projections")
+	g.Expect(instancesIn(g, cells["LHR"], ns.hub, doomedWDs[0].Name)).To(HaveLen(1), "the deleted Workload's Instance waits for LHR to return")
+
+	t.Log("healed: LHR converges to the latest spec and the deleted Workload leaves its cell")
 	g.Expect(platform.Heal(ctx, "LHR")).To(Succeed())
 	healed = true
-	expectAvailable(t, w, counts{deployments: 2, replicas: 4, ready: 4, desired: 4, updated: 4})
-	g.Expect(uids(cellInstances(g, ns, w, "LHR"))).To(Equal(uids(lhrBefore)))
+	healedAt := time.Now()
+	expectAvailable(t, w, counts{deployments: 3, replicas: 6, ready: 6, desired: 6, updated: 6})
+	t.Logf("converged %s after the heal", time.Since(healedAt).Round(100*time.Millisecond))
+	g.Eventually(func(g Gomega) {
+		g.Expect(instancesIn(g, cells["LHR"], ns.hub, doomedWDs[0].Name)).To(BeEmpty())
+		err := cells["LHR"].Get(ctx, client.ObjectKey{Namespace: ns.hub, Name: doomedWDs[0].Name}, &computev1alpha.WorkloadDeployment{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "cell WorkloadDeployment still there: %v", err)
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+	t.Logf("the deleted Workload's objects left LHR's cell %s after the heal", time.Since(healedAt).Round(100*time.Millisecond))
+	cur := &computev1alpha.Workload{}
+	g.Expect(project.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
+	g.Expect(cityOf(cur, "edge", "LHR").Stale).To(BeFalse())
 	expectHealthy(t)
+}
+
+// writeBacksOf lists the hub write-backs of a Workload's city.
+func writeBacksOf(g Gomega, ns projectNamespace, w *computev1alpha.Workload, city string) []computev1alpha.Instance {
+	var out []computev1alpha.Instance
+	for _, wd := range deploymentsOf(g, w) {
+		if wd.Spec.CityCode == city {
+			out = append(out, instancesIn(g, hub, ns.hub, wd.Name)...)
+		}
+	}
+	return out
 }
 
 // cellInstances lists the Instances of a Workload's city in its cell.

@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr/funcr"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -36,6 +37,7 @@ import (
 	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/toolchain"
+	"github.com/citycells/compute/test/integration/fixtures"
 )
 
 // Plane names, and the project cluster name of the project plane.
@@ -78,7 +80,7 @@ func run(m *testing.M) int {
 	env, err = planes.Start(context.Background(), planes.Options{
 		Planes: []planes.PlaneSpec{
 			{Name: projectPlane, ControllerManager: true, CRDDirs: crdDirs()},
-			{Name: hubPlane, ControllerManager: true, CRDDirs: []string{karmadaCRDs, crdDirs()[0]}},
+			{Name: hubPlane, ControllerManager: true, CRDDirs: []string{karmadaCRDs, fixtures.KarmadaClusterCRDDir(), crdDirs()[0]}},
 			{Name: cellPlane, ControllerManager: true, CRDDirs: crdDirs()[:1]},
 		},
 		Log: logs,
@@ -156,7 +158,9 @@ func startCell(ctx context.Context) (<-chan error, error) {
 			return rt.RoundTrip(req)
 		})
 	})
-	if err := cell.SetupWriteBack(mgr, hubCfg); err != nil {
+	// No heartbeat: the hub writes counted here are the write-back's alone
+	// (the reachability tests play the cell's heartbeat themselves).
+	if err := cell.SetupWriteBack(mgr, hubCfg, ""); err != nil {
 		return nil, err
 	}
 	done := make(chan error, 1)
@@ -170,10 +174,13 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 // RoundTrip calls f.
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// newScheme knows core, compute, networking and Karmada policies.
+// newScheme knows core, compute, networking, Karmada policies and Clusters.
 func newScheme() *apiruntime.Scheme {
 	s := management.NewScheme()
 	if err := policyv1alpha1.Install(s); err != nil {
+		panic(err)
+	}
+	if err := clusterv1alpha1.Install(s); err != nil {
 		panic(err)
 	}
 	return s

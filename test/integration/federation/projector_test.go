@@ -50,6 +50,15 @@ func TestAHubInstanceIsProjectedOnlyOnceItsOwnerExists(t *testing.T) {
 		g.Expect(meta.IsStatusConditionTrue(projection.Status.Conditions, computev1alpha.ConditionReady)).To(BeTrue())
 	}, timeout, interval).Should(Succeed())
 
+	t.Log("an admin deletes the projection while its Instance runs: it is restored")
+	deletedUID := projection.UID
+	g.Expect(projectClient.Delete(ctx, projection)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(projection), projection)).To(Succeed())
+		g.Expect(projection.UID).NotTo(Equal(deletedUID))
+		g.Expect(meta.IsStatusConditionTrue(projection.Status.Conditions, computev1alpha.ConditionReady)).To(BeTrue())
+	}, timeout, interval).Should(Succeed())
+
 	t.Log("a status change in the hub reaches the projection")
 	setReady(t, hubClient, inst, metav1.ConditionFalse, computev1alpha.ReasonInstanceCrashing)
 	g.Eventually(func(g Gomega) string {

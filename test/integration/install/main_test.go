@@ -32,6 +32,7 @@ import (
 
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/toolchain"
+	"github.com/citycells/compute/test/integration/fixtures"
 )
 
 // The planes: a project plane (also the project's quota plane), the hub
@@ -57,7 +58,7 @@ func run(m *testing.M) int {
 	env, err = planes.Start(context.Background(), planes.Options{
 		Planes: []planes.PlaneSpec{
 			{Name: project, CRDDirs: []string{compute, filepath.Join(root, "config/crd/external")}},
-			{Name: hub, CRDDirs: []string{compute, karmadaCRDs}},
+			{Name: hub, CRDDirs: []string{compute, karmadaCRDs, fixtures.KarmadaClusterCRDDir()}},
 			{Name: cell, CRDDirs: []string{compute}},
 		},
 		Log: os.Stderr,

@@ -1,0 +1,388 @@
+//go:build bench
+
+// Package faults benchmarks recovery on the local platform: for each fault
+// of the fault matrix (test/e2e/compute), injected in the middle of an image
+// rollout of a Workload over 3 cities × 2, it measures
+//
+//   - the time from the heal (the component running again, the partition
+//     lifted) until a user sees the rollout converged: the Workload Available
+//     for its latest generation with every count at 6, and all 6 projections
+//     Ready in the project at the new template — observed by polling the
+//     project every 100 ms, as `datumctl-compute rollout status` would;
+//   - the writes every plane's apiserver served in that time
+//     (apiserver_request_total, write verbs), summed over project, hub and
+//     cells: the price of recovering (a restarted apiserver's counters start
+//     again at zero, which is why they are read after the heal). Leases and
+//     Events are left out: leader election and the cells' heartbeats renew
+//     whatever happens, and events are not state.
+//
+// Each fault runs COMPUTE_BENCH_RUNS times (default 3) with a fresh
+// Workload; p50 and max are printed per fault with the conditions (provider
+// delay 2 s, quota on through compute-quota, the load average). Run with:
+//
+//	go test -tags bench -run '^$' -bench Faults -benchtime 1x -timeout 60m ./test/bench/faults/
+//
+// COMPUTE_BENCH_FAULTS=<substring> runs only the faults whose name contains
+// it. Nothing is asserted about the figures.
+package faults
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/projects"
+)
+
+var cities = []string{"DFW", "LHR", "SIN"}
+
+// fault is one row: how to break the platform and how to heal it.
+type fault struct {
+	name   string
+	inject func(ctx context.Context, p *local.Platform) error
+	heal   func(ctx context.Context, p *local.Platform) error
+}
+
+func kill(component string) fault {
+	return fault{
+		name: "SIGKILL " + component,
+		inject: func(_ context.Context, p *local.Platform) error {
+			if err := p.StopComponent(component, local.StopOptions{Kill: true}); err != nil {
+				return err
+			}
+			time.Sleep(3 * time.Second)
+			return nil
+		},
+		heal: func(ctx context.Context, p *local.Platform) error { return p.StartComponent(ctx, component) },
+	}
+}
+
+func partition(city string, d time.Duration) fault {
+	return fault{
+		name: fmt.Sprintf("partition %s %s", city, d),
+		inject: func(ctx context.Context, p *local.Platform) error {
+			if err := p.Partition(ctx, city, 0, local.PartitionHang); err != nil {
+				return err
+			}
+			time.Sleep(d)
+			return nil
+		},
+		heal: func(ctx context.Context, p *local.Platform) error { return p.Heal(ctx, city) },
+	}
+}
+
+func BenchmarkFaults(b *testing.B) {
+	runs := 3
+	if v, err := strconv.Atoi(os.Getenv("COMPUTE_BENCH_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	faults := []fault{
+		kill("compute-manager-" + local.ProjectPlane(local.DefaultProject)),
+		kill("compute-manager-" + local.CellPlane("LHR")),
+		kill("karmada-controller-manager"),
+		kill("karmada-scheduler"),
+		kill("kube-apiserver-hub"),
+		kill("kube-apiserver-" + local.CellPlane("LHR")),
+		kill("compute-quota-" + local.ProjectPlane(local.DefaultProject)),
+		kill("etcd"),
+		partition("LHR", 30*time.Second),
+	}
+	if only := os.Getenv("COMPUTE_BENCH_FAULTS"); only != "" {
+		faults = slices.DeleteFunc(faults, func(f fault) bool { return !strings.Contains(f.name, only) })
+	}
+	dir, err := os.MkdirTemp("", "compute-bench-faults-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	ctx := context.Background()
+	p, err := local.Up(ctx, local.Config{StateDir: dir, Log: os.Stderr, Cities: cities, Managers: local.ManagersRequired})
+	if err != nil {
+		b.Fatalf("failed to start the platform: %v", err)
+	}
+	defer p.Down()
+	project := mustClient(b, p, local.ProjectPlane(local.DefaultProject))
+	ns := prepareNamespace(b, ctx, project)
+
+	type row struct {
+		name            string
+		converge        []time.Duration
+		writes          []float64
+		lost, failedRun int
+	}
+	var rows []row
+	n := 0
+	for _, f := range faults {
+		r := row{name: f.name}
+		for range runs {
+			n++
+			w, err := startRollout(ctx, project, ns, fmt.Sprintf("fault-%d", n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := f.inject(ctx, p); err != nil {
+				b.Fatalf("%s: %v", f.name, err)
+			}
+			if err := f.heal(ctx, p); err != nil {
+				b.Fatalf("%s: heal: %v", f.name, err)
+			}
+			healed := time.Now()
+			before := planeWrites(b, p)
+			if err := waitConverged(ctx, project, w, 3*time.Minute); err != nil {
+				b.Logf("%s: did not converge: %v", f.name, err)
+				r.failedRun++
+			} else {
+				r.converge = append(r.converge, time.Since(healed))
+				r.writes = append(r.writes, planeWrites(b, p)-before)
+			}
+			if err := project.Delete(ctx, w); err != nil {
+				b.Fatal(err)
+			}
+			if err := waitGone(ctx, project, w, 3*time.Minute); err != nil {
+				b.Fatalf("%s: %v", f.name, err)
+			}
+		}
+		rows = append(rows, r)
+	}
+
+	load, _ := os.ReadFile("/proc/loadavg")
+	report(b, "conditions: 3 cities x 2 replicas, image rollout (OrderedReady), simulated provider delay 2s, quota on (compute-quota), "+
+		"%d run(s) per fault, load average %s", runs, strings.Join(strings.Fields(string(load))[:3], " "))
+	report(b, "%-48s %10s %10s %14s %s", "FAULT (mid image rollout)", "p50", "max", "writes p50", "not converged")
+	for _, r := range rows {
+		slices.Sort(r.converge)
+		slices.Sort(r.writes)
+		p50, worst, writes := pick(r.converge, 50), pick(r.converge, 100), pick(r.writes, 50)
+		report(b, "%-48s %10s %10s %14.0f %d", r.name, p50.Round(100*time.Millisecond), worst.Round(100*time.Millisecond), writes, r.failedRun)
+		key := strings.NewReplacer(" ", "-", "/", "-").Replace(r.name)
+		b.ReportMetric(p50.Seconds(), key+"-converge-p50-s")
+		b.ReportMetric(worst.Seconds(), key+"-converge-max-s")
+		b.ReportMetric(writes, key+"-writes-p50")
+	}
+}
+
+// report prints a line of figures to stderr (benchmark logs are cut) and
+// to the benchmark log.
+func report(b *testing.B, format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	fmt.Fprintln(os.Stderr, line)
+	b.Log(line)
+}
+
+// pick returns the q-th percentile (0-100) of sorted values, nearest rank.
+func pick[T any](sorted []T, q int) T {
+	var zero T
+	if len(sorted) == 0 {
+		return zero
+	}
+	i := (q*len(sorted)+99)/100 - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, computev1alpha.AddToScheme, networkingv1alpha.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+func mustClient(b *testing.B, p *local.Platform, plane string) client.Client {
+	c, err := client.New(p.Config(plane), client.Options{Scheme: scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// prepareNamespace creates a project namespace bound to every city.
+func prepareNamespace(b *testing.B, ctx context.Context, c client.Client) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-faults",
+		Labels: map[string]string{projects.DefaultProjectLabel: local.DefaultProject}}}
+	if err := c.Create(ctx, ns); err != nil {
+		b.Fatal(err)
+	}
+	for _, city := range cities {
+		bd := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: ns.Name}}
+		bd.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: local.LocationNamespace, Name: strings.ToLower(city)}
+		if err := c.Create(ctx, bd); err != nil {
+			b.Fatal(err)
+		}
+		meta.SetStatusCondition(&bd.Status.Conditions, metav1.Condition{
+			Type: networkingv1alpha.LocationBindingConditionReady, Status: metav1.ConditionTrue, Reason: "Bench", Message: "bound by the benchmark",
+		})
+		if err := c.Status().Update(ctx, bd); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ns.Name
+}
+
+// startRollout creates a Workload of 2 replicas in each city, waits for it
+// to converge, changes its image and returns once a cell has started the
+// rollout (the project shows an Instance at the new template).
+func startRollout(ctx context.Context, c client.Client, ns, name string) (*computev1alpha.Workload, error) {
+	w := &computev1alpha.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	w.Spec.Template.Spec.Runtime = computev1alpha.InstanceRuntimeSpec{
+		Resources: computev1alpha.InstanceRuntimeResources{InstanceType: "datumcloud/d1-standard-2"},
+		Sandbox: &computev1alpha.SandboxRuntime{Containers: []computev1alpha.SandboxContainer{{
+			Name: "app", Image: "ghcr.io/citycells/hello:1.0",
+		}}},
+	}
+	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{
+		Name: "edge", CityCodes: cities, ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2},
+	}}
+	if err := c.Create(ctx, w); err != nil {
+		return nil, err
+	}
+	if err := waitConverged(ctx, c, w, 3*time.Minute); err != nil {
+		return nil, fmt.Errorf("workload %s never became available: %w", name, err)
+	}
+	cur := &computev1alpha.Workload{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(w), cur); err != nil {
+		return nil, err
+	}
+	cur.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "ghcr.io/citycells/hello:2.0"
+	if err := c.Update(ctx, cur); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		insts := &computev1alpha.InstanceList{}
+		if err := c.List(ctx, insts, client.InNamespace(ns), client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}); err == nil {
+			for i := range insts.Items {
+				if insts.Items[i].Spec.Runtime.Sandbox != nil && insts.Items[i].Spec.Runtime.Sandbox.Containers[0].Image == "ghcr.io/citycells/hello:2.0" {
+					return cur, nil
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("the rollout of %s did not start", name)
+}
+
+// waitConverged polls until the Workload is Available for its generation
+// with 6 of everything and its 6 projections are Ready at its template.
+func waitConverged(ctx context.Context, c client.Client, w *computev1alpha.Workload, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last := "nothing read"
+	for time.Now().Before(deadline) {
+		if ok, why := converged(ctx, c, w); ok {
+			return nil
+		} else {
+			last = why
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("after %s: %s", timeout, last)
+}
+
+func converged(ctx context.Context, c client.Client, w *computev1alpha.Workload) (bool, string) {
+	cur := &computev1alpha.Workload{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(w), cur); err != nil {
+		return false, err.Error()
+	}
+	st := cur.Status
+	if st.ObservedGeneration != cur.Generation || !meta.IsStatusConditionTrue(st.Conditions, computev1alpha.ConditionAvailable) ||
+		st.Replicas != 6 || st.ReadyReplicas != 6 || st.UpdatedReplicas != 6 || st.DesiredReplicas != 6 {
+		return false, fmt.Sprintf("workload status %+v", st.ReplicaCounts)
+	}
+	image := cur.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image
+	insts := &computev1alpha.InstanceList{}
+	if err := c.List(ctx, insts, client.InNamespace(cur.Namespace), client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(cur.UID)}); err != nil {
+		return false, err.Error()
+	}
+	ready := 0
+	for i := range insts.Items {
+		in := &insts.Items[i]
+		if in.DeletionTimestamp == nil && meta.IsStatusConditionTrue(in.Status.Conditions, computev1alpha.ConditionReady) &&
+			in.Spec.Runtime.Sandbox != nil && in.Spec.Runtime.Sandbox.Containers[0].Image == image {
+			ready++
+		}
+	}
+	if ready != 6 || len(insts.Items) != 6 {
+		return false, fmt.Sprintf("%d projections, %d ready at the current image", len(insts.Items), ready)
+	}
+	return true, ""
+}
+
+// waitGone waits until the Workload and its projections are gone.
+func waitGone(ctx context.Context, c client.Client, w *computev1alpha.Workload, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		insts := &computev1alpha.InstanceList{}
+		err := c.Get(ctx, client.ObjectKeyFromObject(w), &computev1alpha.Workload{})
+		if client.IgnoreNotFound(err) == nil && err != nil {
+			if c.List(ctx, insts, client.InNamespace(w.Namespace), client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}) == nil && len(insts.Items) == 0 {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("workload %s was not cleaned up within %s", w.Name, timeout)
+}
+
+var (
+	writeVerbs   = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}
+	labelPattern = regexp.MustCompile(`(\w+)="([^"]*)"`)
+)
+
+// planeWrites sums the write requests every plane's apiserver has served.
+func planeWrites(b *testing.B, p *local.Platform) float64 {
+	var total float64
+	for _, pl := range p.State().Planes {
+		cfg := rest.CopyConfig(p.Config(pl.Name))
+		cfg.GroupVersion = &metav1.SchemeGroupVersion
+		cfg.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
+		rc, err := rest.UnversionedRESTClientFor(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := rc.Get().AbsPath("/metrics").DoRaw(context.Background())
+		if err != nil {
+			b.Logf("no metrics from %s: %v", pl.Name, err)
+			continue
+		}
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if !strings.HasPrefix(line, "apiserver_request_total{") {
+				continue
+			}
+			end := strings.LastIndexByte(line, '}')
+			labels := map[string]string{}
+			for _, m := range labelPattern.FindAllStringSubmatch(line[:end], -1) {
+				labels[m[1]] = m[2]
+			}
+			if !writeVerbs[labels["verb"]] || labels["resource"] == "leases" || labels["resource"] == "events" {
+				continue
+			}
+			if v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64); err == nil {
+				total += v
+			}
+		}
+	}
+	return total
+}
