@@ -159,7 +159,7 @@ func (t *Tracker) judge(ctx context.Context, city string) (time.Duration, error)
 		return 0, fmt.Errorf("failed to list the clusters of %s: %w", city, err)
 	}
 	now := t.Clock.Now()
-	var verdicts []cellVerdict
+	verdicts := make([]cellVerdict, 0, len(clusters.Items))
 	var expiresIn time.Duration
 	for i := range clusters.Items {
 		cl := &clusters.Items[i]
@@ -233,7 +233,7 @@ func judgeCell(cl *clusterv1alpha1.Cluster, l *coordinationv1.Lease, now time.Ti
 // while any of them is, and was last seen when the earliest of those was.
 func combine(vs []cellVerdict) Health {
 	var h Health
-	var msgs []string
+	msgs := make([]string, 0, len(vs))
 	sort.Slice(vs, func(i, j int) bool { return vs[i].name < vs[j].name })
 	for _, v := range vs {
 		if !v.unreachable {

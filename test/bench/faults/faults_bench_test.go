@@ -124,10 +124,10 @@ func BenchmarkFaults(b *testing.B) {
 	ns := prepareNamespace(b, ctx, project)
 
 	type row struct {
-		name            string
-		converge        []time.Duration
-		writes          []float64
-		lost, failedRun int
+		name      string
+		converge  []time.Duration
+		writes    []float64
+		failedRun int
 	}
 	var rows []row
 	n := 0
@@ -288,11 +288,11 @@ func waitConverged(ctx context.Context, c client.Client, w *computev1alpha.Workl
 	deadline := time.Now().Add(timeout)
 	last := "nothing read"
 	for time.Now().Before(deadline) {
-		if ok, why := converged(ctx, c, w); ok {
+		ok, why := converged(ctx, c, w)
+		if ok {
 			return nil
-		} else {
-			last = why
 		}
+		last = why
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("after %s: %s", timeout, last)

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	fedcontroller "github.com/citycells/compute/internal/controller/federation"
 	"github.com/citycells/compute/internal/local"
 )
 
@@ -157,6 +159,11 @@ func runFaultRow(t *testing.T, f fault, c change) {
 	}()
 	expectHealthy(t)
 	ns := newProjectNamespace(t)
+	defer func() {
+		if t.Failed() {
+			dumpChain(t, ns, row)
+		}
+	}()
 	w := makeWorkload(ns.name, "matrix").withPlacement("edge", 2, cities...).create(t)
 	expectAvailable(t, w, counts{deployments: 3, replicas: 6, ready: 6, desired: 6, updated: 6})
 
@@ -198,6 +205,61 @@ func runFaultRow(t *testing.T, f fault, c change) {
 		g.Expect(leftovers(g, ns)).To(BeEmpty())
 	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
 	row.cleanup = time.Since(deleted)
+}
+
+// dumpChain logs, for a failed row, what every plane says about the row's
+// WorkloadDeployments and Workload: enough to tell which hop stalled.
+func dumpChain(t *testing.T, ns projectNamespace, row matrixRow) {
+	ctx := context.Background()
+	var b strings.Builder
+	fmt.Fprintf(&b, "chain of %s during %s:\n", row.fault, row.change)
+	ws := &computev1alpha.WorkloadList{}
+	if err := project.List(ctx, ws, client.InNamespace(ns.name)); err == nil {
+		for _, w := range ws.Items {
+			fmt.Fprintf(&b, "  Workload %s gen %d observed %d counts %+v conditions %s\n", w.Name, w.Generation,
+				w.Status.ObservedGeneration, w.Status.ReplicaCounts, conditionSummary(w.Status.Conditions))
+		}
+	}
+	planes := []struct {
+		name string
+		c    client.Client
+		ns   string
+	}{{"project", project, ns.name}, {"hub", hub, ns.hub}}
+	for _, city := range cities {
+		planes = append(planes, struct {
+			name string
+			c    client.Client
+			ns   string
+		}{"cell " + city, cells[city], ns.hub})
+	}
+	for _, pl := range planes {
+		wds := &computev1alpha.WorkloadDeploymentList{}
+		if err := pl.c.List(ctx, wds, client.InNamespace(pl.ns)); err != nil {
+			fmt.Fprintf(&b, "  %s: %v\n", pl.name, err)
+			continue
+		}
+		for _, wd := range wds.Items {
+			fmt.Fprintf(&b, "  %s WD %s gen %d observed %d upstream-gen %q counts %+v conditions %s\n", pl.name, wd.Name,
+				wd.Generation, wd.Status.ObservedGeneration, wd.Annotations[fedcontroller.UpstreamGenerationAnnotation],
+				wd.Status.ReplicaCounts, conditionSummary(wd.Status.Conditions))
+		}
+		insts := &computev1alpha.InstanceList{}
+		if err := pl.c.List(ctx, insts, client.InNamespace(pl.ns)); err == nil {
+			for _, in := range insts.Items {
+				fmt.Fprintf(&b, "    Instance %s gates %d conditions %s\n", in.Name, len(gatesOf(&in)), conditionSummary(in.Status.Conditions))
+			}
+		}
+	}
+	t.Log(b.String())
+}
+
+// conditionSummary renders conditions as Type=Status(Reason).
+func conditionSummary(conds []metav1.Condition) string {
+	parts := make([]string, 0, len(conds))
+	for _, c := range conds {
+		parts = append(parts, fmt.Sprintf("%s=%s(%s)", c.Type, c.Status, c.Reason))
+	}
+	return strings.Join(parts, " ")
 }
 
 // planeCounts compares every plane with what the Workload wants.
@@ -324,4 +386,12 @@ func printMatrix(t *testing.T) {
 	}
 	_ = tw.Flush()
 	t.Logf("fault matrix:\n%s", b.String())
+}
+
+// gatesOf returns an Instance's scheduling gates.
+func gatesOf(in *computev1alpha.Instance) []computev1alpha.SchedulingGate {
+	if in.Spec.Controller == nil {
+		return nil
+	}
+	return in.Spec.Controller.SchedulingGates
 }

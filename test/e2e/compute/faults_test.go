@@ -212,21 +212,21 @@ func TestAPartitionedCityIsStaleWhileTheOthersScaleAndRoll(t *testing.T) {
 
 // writeBacksOf lists the hub write-backs of a Workload's city.
 func writeBacksOf(g Gomega, ns projectNamespace, w *computev1alpha.Workload, city string) []computev1alpha.Instance {
-	var out []computev1alpha.Instance
-	for _, wd := range deploymentsOf(g, w) {
-		if wd.Spec.CityCode == city {
-			out = append(out, instancesIn(g, hub, ns.hub, wd.Name)...)
-		}
-	}
-	return out
+	return cityInstancesIn(g, hub, ns.hub, w, city)
 }
 
 // cellInstances lists the Instances of a Workload's city in its cell.
 func cellInstances(g Gomega, ns projectNamespace, w *computev1alpha.Workload, city string) []computev1alpha.Instance {
+	return cityInstancesIn(g, cells[city], ns.hub, w, city)
+}
+
+// cityInstancesIn lists the Instances of a Workload's city in a plane's
+// namespace.
+func cityInstancesIn(g Gomega, c client.Client, namespace string, w *computev1alpha.Workload, city string) []computev1alpha.Instance {
 	var out []computev1alpha.Instance
 	for _, wd := range deploymentsOf(g, w) {
 		if wd.Spec.CityCode == city {
-			out = append(out, instancesIn(g, cells[city], ns.hub, wd.Name)...)
+			out = append(out, instancesIn(g, c, namespace, wd.Name)...)
 		}
 	}
 	return out
@@ -281,11 +281,5 @@ func TestARestartedCityShowsFreshInstancesInTheProject(t *testing.T) {
 
 // projectionsOf lists the project's projections of a Workload's city.
 func projectionsOf(g Gomega, ns projectNamespace, w *computev1alpha.Workload, city string) []computev1alpha.Instance {
-	var out []computev1alpha.Instance
-	for _, wd := range deploymentsOf(g, w) {
-		if wd.Spec.CityCode == city {
-			out = append(out, instancesIn(g, project, ns.name, wd.Name)...)
-		}
-	}
-	return out
+	return cityInstancesIn(g, project, ns.name, w, city)
 }
