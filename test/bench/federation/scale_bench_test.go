@@ -116,7 +116,10 @@ func BenchmarkScale(b *testing.B) {
 	must(b, g.Wait())
 	created = time.Since(began)
 	timeout := max(10*time.Minute, time.Duration(n)*2*time.Second)
-	if !s.waitFor(timeout, func() bool { return s.available == n }) {
+	stopProgress := s.progress(began, n, n*perWorkload)
+	ok := s.waitFor(timeout, func() bool { return s.available == n })
+	stopProgress()
+	if !ok {
 		b.Fatalf("only %d of %d Workloads Available after %s", s.snapshotAvailable(), n, timeout)
 	}
 	converged := time.Since(began)
@@ -297,6 +300,34 @@ func (s *scaleWatch) waitFor(d time.Duration, cond func() bool) bool {
 			return false
 		}
 	}
+}
+
+// progress prints, every 15 s until stopped, how many Workloads are
+// Available and cell Instances Ready, to stderr.
+func (s *scaleWatch) progress(began time.Time, workloads, instances int) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(15 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				s.mu.Lock()
+				ready := 0
+				for _, inst := range s.cells {
+					if inst.ready {
+						ready++
+					}
+				}
+				fmt.Fprintf(os.Stderr, "scale: %s: %d/%d Workloads Available, %d/%d cell Instances Ready (%d exist); load average %s\n",
+					time.Since(began).Round(time.Second), s.available, workloads, ready, instances, len(s.cells), loadAverage())
+				s.mu.Unlock()
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 func (s *scaleWatch) snapshotAvailable() int {
