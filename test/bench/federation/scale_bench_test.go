@@ -167,6 +167,29 @@ func restartScale(b *testing.B, ctx context.Context, p *local.Platform, e *env, 
 	w.Spec.Placements[0].ScaleSettings.MinReplicas = replicasPerCity + 1
 	edit := time.Now()
 	must(b, e.project.Patch(ctx, w, client.MergeFrom(orig)))
+	cities := len(benchCities)
+	var hops []string
+	for _, h := range []struct {
+		name string
+		cond func() bool
+	}{
+		{"project WDs scaled (WorkloadReconciler)", func() bool { return len(s.scaled["project"]) == cities }},
+		{"hub copies scaled (federator)", func() bool { return len(s.scaled["hub"]) == cities }},
+		{"cell WDs scaled (Karmada)", func() bool {
+			n := 0
+			for pl, m := range s.scaled {
+				if strings.HasPrefix(pl, "cell-") {
+					n += len(m)
+				}
+			}
+			return n == cities
+		}},
+	} {
+		if !s.waitFor(5*time.Minute, h.cond) {
+			b.Fatalf("the edit of %s never reached: %s", edited, h.name)
+		}
+		hops = append(hops, fmt.Sprintf("%s %s", h.name, time.Since(edit).Round(time.Millisecond)))
+	}
 	if !s.waitFor(5*time.Minute, func() bool { return s.cellInstances(edited, false) == want }) {
 		b.Fatalf("the edit of %s was not acted on in its cells within 5 minutes", edited)
 	}
@@ -187,6 +210,7 @@ func restartScale(b *testing.B, ctx context.Context, p *local.Platform, e *env, 
 		n, n*len(benchCities)*replicasPerCity, management, cell, restarted.Round(time.Millisecond), loadBefore, loadAverage())
 	report("restart: user's edit (%s: %d → %d per city) → created in every cell %s, Ready in every cell %s, Workload shows %d ready %s",
 		edited, replicasPerCity, replicasPerCity+1, actedOn.Round(time.Millisecond), cellReady.Round(time.Millisecond), want, shown.Round(time.Millisecond))
+	report("restart: the edit's way: %s", strings.Join(hops, ", "))
 	report("restart: full resync (restart → restarted managers' queues empty, planes quiet 2 s) %s%s", resyncTime.Round(time.Millisecond), resync.note)
 	m.printWrites("restart", before, after, 0)
 	b.ReportMetric(actedOn.Seconds(), "P5-edit-acted-s")
@@ -205,6 +229,9 @@ type scaleWatch struct {
 	available int
 	// cells holds every cell Instance: key → (Workload, Ready).
 	cells map[string]cellInstance
+	// scaled holds, per plane, the WorkloadDeployments of every Workload
+	// that say minReplicas > replicasPerCity: P5's edit seen there.
+	scaled map[string]map[string]bool
 }
 
 type cellInstance struct {
@@ -214,7 +241,21 @@ type cellInstance struct {
 
 func newScaleWatch(ctx context.Context, b *testing.B, e *env) *scaleWatch {
 	b.Helper()
-	s := &scaleWatch{changed: make(chan struct{}, 1), ready: map[string]int{}, cells: map[string]cellInstance{}}
+	s := &scaleWatch{changed: make(chan struct{}, 1), ready: map[string]int{}, cells: map[string]cellInstance{}, scaled: map[string]map[string]bool{}}
+	scaledIn := func(plane string) func(client.Object, bool) {
+		s.scaled[plane] = map[string]bool{}
+		return func(obj client.Object, deleted bool) {
+			wd := obj.(*computev1alpha.WorkloadDeployment)
+			key := wd.Namespace + "/" + wd.Name
+			if !deleted && wd.Spec.ScaleSettings.MinReplicas > replicasPerCity {
+				s.scaled[plane][key] = true
+			} else {
+				delete(s.scaled[plane], key)
+			}
+		}
+	}
+	follow(ctx, b, e.project, &computev1alpha.WorkloadDeploymentList{}, e.namespace, scaledIn("project"), s)
+	follow(ctx, b, e.hub, &computev1alpha.WorkloadDeploymentList{}, e.hubNamespace, scaledIn("hub"), s)
 	perWorkload := len(benchCities) * replicasPerCity
 	follow(ctx, b, e.project, &computev1alpha.WorkloadList{}, e.namespace, func(obj client.Object, deleted bool) {
 		w := obj.(*computev1alpha.Workload)
@@ -233,6 +274,7 @@ func newScaleWatch(ctx context.Context, b *testing.B, e *env) *scaleWatch {
 		}
 	}, s)
 	for city, c := range e.cells {
+		follow(ctx, b, c, &computev1alpha.WorkloadDeploymentList{}, e.hubNamespace, scaledIn("cell-"+city), s)
 		follow(ctx, b, c, &computev1alpha.InstanceList{}, e.hubNamespace, func(obj client.Object, deleted bool) {
 			key := city + "/" + obj.GetName()
 			if deleted {
