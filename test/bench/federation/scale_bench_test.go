@@ -232,6 +232,9 @@ type scaleWatch struct {
 	// scaled holds, per plane, the WorkloadDeployments of every Workload
 	// that say minReplicas > replicasPerCity: P5's edit seen there.
 	scaled map[string]map[string]bool
+	// deployments holds every WorkloadDeployment per plane ("cell-<city>"
+	// for the cells), for the progress lines.
+	deployments map[string]map[string]bool
 }
 
 type cellInstance struct {
@@ -241,12 +244,17 @@ type cellInstance struct {
 
 func newScaleWatch(ctx context.Context, b *testing.B, e *env) *scaleWatch {
 	b.Helper()
-	s := &scaleWatch{changed: make(chan struct{}, 1), ready: map[string]int{}, cells: map[string]cellInstance{}, scaled: map[string]map[string]bool{}}
+	s := &scaleWatch{changed: make(chan struct{}, 1), ready: map[string]int{}, cells: map[string]cellInstance{}, scaled: map[string]map[string]bool{}, deployments: map[string]map[string]bool{}}
 	scaledIn := func(plane string) func(client.Object, bool) {
-		s.scaled[plane] = map[string]bool{}
+		s.scaled[plane], s.deployments[plane] = map[string]bool{}, map[string]bool{}
 		return func(obj client.Object, deleted bool) {
 			wd := obj.(*computev1alpha.WorkloadDeployment)
 			key := wd.Namespace + "/" + wd.Name
+			if deleted {
+				delete(s.deployments[plane], key)
+			} else {
+				s.deployments[plane][key] = true
+			}
 			if !deleted && wd.Spec.ScaleSettings.MinReplicas > replicasPerCity {
 				s.scaled[plane][key] = true
 			} else {
@@ -363,8 +371,15 @@ func (s *scaleWatch) progress(began time.Time, workloads, instances int) func() 
 						ready++
 					}
 				}
-				fmt.Fprintf(os.Stderr, "scale: %s: %d/%d Workloads Available, %d/%d cell Instances Ready (%d exist); load average %s\n",
-					time.Since(began).Round(time.Second), s.available, workloads, ready, instances, len(s.cells), loadAverage())
+				cellWDs := 0
+				for pl, m := range s.deployments {
+					if strings.HasPrefix(pl, "cell-") {
+						cellWDs += len(m)
+					}
+				}
+				fmt.Fprintf(os.Stderr, "scale: %s: WorkloadDeployments project %d, hub %d, cells %d; cell Instances %d, Ready %d/%d; Workloads Available %d/%d; load average %s\n",
+					time.Since(began).Round(time.Second), len(s.deployments["project"]), len(s.deployments["hub"]), cellWDs,
+					len(s.cells), ready, instances, s.available, workloads, loadAverage())
 				s.mu.Unlock()
 			}
 		}
