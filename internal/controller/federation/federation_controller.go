@@ -233,14 +233,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if wd.DeletionTimestamp != nil {
 		return ctrl.Result{}, r.reconcileDelete(ctx, s)
 	}
-	if !controllerutil.ContainsFinalizer(wd, computev1alpha.FederationFinalizer) {
-		// The update this makes brings the deployment back.
-		return ctrl.Result{}, r.setFinalizer(ctx, s, true)
-	}
-
 	res, err := phases.Run(ctx, s,
 		phases.Phase[*scope]{Name: "read the project namespace", Run: r.readProjectNamespace},
-		phases.Phase[*scope]{Name: "record the federation namespace", Run: r.recordHubNamespace},
+		phases.Phase[*scope]{Name: "add the finalizer and record the federation namespace", Run: r.recordHubNamespace},
 		phases.Phase[*scope]{Name: "prepare the federation namespace", Run: r.prepareHubNamespace},
 		phases.Phase[*scope]{Name: "federate to " + wd.Spec.CityCode, Run: r.federateToCity},
 	)
@@ -309,16 +304,32 @@ func (r *Reconciler) federateToCity(ctx context.Context, s *scope) (phases.Resul
 	return phases.Result{}, nil
 }
 
-// recordHubNamespace stamps the hub namespace on the project
-// WorkloadDeployment when it is not there yet.
+// recordHubNamespace adds the federation finalizer and stamps the hub
+// namespace on the project WorkloadDeployment, in one patch, when either is
+// missing. Nothing is written to the federation plane before the finalizer
+// is stored, and the reconcile goes on with the patched object instead of
+// waiting for the watch to bring it back. Adding the finalizer is guarded
+// by the resourceVersion, so a concurrent change of the finalizer list is
+// never lost (a conflict is retried).
 func (r *Reconciler) recordHubNamespace(ctx context.Context, s *scope) (phases.Result, error) {
-	if s.wd.Annotations[computev1alpha.FederationNamespaceAnnotation] == s.hubNamespace {
+	hasFinalizer := controllerutil.ContainsFinalizer(s.wd, computev1alpha.FederationFinalizer)
+	if hasFinalizer && s.wd.Annotations[computev1alpha.FederationNamespaceAnnotation] == s.hubNamespace {
 		return phases.Result{}, nil
 	}
 	before := s.wd.DeepCopy()
+	controllerutil.AddFinalizer(s.wd, computev1alpha.FederationFinalizer)
 	metav1.SetMetaDataAnnotation(&s.wd.ObjectMeta, computev1alpha.FederationNamespaceAnnotation, s.hubNamespace)
-	if err := s.client.Patch(ctx, s.wd, client.MergeFrom(before)); err != nil {
-		return phases.Result{}, fmt.Errorf("failed to record the federation namespace on WorkloadDeployment %s: %w", s.wd.Name, err)
+	var opts []client.MergeFromOption
+	if !hasFinalizer {
+		opts = append(opts, client.MergeFromWithOptimisticLock{})
+	}
+	err := s.client.Patch(ctx, s.wd, client.MergeFromWithOptions(before, opts...))
+	if apierrors.IsNotFound(err) {
+		// Gone meanwhile: nothing may be federated for it.
+		return phases.Result{Stop: true}, nil
+	}
+	if err != nil {
+		return phases.Result{}, fmt.Errorf("failed to record the finalizer and federation namespace on WorkloadDeployment %s: %w", s.wd.Name, err)
 	}
 	return phases.Result{}, nil
 }

@@ -169,16 +169,33 @@ func (r *consumerReconciler) observe(ctx context.Context, consumer quotav1alpha1
 	for i := range cached.Items {
 		wanted[cached.Items[i].Spec.ResourceType] = true
 	}
+	// The buckets are read at once, not one round trip after another:
+	// each read stands on its own (every write is guarded by the version
+	// it read).
+	types := slices.Sorted(maps.Keys(wanted))
+	read := make([]*quotav1alpha1.AllowanceBucket, len(types))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, t := range types {
+		g.Go(func() error {
+			b := &quotav1alpha1.AllowanceBucket{}
+			err := r.reader.Get(gctx, client.ObjectKey{Namespace: r.bucketNamespace, Name: bucketName(consumer, t)}, b)
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return fmt.Errorf("failed to read the %s bucket of %s: %w", t, key, err)
+			default:
+				read[i] = b
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
 	obs.buckets = map[string]*quotav1alpha1.AllowanceBucket{}
-	for _, t := range slices.Sorted(maps.Keys(wanted)) {
-		b := &quotav1alpha1.AllowanceBucket{}
-		err := r.reader.Get(ctx, client.ObjectKey{Namespace: r.bucketNamespace, Name: bucketName(consumer, t)}, b)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, fmt.Errorf("failed to read the %s bucket of %s: %w", t, key, err)
-		default:
-			obs.buckets[t] = b
+	for i, t := range types {
+		if read[i] != nil {
+			obs.buckets[t] = read[i]
 		}
 	}
 	return obs, nil
@@ -299,29 +316,45 @@ func (r *consumerReconciler) recordBuckets(ctx context.Context, consumer quotav1
 	for t := range obs.buckets {
 		wanted[t] = true
 	}
-	for _, t := range slices.Sorted(maps.Keys(wanted)) {
+	// Each bucket is its own object, guarded by its own resourceVersion:
+	// they are written at once, and every write has landed (or the
+	// reconcile fails) before any claim is answered.
+	types := slices.Sorted(maps.Keys(wanted))
+	acked := make([]string, len(types))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, t := range types {
 		b := obs.buckets[t]
-		if b == nil {
-			b = &quotav1alpha1.AllowanceBucket{
-				ObjectMeta: metav1.ObjectMeta{Name: bucketName(consumer, t), Namespace: r.bucketNamespace},
-				Spec:       quotav1alpha1.AllowanceBucketSpec{ConsumerRef: consumer, ResourceType: t},
+		g.Go(func() error {
+			if b == nil {
+				b = &quotav1alpha1.AllowanceBucket{
+					ObjectMeta: metav1.ObjectMeta{Name: bucketName(consumer, t), Namespace: r.bucketNamespace},
+					Spec:       quotav1alpha1.AllowanceBucketSpec{ConsumerRef: consumer, ResourceType: t},
+				}
+				if err := r.client.Create(gctx, b); err != nil {
+					return fmt.Errorf("failed to create AllowanceBucket %s: %w", b.Name, err)
+				}
 			}
-			if err := r.client.Create(ctx, b); err != nil {
-				return fmt.Errorf("failed to create AllowanceBucket %s: %w", b.Name, err)
+			// Reads of the ledger only: the writes run at once.
+			want := bucketStatus(b, t, l, used, obs.limits, obs.refs)
+			if !sameFigures(b.Status, want) {
+				ts := metav1.NewTime(now)
+				want.LastReconciliation = &ts
+				b.Status = want
+				if err := r.client.Status().Update(gctx, b); err != nil {
+					return fmt.Errorf("failed to record allocations in AllowanceBucket %s: %w", b.Name, err)
+				}
 			}
-		}
-		want := bucketStatus(b, t, l, used, obs.limits, obs.refs)
-		if !sameFigures(b.Status, want) {
-			ts := metav1.NewTime(now)
-			want.LastReconciliation = &ts
-			b.Status = want
-			if err := r.client.Status().Update(ctx, b); err != nil {
-				return fmt.Errorf("failed to record allocations in AllowanceBucket %s: %w", b.Name, err)
-			}
-		}
-		l.acked[t] = b.ResourceVersion
+			acked[i] = b.ResourceVersion
+			return nil
+		})
 	}
-	return nil
+	err := g.Wait()
+	for i, t := range types {
+		if acked[i] != "" {
+			l.acked[t] = acked[i]
+		}
+	}
+	return err
 }
 
 // applyClaims writes what the decisions and the ledger say: granted claims

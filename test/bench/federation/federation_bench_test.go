@@ -196,6 +196,7 @@ func (e *env) track(b *testing.B, ctx context.Context, t *tracker) {
 	t.watch(ctx, b, e.hub, hubDeployments, &computev1alpha.WorkloadDeploymentList{}, e.hubNamespace)
 	t.watch(ctx, b, e.hub, hubInstances, &computev1alpha.InstanceList{}, e.hubNamespace)
 	t.watch(ctx, b, e.project, projectClaims, &quotav1alpha1.ResourceClaimList{}, e.namespace)
+	t.watch(ctx, b, e.hub, hubBindings, &workv1alpha2.ResourceBindingList{}, e.hubNamespace)
 	for _, c := range e.cells {
 		t.watch(ctx, b, c, cellConfigMaps, &corev1.ConfigMapList{}, rawNamespace)
 		t.watch(ctx, b, c, cellDeployments, &computev1alpha.WorkloadDeploymentList{}, e.hubNamespace)
@@ -312,6 +313,10 @@ func (e *env) timeToRunning(b *testing.B, ctx context.Context, t *tracker, runs 
 const (
 	msProjectWDs   = "project WorkloadDeployments created"
 	msHubWDs       = "hub copies created"
+	msBindings     = "Karmada bindings created"
+	msScheduled    = "Karmada bindings scheduled"
+	msApplied      = "Karmada bindings applied"
+	msBindReport   = "Karmada bindings collected ready status"
 	msCellWDs      = "cell WorkloadDeployments created"
 	msCellCreated  = "cell Instances created"
 	msClaims       = "quota claims created"
@@ -341,7 +346,13 @@ func runningMilestones(namespace, w string) []milestone {
 	return []milestone{
 		{msProjectWDs, func(v view) bool { return len(v.of(projectDeployments, label, w)) == n }},
 		{msHubWDs, func(v view) bool { return len(v.of(hubDeployments, label, w)) == n }},
+		{msBindings, func(v view) bool { return len(bindings(v, w)) == n }},
+		{msScheduled, func(v view) bool {
+			return bindingsHold(v, w, n, func(rb *workv1alpha2.ResourceBinding) bool { return len(rb.Spec.Clusters) > 0 })
+		}},
 		{msCellWDs, func(v view) bool { return len(v.of(cellDeployments, label, w)) == n }},
+		{msApplied, func(v view) bool { return bindingsHold(v, w, n, bindingApplied) }},
+		{msBindReport, func(v view) bool { return bindingsHold(v, w, n, bindingReports(replicasPerCity)) }},
 		{msCellCreated, func(v view) bool { return len(v.of(cellInstances, label, w)) == all }},
 		{msClaims, func(v view) bool { return claims(v, namespace, w, false) == all }},
 		{msGranted, func(v view) bool { return claims(v, namespace, w, true) == all }},
@@ -366,6 +377,10 @@ var p1Hops = []hop{
 	{"Workload created → project WDs (WorkloadReconciler)", "", msProjectWDs},
 	{"project WDs → hub copies (federator)", msProjectWDs, msHubWDs},
 	{"hub copies → cell WDs (Karmada propagation)", msHubWDs, msCellWDs},
+	{"  hub copies → bindings created (Karmada detector)", msHubWDs, msBindings},
+	{"  bindings created → scheduled (karmada-scheduler)", msBindings, msScheduled},
+	{"  scheduled → cell WDs (binding controller, Work, execution)", msScheduled, msCellWDs},
+	{"  cell WDs → bindings say applied (work status)", msCellWDs, msApplied},
 	{"cell WDs → all Instances created (WD controller)", msCellWDs, msCellCreated},
 	{"Instances created → claims created (Instance controller)", msCellCreated, msClaims},
 	{"claims created → claims granted (compute-quota)", msClaims, msGranted},
@@ -376,6 +391,8 @@ var p1Hops = []hop{
 	{"written back → projections Ready (projector)", msWrittenBack, msProjected},
 	{"cell Instances Ready → cell WDs report it (WD controller)", msCellReady, msCellStatus},
 	{"cell WDs report → hub copies report (Karmada status)", msCellStatus, msHubStatus},
+	{"  cell WDs report → bindings collect it (work status controller)", msCellStatus, msBindReport},
+	{"  bindings collect → hub copies report (aggregation)", msBindReport, msHubStatus},
 	{"hub copies report → project WDs report (federator mirror)", msHubStatus, msProjStatus},
 	{"project WDs report → Workload Available (WorkloadReconciler)", msProjStatus, msWorkload},
 }

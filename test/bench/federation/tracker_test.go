@@ -4,11 +4,13 @@ package federation
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +34,7 @@ const (
 	cellInstances      stream = "cell/Instance"
 	projectClaims      stream = "project/ResourceClaim"
 	cellConfigMaps     stream = "cell/ConfigMap"
+	hubBindings        stream = "hub/ResourceBinding"
 )
 
 // tracker keeps the latest version of every object of the watched streams
@@ -267,4 +270,56 @@ func deploymentReady(o client.Object) int32 {
 		return -1
 	}
 	return wd.Status.ReadyReplicas
+}
+
+// bindings returns the Karmada ResourceBindings of the hub copies of
+// Workload w.
+func bindings(v view, w string) []*workv1alpha2.ResourceBinding {
+	copies := map[string]bool{}
+	for _, o := range v.of(hubDeployments, computev1alpha.WorkloadNameLabel, w) {
+		copies[o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	var out []*workv1alpha2.ResourceBinding
+	for _, o := range v.t.objects[hubBindings] {
+		rb, ok := o.(*workv1alpha2.ResourceBinding)
+		if ok && rb.Spec.Resource.Kind == "WorkloadDeployment" && copies[rb.Namespace+"/"+rb.Spec.Resource.Name] {
+			out = append(out, rb)
+		}
+	}
+	return out
+}
+
+// bindingsHold reports whether want bindings of Workload w exist and all
+// satisfy ok.
+func bindingsHold(v view, w string, want int, ok func(*workv1alpha2.ResourceBinding) bool) bool {
+	rbs := bindings(v, w)
+	if len(rbs) != want {
+		return false
+	}
+	for _, rb := range rbs {
+		if !ok(rb) {
+			return false
+		}
+	}
+	return true
+}
+
+// bindingApplied reports whether Karmada has recorded the binding's Work
+// as applied in its cluster.
+func bindingApplied(rb *workv1alpha2.ResourceBinding) bool {
+	return len(rb.Status.AggregatedStatus) > 0 && rb.Status.AggregatedStatus[0].Applied
+}
+
+// bindingReports reports whether the status Karmada collected from the
+// binding's cluster shows ready ready replicas.
+func bindingReports(ready int32) func(*workv1alpha2.ResourceBinding) bool {
+	return func(rb *workv1alpha2.ResourceBinding) bool {
+		if len(rb.Status.AggregatedStatus) == 0 || rb.Status.AggregatedStatus[0].Status == nil {
+			return false
+		}
+		var st struct {
+			ReadyReplicas int32 `json:"readyReplicas"`
+		}
+		return json.Unmarshal(rb.Status.AggregatedStatus[0].Status.Raw, &st) == nil && st.ReadyReplicas == ready
+	}
 }
