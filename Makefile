@@ -18,6 +18,7 @@ REVISION          ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 PLATFORM          ?= linux/$(shell go env GOARCH)
 KUSTOMIZE          = $(shell bash $(TOOLS) bin kustomize)
+GORELEASER         = $(shell bash $(TOOLS) bin goreleaser)
 OVERLAYS          := $(notdir $(wildcard config/overlays/*))
 BINARIES     := $(notdir $(wildcard cmd/*))
 GO_TEST_FLAGS ?=
@@ -70,6 +71,11 @@ manifests-check: ## Render every kustomize overlay in config/overlays; fail on t
 		if ! out=$$($(KUSTOMIZE) build config/overlays/$$o 2>&1); then echo "config/overlays/$$o does not render:"; echo "$$out"; exit 1; fi; \
 		echo "config/overlays/$$o: $$(grep -c '^kind:' <<<"$$out") objects"; done
 
+.PHONY: release-snapshot
+release-snapshot: tools-goreleaser ## Build the release archives `datumctl plugin install` fetches, and checksums.txt, into ./dist (nothing is published).
+	$(GORELEASER) release --snapshot --clean
+	@ls -1 dist/*.tar.gz dist/*.zip dist/checksums.txt
+
 .PHONY: images
 images: ## Build the container images into ./bin/images (OCI layout + docker archive), without Docker.
 	go run ./hack/images --out $(BIN_DIR)/images --platform $(PLATFORM) \
@@ -88,8 +94,12 @@ down: ## Stop the local platform.
 ##@ Toolchain
 
 .PHONY: tools
-tools: ## Build kube-apiserver, kube-controller-manager, etcd, Karmada, controller-gen and golangci-lint into the cache.
+tools: ## Build kube-apiserver, kube-controller-manager, etcd, Karmada, controller-gen, golangci-lint, kustomize and goreleaser into the cache.
 	bash $(TOOLS) all
+
+.PHONY: tools-goreleaser
+tools-goreleaser: ## Build only goreleaser (make release-snapshot, and the release test of make test).
+	bash $(TOOLS) goreleaser
 
 .PHONY: tools-platform
 tools-platform: ## Build only the control-plane binaries the tests and the platform run.
@@ -98,7 +108,7 @@ tools-platform: ## Build only the control-plane binaries the tests and the platf
 ##@ Test
 
 .PHONY: test
-test: tools-platform ## Run unit and integration tests against real API servers, with the race detector (builds the toolchain when missing).
+test: tools-platform tools-goreleaser ## Run unit and integration tests against real API servers, with the race detector (builds the toolchain when missing).
 	go test -race $(GO_TEST_FLAGS) -count=1 -timeout 30m ./...
 
 .PHONY: test-e2e

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries (kube-apiserver, kube-controller-manager,
 # etcd, Karmada) and the developer tools (controller-gen, golangci-lint,
-# kustomize) from the Go module proxy into a versioned cache directory.
+# kustomize, goreleaser) from the Go module proxy into a versioned cache directory.
 #
 # Nothing is downloaded from anywhere but the Go module proxy: every binary is
 # compiled here from a small wrapper module that requires the pinned version.
 #
-#   hack/tools.sh [all|platform|dev|kustomize|dir|bin NAME]
+#   hack/tools.sh [all|platform|dev|kustomize|goreleaser|dir|bin NAME]
 #
 # Cache layout: $COMPUTE_TOOLS_DIR/<component>-<version>/bin/<binary>
 # Default $COMPUTE_TOOLS_DIR: ${XDG_CACHE_HOME:-$HOME/.cache}/compute-tools.
@@ -149,10 +149,29 @@ build_dev() {
   go_tool controller-gen sigs.k8s.io/controller-tools "${CONTROLLER_GEN_VERSION}" sigs.k8s.io/controller-tools/cmd/controller-gen
   go_tool golangci-lint github.com/golangci/golangci-lint/v2 "${GOLANGCI_LINT_VERSION}" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
   build_kustomize
+  build_goreleaser
 }
 
 build_kustomize() {
   go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "${KUSTOMIZE_VERSION}" sigs.k8s.io/kustomize/kustomize/v5
+}
+
+# goreleaser stamps its own version through -X main.version, so
+# `goreleaser --version` names the pinned release rather than "unknown".
+build_goreleaser() {
+  local name=goreleaser ver="${GORELEASER_VERSION}"
+  local dir="${TOOLS_DIR}/${name}-${ver}"
+  local pkg=github.com/goreleaser/goreleaser/v2
+  if have_all "$dir" "$name"; then
+    log "${name} ${ver}: cached in ${dir}"
+    return
+  fi
+  log "${name} ${ver}: building (a large module: several minutes cold)"
+  wrapper "$dir" "${pkg} ${ver}"
+  (cd "${dir}/src" && go get "${pkg}@${ver}" >/dev/null &&
+    go build -trimpath -ldflags "-s -w -X main.version=${ver#v} -X main.builtBy=compute-tools" -o "${dir}/bin/${name}.tmp" "${pkg}")
+  mv "${dir}/bin/${name}.tmp" "${dir}/bin/${name}"
+  log "${name} ${ver}: done"
 }
 
 build_platform() {
@@ -174,6 +193,7 @@ bin_path() {
     controller-gen) echo "${TOOLS_DIR}/controller-gen-${CONTROLLER_GEN_VERSION}/bin/controller-gen" ;;
     golangci-lint) echo "${TOOLS_DIR}/golangci-lint-${GOLANGCI_LINT_VERSION}/bin/golangci-lint" ;;
     kustomize) echo "${TOOLS_DIR}/kustomize-${KUSTOMIZE_VERSION}/bin/kustomize" ;;
+    goreleaser) echo "${TOOLS_DIR}/goreleaser-${GORELEASER_VERSION}/bin/goreleaser" ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
   esac
 }
@@ -188,7 +208,8 @@ case "${1:-all}" in
   controller-gen) go_tool controller-gen sigs.k8s.io/controller-tools "${CONTROLLER_GEN_VERSION}" sigs.k8s.io/controller-tools/cmd/controller-gen ;;
   golangci-lint) go_tool golangci-lint github.com/golangci/golangci-lint/v2 "${GOLANGCI_LINT_VERSION}" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
   kustomize) build_kustomize ;;
+  goreleaser) build_goreleaser ;;
   dir) echo "${TOOLS_DIR}" ;;
   bin) bin_path "$2" ;;
-  *) echo "usage: $0 [all|platform|kubernetes|etcd|karmada|dev|controller-gen|golangci-lint|kustomize|dir|bin NAME]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|platform|kubernetes|etcd|karmada|dev|controller-gen|golangci-lint|kustomize|goreleaser|dir|bin NAME]" >&2; exit 2 ;;
 esac

@@ -87,26 +87,6 @@ func TestDeployDryRunShowsThePlanAndChangesNothing(t *testing.T) {
 	}
 }
 
-func TestDeployFailsFastWhenTheNewImageCannotBePulled(t *testing.T) {
-	t.Parallel()
-	h := harness(t)
-	h.BindCities("DFW", "LHR")
-	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", nil)
-	h.Controllers("web", clitest.Fixed(clitest.World{"LHR": {clitest.ImageUnavailable}}))
-
-	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:bad", "--timeout", "30s")
-	if res.Code != cmdutil.ExitFailure {
-		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
-	}
-	mustContain(t, "stderr", res.Stderr,
-		"web cannot finish rolling out:",
-		" in LHR",
-		"Failed (image unavailable)",
-		"→ Then deploy a fixed image: datumctl compute deploy web --image <image>",
-		"→ Or roll back to the previous revision: datumctl compute rollout undo web")
-}
-
 func TestDeployStopsAtItsTimeoutWithThePendingCode(t *testing.T) {
 	t.Parallel()
 	h := harness(t)

@@ -139,10 +139,15 @@ The plugin needs datumctl v0.15.0 or later (the first with plugin dispatch; the 
 
 - From a release, managed by datumctl (checksums verified):
   ` + "`datumctl plugin install citycells/compute`" + ` (or ` + "`...@v0.1.0`" + ` for a version). datumctl fetches
-  ` + "`datumctl-compute_<OS>_<arch>.tar.gz`" + ` (` + "`.zip`" + ` on Windows) and ` + "`checksums.txt`" + ` from the GitHub release.
+  ` + "`datumctl-compute_<OS>_<arch>.tar.gz`" + ` (` + "`.zip`" + ` on Windows; OS ` + "`Linux`" + `, ` + "`Darwin`" + `, ` + "`Windows`" + `,
+  arch ` + "`x86_64`" + `, ` + "`arm64`" + `) and ` + "`checksums.txt`" + ` from the GitHub release, checks the archive's sha256,
+  and installs the ` + "`datumctl-compute`" + ` binary it holds. ` + "`.goreleaser.yaml`" + ` builds exactly these;
+  ` + "`make release-snapshot`" + ` builds them locally into ` + "`./dist`" + `.
 - From source, on PATH: ` + "`go install github.com/citycells/compute/cmd/datumctl-compute@latest`" + `, then
   ` + "`datumctl plugin trust compute`" + `. A plugin found on PATH gets its arguments unchanged only from
   datumctl v0.17.1 on; use v0.17.1 or later for PATH installs.
+- The version: a release binary carries its tag (` + "`--plugin-manifest`" + `, ` + "`version`" + `); one installed with
+  ` + "`go install …@vX.Y.Z`" + ` the module version Go recorded.
 - Standalone: run ` + "`datumctl-compute`" + ` itself with ` + "`--kubeconfig`" + `.
 
 `

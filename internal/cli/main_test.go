@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
@@ -31,21 +33,42 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	env, err = clitest.Start(enablementPlane, outagePlane)
+	env, err = clitest.Start(enablementPlane, outagePlane, clitest.LivePlane)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer env.Stop()
-	c, err := client.New(env.Plane(outagePlane).Config(), client.Options{Scheme: cmdutil.NewScheme()})
-	if err == nil {
-		err = clitest.SetEntitlement(context.Background(), c, servicesv1alpha1.EntitlementPhaseActive)
-	}
+	// The controllers' logs would drown the test output.
+	ctrl.SetLogger(logr.Discard())
+	stopControllers, err := clitest.StartControllers(env.Plane(clitest.LivePlane), env.Dir())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer func() {
+		if err := stopControllers(); err != nil {
+			fmt.Fprintln(os.Stderr, "controllers:", err)
+		}
+	}()
+	for _, plane := range []string{outagePlane, clitest.LivePlane} {
+		c, err := client.New(env.Plane(plane).Config(), client.Options{Scheme: cmdutil.NewScheme()})
+		if err == nil {
+			err = clitest.SetEntitlement(context.Background(), c, servicesv1alpha1.EntitlementPhaseActive)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	return m.Run()
+}
+
+// live returns a harness on the live plane, where the real controllers
+// run, in a project with grant as its quota.
+func live(t *testing.T, grant clitest.Grant) *clitest.Harness {
+	t.Helper()
+	return clitest.NewLive(t, env, grant)
 }
 
 // harness returns a harness on the project plane.

@@ -6,54 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/restart"
 )
-
-func TestStatusShowsWhatBlocksAWorkloadAndWhatToDo(t *testing.T) {
-	t.Parallel()
-	h := harness(t)
-	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", clitest.World{"LHR": {clitest.Available, clitest.QuotaExceeded}})
-
-	res := h.Run(main, clitest.RunOptions{Terminal: true, Width: 200}, "status", "web")
-	if res.Code != cmdutil.ExitOK {
-		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
-	}
-	mustContain(t, "status", res.Stdout,
-		"Health:    Degraded — 3/4 instances ready, 4/4 up to date",
-		"Revision:  1",
-		"LHR    default     1/2     2/2          quota exceeded",
-		"Pending (quota exceeded)",
-		"→ The project is at its quota: see what is used with datumctl compute quota --city LHR")
-
-	js := h.Run(main, clitest.RunOptions{}, "status", "web", "-o", "json")
-	var v struct {
-		Health string `json:"health"`
-		Cities []struct {
-			City  string `json:"city"`
-			State string `json:"state"`
-		} `json:"cities"`
-	}
-	if err := json.Unmarshal([]byte(js.Stdout), &v); err != nil {
-		t.Fatalf("-o json is not JSON: %v\n%s", err, js.Stdout)
-	}
-	if v.Health != "Degraded" || len(v.Cities) != 2 || v.Cities[1].State != "quota exceeded" {
-		t.Errorf("json %+v", v)
-	}
-
-	missing := h.Run(main, clitest.RunOptions{}, "status", "nope")
-	if missing.Code != cmdutil.ExitFailure {
-		t.Errorf("exit %d", missing.Code)
-	}
-	mustContain(t, "stderr", missing.Stderr, `workload "nope" not found in namespace `+h.Namespace, "→ List the workloads with: datumctl compute workloads")
-}
 
 func TestStatusWatchEndsAtItsDeadline(t *testing.T) {
 	t.Parallel()
@@ -66,45 +25,6 @@ func TestStatusWatchEndsAtItsDeadline(t *testing.T) {
 	}
 	if res.Stdout != "web: Healthy — DFW 2/2 ready · LHR 2/2 ready\n" {
 		t.Errorf("a pipe gets one line per change:\n%s", res.Stdout)
-	}
-}
-
-func TestInstancesAreFilteredByWorkloadAndCityAndDescribed(t *testing.T) {
-	t.Parallel()
-	h := harness(t)
-	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", nil)
-	h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.1", "--detach")
-	h.Converge("web", clitest.World{"LHR": {clitest.Available, clitest.Crashing}})
-	h.CreateWorkload(clitest.NewWorkload("api").Placement("default", 1, "DFW").Build())
-	h.Converge("api", nil)
-
-	all := h.Run(main, clitest.RunOptions{}, "instances")
-	if n := strings.Count(all.Stdout, "\n"); n != 6 {
-		t.Errorf("want a header and 5 instances:\n%s", all.Stdout)
-	}
-	lhr := h.Run(main, clitest.RunOptions{}, "instances", "list", "--workload", "web", "--city", "lhr")
-	lines := strings.Split(strings.TrimSpace(lhr.Stdout), "\n")
-	if len(lines) != 3 || !strings.HasSuffix(lines[2], "\tFailed (crashing)") {
-		t.Fatalf("want the two LHR instances of web:\n%s", lhr.Stdout)
-	}
-	none := h.Run(main, clitest.RunOptions{}, "instances", "--city", "SIN")
-	if none.Code != 0 || none.Stdout != "" || !strings.Contains(none.Stderr, "No instances found in SIN") {
-		t.Errorf("nothing found goes to stderr: %+v", none)
-	}
-
-	name := strings.Split(lines[2], "\t")[0]
-	d := h.Run(main, clitest.RunOptions{}, "instances", "describe", name)
-	if d.Code != cmdutil.ExitOK {
-		t.Fatalf("exit %d: %s", d.Code, d.Stderr)
-	}
-	mustContain(t, "describe", d.Stdout, "Status:      Failed (crashing)", "Conditions:", "InstanceCrashing",
-		"Next steps:", "roll back to the previous revision")
-	yaml := h.Run(main, clitest.RunOptions{}, "instances", "describe", name, "-o", "yaml")
-	mustContain(t, "yaml", yaml.Stdout, "kind: Instance", "name: "+name)
-	gone := h.Run(main, clitest.RunOptions{}, "instances", "describe", "web-nope-0")
-	if gone.Code != cmdutil.ExitFailure || !strings.Contains(gone.Stderr, "datumctl compute instances") {
-		t.Errorf("a missing instance names the fix: %+v", gone)
 	}
 }
 
@@ -303,34 +223,6 @@ func TestDestroyAsksFirst(t *testing.T) {
 		t.Fatalf("answering yes destroys it: %+v", yes)
 	}
 	mustContain(t, "stdout", yes.Stdout, "Destroyed workload web; its instances are being removed.")
-}
-
-func TestQuotaShowsUsageAgainstTheProjectsLimits(t *testing.T) {
-	t.Parallel()
-	h := harness(t)
-	h.CreateWorkload(clitest.NewWorkload("web").Placement("default", 3, "DFW", "LHR").Build())
-	h.Converge("web", clitest.World{"LHR": {clitest.Available, clitest.Available, clitest.QuotaExceeded}})
-	ctx := context.Background()
-	for typ, limit := range map[string]int64{
-		computev1alpha.ResourceTypeInstances: 5, computev1alpha.ResourceTypeVCPUs: 8000, computev1alpha.ResourceTypeMemory: 16384,
-	} {
-		b := &quotav1alpha1.AllowanceBucket{ObjectMeta: metav1.ObjectMeta{Namespace: h.Namespace, GenerateName: "bucket-"},
-			Spec: quotav1alpha1.AllowanceBucketSpec{ConsumerRef: quotav1alpha1.ConsumerRef{Kind: "Project", Name: "ignored"}, ResourceType: typ}}
-		if err := h.Client.Create(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-		used := map[string]int64{computev1alpha.ResourceTypeInstances: 5, computev1alpha.ResourceTypeVCPUs: 5000, computev1alpha.ResourceTypeMemory: 10240}[typ]
-		b.Status = quotav1alpha1.AllowanceBucketStatus{Limit: limit, Allocated: used, Available: limit - used}
-		if err := h.Client.Status().Update(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res := h.Run(main, clitest.RunOptions{Terminal: true, Width: 160}, "quota")
-	if res.Code != cmdutil.ExitOK {
-		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
-	}
-	mustContain(t, "quota", res.Stdout, "instances   5        5        0           [at limit]", "LHR    2           2      4 GiB    1",
-		"Waiting for quota:", "Pending (quota exceeded)")
 }
 
 func TestRolloutStatusPrintsADocumentWhateverTheOutcome(t *testing.T) {

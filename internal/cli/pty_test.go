@@ -50,8 +50,11 @@ func (s *screen) waitFor(t *testing.T, want string, timeout time.Duration) {
 
 func TestInteractiveDeployAsksThenRendersLiveProgress(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.BindCities("DFW", "LHR")
+	// The real controllers roll it out: the simulated provider takes
+	// clitest.ProviderDelay per instance, and OrderedReady starts a city's
+	// instances one after the other, so progress frames render before the
+	// rollout is done.
+	h := live(t, clitest.Plenty)
 
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -64,32 +67,13 @@ func TestInteractiveDeployAsksThenRendersLiveProgress(t *testing.T) {
 	var scr screen
 	go func() { _, _ = io.Copy(&scr, ptmx) }()
 
-	// LHR keeps provisioning for a number of controller passes after the
-	// user answers, so progress frames render before it is ready. Counting
-	// passes, not wall-clock time, keeps the test independent of load.
-	const provisioningPasses = 15
-	var answered bool
-	var passes int
-	var mu sync.Mutex
-	h.Controllers("web", func() clitest.World {
-		mu.Lock()
-		defer mu.Unlock()
-		if answered {
-			passes++
-		}
-		if passes < provisioningPasses {
-			return clitest.World{"LHR": {clitest.Available, clitest.Provisioning}}
-		}
-		return nil
-	})
-
 	streams := cmdutil.FileIOStreams(tty, tty, tty)
 	if !streams.InTerminal || !streams.OutTerminal || streams.Width != 120 {
 		t.Fatalf("the pseudo-terminal is not seen as a terminal: %+v", streams)
 	}
 	f := &cmdutil.Factory{Streams: streams, Clock: clock.RealClock{}, Getenv: func(string) string { return "" },
 		Build: cmdutil.BuildInfo{Version: "test"}, PollInterval: 100 * time.Millisecond,
-		Kubeconfig: h.Kubeconfig, Namespace: h.Namespace}
+		Kubeconfig: h.Kubeconfig, Namespace: h.Namespace, Project: h.Project}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	code := make(chan int, 1)
@@ -98,13 +82,10 @@ func TestInteractiveDeployAsksThenRendersLiveProgress(t *testing.T) {
 	}()
 
 	scr.waitFor(t, "Deploy? [y/N]: ", 20*time.Second)
-	mu.Lock()
-	answered = true
-	mu.Unlock()
 	if _, err := ptmx.Write([]byte("y\r")); err != nil {
 		t.Fatal(err)
 	}
-	scr.waitFor(t, "web is rolled out", 30*time.Second)
+	scr.waitFor(t, "web is rolled out", clitest.Settle)
 	if c := <-code; c != cmdutil.ExitOK {
 		t.Fatalf("exit %d:\n%s", c, scr.String())
 	}

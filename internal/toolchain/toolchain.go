@@ -27,6 +27,8 @@ const (
 	KarmadaWebhook             = "karmada-webhook"
 	KarmadaAggregatedAPIServer = "karmada-aggregated-apiserver"
 	Kustomize                  = "kustomize"
+	// Goreleaser builds the CLI's release archives (make release-snapshot).
+	Goreleaser = "goreleaser"
 )
 
 // Dir returns the root of the tool cache.
@@ -55,6 +57,8 @@ func component(name string) (string, error) {
 		return "karmada-" + KarmadaVersion, nil
 	case Kustomize:
 		return "kustomize-" + KustomizeVersion, nil
+	case Goreleaser:
+		return "goreleaser-" + GoreleaserVersion, nil
 	default:
 		return "", fmt.Errorf("unknown tool %q", name)
 	}

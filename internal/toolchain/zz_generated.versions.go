@@ -10,6 +10,8 @@ const (
 	EtcdVersion = "v3.6.16"
 	// GolangciLintVersion is pinned in hack/versions.env.
 	GolangciLintVersion = "v2.6.2"
+	// GoreleaserVersion is pinned in hack/versions.env.
+	GoreleaserVersion = "v2.16.0"
 	// KarmadaVersion is pinned in hack/versions.env.
 	KarmadaVersion = "v1.16.0"
 	// KubernetesStagingVersion is pinned in hack/versions.env.

@@ -40,7 +40,9 @@ func Start(extra ...string) (*planes.Environment, error) {
 	crds := []string{filepath.Join(root, "config/crd/bases"), filepath.Join(root, "config/crd/external")}
 	specs := []planes.PlaneSpec{{Name: ProjectPlane, CRDDirs: crds}}
 	for _, name := range extra {
-		specs = append(specs, planes.PlaneSpec{Name: name, CRDDirs: crds})
+		// The live plane's deletions cascade through owner references,
+		// as in production: it runs the garbage collector.
+		specs = append(specs, planes.PlaneSpec{Name: name, CRDDirs: crds, ControllerManager: name == LivePlane})
 	}
 	env, err := planes.Start(context.Background(), planes.Options{Planes: specs})
 	if err != nil {
@@ -117,6 +119,9 @@ type Harness struct {
 	Namespace string
 	// Client is an admin client of the plane.
 	Client client.Client
+	// Project is the project commands act in (--project); empty leaves
+	// the kubeconfig's context to name the target.
+	Project string
 }
 
 // namespaces numbers test namespaces.
@@ -198,6 +203,7 @@ func (h *Harness) Factory(o RunOptions, stdout, stderr *bytes.Buffer) *cmdutil.F
 		Kubeconfig:     h.Kubeconfig,
 		Namespace:      h.Namespace,
 	}
+	h.liveFactory(f)
 	if o.Factory != nil {
 		o.Factory(f)
 	}

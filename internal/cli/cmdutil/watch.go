@@ -254,11 +254,21 @@ func (l *listWatch) options(opts metav1.ListOptions) *client.ListOptions {
 	return &client.ListOptions{Namespace: l.src.Namespace, Raw: &opts}
 }
 
-// ListWithContext lists the source.
+// ListWithContext lists the source, consistently: the reflector's first
+// list asks for any version (resourceVersion=0), which the API server may
+// answer from a watch cache that does not hold yet what this command has
+// just written — `deploy` creates a Workload and then waits on it, and
+// under load that list came back without it ("workload web not found").
+// A wait must see its own writes, so such a list reads the latest state
+// (resourceVersion unset); later lists and watches keep the reflector's
+// exact versions.
 func (l *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	list, ok := l.src.List.DeepCopyObject().(client.ObjectList)
 	if !ok {
 		return nil, fmt.Errorf("%T is not a list", l.src.List)
+	}
+	if opts.ResourceVersion == "0" {
+		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
 	}
 	err := l.c.List(ctx, list, l.options(opts))
 	return list, l.health.observe(ctx, &l.unauthorized, err)
