@@ -117,6 +117,12 @@ type counts struct {
 // counts, for its latest generation, and returns it.
 func expectAvailable(t *testing.T, w *computev1alpha.Workload, want counts) *computev1alpha.Workload {
 	t.Helper()
+	return expectAvailableWithin(t, w, want, chainWait)
+}
+
+// expectAvailableWithin is expectAvailable with its own bound.
+func expectAvailableWithin(t *testing.T, w *computev1alpha.Workload, want counts, bound time.Duration) *computev1alpha.Workload {
+	t.Helper()
 	got := &computev1alpha.Workload{}
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(project.Get(t.Context(), client.ObjectKeyFromObject(w), got)).To(Succeed())
@@ -124,7 +130,7 @@ func expectAvailable(t *testing.T, w *computev1alpha.Workload, want counts) *com
 		g.Expect(st.ObservedGeneration).To(Equal(got.Generation), "observedGeneration")
 		g.Expect(meta.IsStatusConditionTrue(st.Conditions, computev1alpha.ConditionAvailable)).To(BeTrue(), "Available: %+v", st.Conditions)
 		g.Expect(counts{st.Deployments, st.Replicas, st.ReadyReplicas, st.DesiredReplicas, st.UpdatedReplicas}).To(Equal(want))
-	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+	}).WithTimeout(bound).WithPolling(poll).Should(Succeed())
 	return got
 }
 
