@@ -126,8 +126,7 @@ func TestRolesStayInTheirFence(t *testing.T) {
 			{"compute.datumapis.com", "workloaddeployments", "create"},
 		},
 		"management": {
-			{"compute.datumapis.com", "instances", "update"}, {"compute.datumapis.com", "instances", "delete"},
-			{"policy.karmada.io", "propagationpolicies", "create"},
+			{"compute.datumapis.com", "instances", "update"}, {"policy.karmada.io", "propagationpolicies", "create"},
 		},
 		"federation": {
 			{"compute.datumapis.com", "instances", "create"}, {"compute.datumapis.com", "instances", "patch"},

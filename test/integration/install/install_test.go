@@ -249,7 +249,7 @@ func TestEachIdentityHoldsWhatItsRoleNeedsAndNoMore(t *testing.T) {
 				{"create", instances, "default", allow}, // projections
 				{"list", secrets, "compute-system", allow},
 				{"list", secrets, "", allow}, // the references controller watches their metadata
-				{"delete", instances, "default", forbid},
+				{"delete", instances, "default", allow}, // projections of gone Instances
 				{"create", secrets, "default", forbid},
 				{"list", entitlements, "", forbid},
 				{"create", claims, "default", forbid},
