@@ -171,6 +171,9 @@ func (p *Platform) installIdentities(ctx context.Context) error {
 		return err
 	}
 	p.ids = ids
+	p.mu.Lock()
+	p.state.IdentityTokensExpire = began.Add(IdentityTokenTTL)
+	p.mu.Unlock()
 	p.progress.linef("installed the overlays' identities and RBAC in every plane; kubeconfigs with %s ServiceAccount tokens in %s",
 		IdentityTokenTTL, filepath.Join(p.cfg.StateDir, identitiesDir))
 	p.timing("overlay identities and RBAC", began)

@@ -112,7 +112,7 @@ func Up(ctx context.Context, cfg Config) (*Platform, error) {
 		progress: newProgress(cfg.Log, began),
 		tokens:   map[string]string{},
 		kcmPorts: map[string]int{},
-		state:    &State{Version: stateVersion, StartedAt: began, Dir: cfg.StateDir},
+		state:    &State{Version: stateVersion, StartedAt: began, Dir: cfg.StateDir, Identities: cfg.Identities},
 	}
 	p.progress.linef("starting the local platform in %s: projects %s, cities %s",
 		cfg.StateDir, strings.Join(cfg.Projects, ","), strings.Join(cfg.Cities, ","))
