@@ -8,17 +8,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -343,11 +346,19 @@ func TestAProjectUserCannotWriteProjectionsOrHubObjects(t *testing.T) {
 	)
 }
 
+// denialPattern finds an apiserver's RBAC denial in a log line (JSON logs
+// escape the quotes): user, verb, resource, group and namespace.
+var denialPattern = regexp.MustCompile(`User \\?"([^"\\]+)\\?" cannot (\S+) resource \\?"([^"\\]+)\\?" in API group \\?"([^"\\]*)\\?"(?: in the namespace \\?"([^"\\]+)\\?")?`)
+
 // noRBACDenials fails the run when a compute-manager or compute-quota
-// logged an RBAC denial: the overlays' RBAC is not enough for something
-// the platform did.
+// logged an RBAC denial that RBAC still makes: the overlays' RBAC is not
+// enough for something the platform did. A denial RBAC now allows (a
+// SubjectAccessReview in the plane that refused it) was an apiserver
+// restarted by a fault test answering before its authorizer had read the
+// roles; those are counted, not failed.
 func noRBACDenials(p *local.Platform) error {
-	var found []string
+	var real []string
+	transient := 0
 	for _, c := range p.State().Components {
 		if !strings.HasPrefix(c.Name, "compute-manager-") && !strings.HasPrefix(c.Name, "compute-quota-") {
 			continue
@@ -359,15 +370,77 @@ func noRBACDenials(p *local.Platform) error {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			if line := sc.Text(); strings.Contains(line, "is forbidden: User") {
-				found = append(found, c.Name+": "+line)
+			line := sc.Text()
+			if !strings.Contains(line, "is forbidden: User") {
+				continue
+			}
+			m := denialPattern.FindStringSubmatch(line)
+			if m == nil {
+				real = append(real, c.Name+" (unparsed): "+line)
+				continue
+			}
+			allowed, err := allowedNow(p, c, m[1], m[2], m[3], m[4], m[5])
+			if err != nil {
+				_ = f.Close()
+				return err
+			}
+			if allowed {
+				transient++
+			} else {
+				real = append(real, fmt.Sprintf("%s: %s cannot %s %s (group %q, namespace %q)", c.Name, m[1], m[2], m[3], m[4], m[5]))
 			}
 		}
 		_ = f.Close()
 	}
-	if len(found) > 0 {
-		return errors.New("the overlays' RBAC refused compute's components " + fmt.Sprint(len(found)) +
-			" times; first:\n" + strings.Join(found[:min(5, len(found))], "\n"))
+	if transient > 0 {
+		fmt.Fprintf(os.Stderr, "%d RBAC denials in compute's logs are allowed now (an apiserver answering right after a fault restarted it)\n", transient)
+	}
+	if len(real) > 0 {
+		return errors.New("the overlays' RBAC refused compute's components " + fmt.Sprint(len(real)) +
+			" times; first:\n" + strings.Join(real[:min(5, len(real))], "\n"))
 	}
 	return nil
+}
+
+// allowedNow asks the plane that refused a component's request whether
+// RBAC allows it now: the component's own plane for its plane identity,
+// the hub for the federation identities, the project planes for the cells'
+// quota identity.
+func allowedNow(p *local.Platform, c local.ComponentRecord, user, verb, resource, group, namespace string) (bool, error) {
+	planes := []string{c.Plane}
+	if strings.HasPrefix(user, "system:serviceaccount:compute-cells:") || user == "system:serviceaccount:compute-system:compute-federation" {
+		planes = []string{local.HubPlane}
+		if group == "quota.miloapis.com" {
+			planes = nil
+			for _, pl := range p.State().Planes {
+				if pl.Role == local.RoleProject {
+					planes = append(planes, pl.Name)
+				}
+			}
+		}
+	}
+	parts := strings.Split(user, ":")
+	groups := []string{"system:authenticated"}
+	if len(parts) == 4 {
+		groups = append(groups, "system:serviceaccounts", "system:serviceaccounts:"+parts[2])
+	}
+	res, sub, _ := strings.Cut(resource, "/")
+	for _, plane := range planes {
+		cs, err := kubernetes.NewForConfig(p.Config(plane))
+		if err != nil {
+			return false, err
+		}
+		review, err := cs.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: verb, Group: group, Resource: res, Subresource: sub, Namespace: namespace,
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return false, fmt.Errorf("SubjectAccessReview in %s: %w", plane, err)
+		}
+		if !review.Status.Allowed {
+			return false, nil
+		}
+	}
+	return len(planes) > 0, nil
 }

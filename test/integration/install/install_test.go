@@ -248,7 +248,7 @@ func TestEachIdentityHoldsWhatItsRoleNeedsAndNoMore(t *testing.T) {
 				{"create", wds, "default", allow},
 				{"create", instances, "default", allow}, // projections
 				{"list", secrets, "compute-system", allow},
-				{"list", secrets, "", allow}, // the references controller watches their metadata
+				{"list", secrets, "", allow},            // the references controller watches their metadata
 				{"delete", instances, "default", allow}, // projections of gone Instances
 				{"create", secrets, "default", forbid},
 				{"list", entitlements, "", forbid},
