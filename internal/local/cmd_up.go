@@ -218,11 +218,11 @@ func printNext(w io.Writer, st State) {
 			fprintf(w, "  %s: %s\n", s.Name, firstLine(s.Reason))
 		}
 	}
-	switch st.Identities {
-	case IdentitiesOverlay:
+	switch {
+	case st.Identities == IdentitiesOverlay && !st.IdentityTokensExpire.IsZero():
 		fprintf(w, "compute-manager and compute-quota run as the overlays' ServiceAccounts, under their RBAC: kubeconfigs in %s (tokens valid until %s; then down and up again)\n",
 			filepath.Join(st.Dir, identitiesDir), st.IdentityTokensExpire.Local().Format(time.DateTime))
-	case IdentitiesAdmin:
+	case st.Identities == IdentitiesAdmin:
 		fprintln(w, "compute-manager and compute-quota run with the planes' admin kubeconfigs (--identities=admin)")
 	}
 	fprintf(w, "Logs: %s/logs/\n\nNext:\n", st.Dir)

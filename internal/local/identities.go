@@ -150,10 +150,10 @@ func (p *Platform) renderOverlays(ctx context.Context) (map[string][]*unstructur
 // installIdentities installs, in every plane, the identities and RBAC of
 // its overlays, creates one ServiceAccount per cell in the hub and in every
 // quota plane (as docs/install.md tells operators to), and writes each
-// process's kubeconfigs with TokenRequest tokens. In the admin mode it does
-// nothing.
+// process's kubeconfigs with TokenRequest tokens. In the admin mode, and
+// when no compute-manager runs, it does nothing.
 func (p *Platform) installIdentities(ctx context.Context) error {
-	if p.cfg.Identities == IdentitiesAdmin {
+	if p.cfg.Identities == IdentitiesAdmin || p.cfg.Managers == ManagersOff {
 		return nil
 	}
 	began := time.Now()
