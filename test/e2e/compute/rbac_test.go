@@ -150,6 +150,17 @@ func kubeconfigOf(t *testing.T, name, flag, kubeContext string) *rest.Config {
 	return cfg
 }
 
+// projectionWriter is a client of the project plane as the management
+// role's identity: the one the admission webhook lets write projections.
+func projectionWriter(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.New(kubeconfigOf(t, "compute-manager-"+projectPlane, "kubeconfig", ""), client.Options{Scheme: scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 var (
 	projectPlane = local.ProjectPlane(local.DefaultProject)
 	cellDFW      = local.CellPlane("DFW")
