@@ -19,8 +19,8 @@ import (
 // upOptions are the options of `compute-local up`.
 type upOptions struct {
 	*globalOptions
-	projects, cities, managers string
-	cfg                        Config
+	projects, cities, managers, identities string
+	cfg                                    Config
 }
 
 // newUpCommand builds `compute-local up`.
@@ -34,7 +34,14 @@ platform changes nothing: it exits 0 when the platform is healthy and 1,
 naming what is wrong, when it is not.
 
 With --managers=auto (the default) a compute-manager that cannot be built is
-skipped with a warning at the end; --managers=required fails instead.`,
+skipped with a warning at the end; --managers=required fails instead.
+
+With --identities=overlay (the default) every compute-manager and
+compute-quota runs as the ServiceAccount its kustomize overlay creates, under
+that overlay's RBAC, installed in every plane from config/overlays: what an
+operator installs (docs/install.md). Their kubeconfigs hold TokenRequest
+tokens valid for 7 days, in <state>/identities. --identities=admin runs them
+with the planes' admin kubeconfigs instead, for debugging.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
@@ -42,6 +49,7 @@ skipped with a warning at the end; --managers=required fails instead.`,
 	f.StringVar(&o.projects, "projects", DefaultProject, "Comma-separated project names; each gets a project plane")
 	f.StringVar(&o.cities, "cities", strings.Join(DefaultCities, ","), "Comma-separated city codes; each gets a cell")
 	f.StringVar(&o.managers, "managers", "auto", `compute-manager: "auto" (build or find it, start without it if impossible), "required" or "off"`)
+	f.StringVar(&o.identities, "identities", string(IdentitiesOverlay), `Whom compute-manager and compute-quota run as: "overlay" (the overlays' ServiceAccounts and RBAC) or "admin" (admin kubeconfigs, for debugging)`)
 	f.StringVar(&o.cfg.ManagerBinary, "manager-binary", "", "compute-manager binary to run instead of building ./cmd/compute-manager")
 	f.StringVar(&o.cfg.RepoDir, "repo", "", "compute repository (default: found above the working directory)")
 	f.Int64Var(&o.cfg.QuotaGrant.Instances, "quota-instances", 0, "Instances in each project's default quota grant (default: compute-quota's, 10)")
@@ -66,6 +74,7 @@ func (o *upOptions) Complete(*cobra.Command, []string) error {
 	if o.managers == "auto" {
 		o.cfg.Managers = ManagersAuto
 	}
+	o.cfg.Identities = IdentityMode(o.identities)
 	o.cfg.Log = o.streams.Err
 	return nil
 }
@@ -76,6 +85,11 @@ func (o *upOptions) Validate() error {
 	case ManagersAuto, ManagersOff, ManagersRequired:
 	default:
 		return usageErrorf("--managers %q: use auto, required or off", o.managers)
+	}
+	switch o.cfg.Identities {
+	case IdentitiesOverlay, IdentitiesAdmin:
+	default:
+		return usageErrorf("--identities %q: use overlay or admin", o.identities)
 	}
 	if o.cfg.Timeout <= 0 {
 		return usageErrorf("--timeout must be positive, got %s", o.cfg.Timeout)
@@ -203,6 +217,13 @@ func printNext(w io.Writer, st State) {
 		for _, s := range st.Skipped {
 			fprintf(w, "  %s: %s\n", s.Name, firstLine(s.Reason))
 		}
+	}
+	switch {
+	case st.Identities == IdentitiesOverlay && !st.IdentityTokensExpire.IsZero():
+		fprintf(w, "compute-manager and compute-quota run as the overlays' ServiceAccounts, under their RBAC: kubeconfigs in %s (tokens valid until %s; then down and up again)\n",
+			filepath.Join(st.Dir, identitiesDir), st.IdentityTokensExpire.Local().Format(time.DateTime))
+	case st.Identities == IdentitiesAdmin:
+		fprintln(w, "compute-manager and compute-quota run with the planes' admin kubeconfigs (--identities=admin)")
 	}
 	fprintf(w, "Logs: %s/logs/\n\nNext:\n", st.Dir)
 	if p, ok := st.DefaultPlane(); ok {

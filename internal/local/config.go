@@ -62,6 +62,9 @@ type Config struct {
 	RepoDir string
 	// Managers chooses whether compute-manager runs.
 	Managers ManagerMode
+	// Identities chooses whom compute-manager and compute-quota
+	// authenticate as; empty means IdentitiesOverlay.
+	Identities IdentityMode
 	// ManagerBinary is a compute-manager binary to run instead of building
 	// one.
 	ManagerBinary string
@@ -138,6 +141,13 @@ func (c Config) complete() (Config, error) {
 	case ManagersAuto, ManagersOff, ManagersRequired:
 	default:
 		errs = append(errs, fmt.Errorf("unknown manager mode %q: use %q, %q or %q (auto)", c.Managers, ManagersOff, ManagersRequired, ""))
+	}
+	switch c.Identities {
+	case "":
+		c.Identities = IdentitiesOverlay
+	case IdentitiesOverlay, IdentitiesAdmin:
+	default:
+		errs = append(errs, fmt.Errorf("unknown identity mode %q: use %q (the overlays' ServiceAccounts and RBAC) or %q (admin kubeconfigs, for debugging)", c.Identities, IdentitiesOverlay, IdentitiesAdmin))
 	}
 	if err := c.QuotaGrant.validate(); err != nil {
 		errs = append(errs, err)

@@ -34,6 +34,10 @@ func TestConfigComplete(t *testing.T) {
 				`invalid city code "DALLAS": use three letters`, `city "DFW" is listed twice`,
 			},
 		},
+		"an unknown identity mode names the valid ones": {
+			in:      Config{StateDir: "/tmp/x", Identities: "root"},
+			wantErr: []string{`unknown identity mode "root": use "overlay"`, `or "admin"`},
+		},
 		"an unknown manager mode names the valid ones": {
 			in:      Config{StateDir: "/tmp/x", Managers: "sometimes"},
 			wantErr: []string{`unknown manager mode "sometimes"`},
@@ -62,8 +66,8 @@ func TestConfigComplete(t *testing.T) {
 			if diff := cmp.Diff(tc.wantCities, got.Cities); diff != "" {
 				t.Errorf("cities (-want +got):\n%s", diff)
 			}
-			if got.Timeout != DefaultTimeout || got.Log == nil {
-				t.Errorf("defaults not filled: timeout %s, log %v", got.Timeout, got.Log)
+			if got.Timeout != DefaultTimeout || got.Log == nil || got.Identities != IdentitiesOverlay {
+				t.Errorf("defaults not filled: timeout %s, log %v, identities %q", got.Timeout, got.Log, got.Identities)
 			}
 		})
 	}

@@ -275,6 +275,7 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 				return err
 			}
 		}
+		p.useIdentity(&r)
 		roles = append(roles, r)
 	}
 	for _, city := range p.cfg.Cities {
@@ -287,6 +288,7 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 		if quotaRuns {
 			r.quotaKubeconfig = p.cellQuotaKubeconfig(city)
 		}
+		p.useIdentity(&r)
 		roles = append(roles, r)
 	}
 	began := time.Now()
@@ -318,6 +320,17 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 	}
 	p.timing("compute-manager roles", began)
 	return nil
+}
+
+// useIdentity points a role at its overlay identity's kubeconfigs, in the
+// overlay identity mode: its plane's ServiceAccount and its hub
+// ServiceAccount (the cell's through its link).
+func (p *Platform) useIdentity(r *managerRole) {
+	if p.ids == nil {
+		return
+	}
+	r.kubeconfig = p.ids.manager[r.plane]
+	r.hubKubeconfig = p.ids.federation[r.plane]
 }
 
 // tailLines returns the last n lines of a file, indented.

@@ -152,13 +152,19 @@ func (p *Platform) startQuota(ctx context.Context, managerBinary string) (bool, 
 	for i, project := range p.cfg.Projects {
 		plane := ProjectPlane(project)
 		ports := managerPorts{metrics: free[2*i], probe: free[2*i+1]}
+		kubeconfig := p.env.Plane(plane).KubeconfigPath()
+		if p.ids != nil {
+			kubeconfig = p.ids.quota[plane]
+		}
 		g.Go(func() error {
-			if err := p.allowCellClaims(gctx, plane); err != nil {
-				return err
+			if p.ids == nil {
+				if err := p.allowCellClaims(gctx, plane); err != nil {
+					return err
+				}
 			}
 			return p.startComponent(gctx, planes.ComponentSpec{
 				Name: componentQuotaPrefix + plane, Plane: plane, Binary: bin,
-				Args: quotaArgs(project, p.env.Plane(plane).KubeconfigPath(), p.cfg.QuotaGrant, ports), Port: ports.probe,
+				Args: quotaArgs(project, kubeconfig, p.cfg.QuotaGrant, ports), Port: ports.probe,
 			}, "http://"+hostPort(ports.probe)+"/readyz")
 		})
 	}
@@ -167,11 +173,15 @@ func (p *Platform) startQuota(ctx context.Context, managerBinary string) (bool, 
 	}
 	// One kubeconfig reaching every project directly, for people, and one
 	// per cell through the cell's links, for its compute-manager.
-	if err := p.writeQuotaKubeconfig(filepath.Join(p.cfg.StateDir, QuotaKubeconfigFile), ""); err != nil {
+	write := func(path, cell string) error { return p.writeQuotaKubeconfig(path, cell) }
+	if p.ids != nil {
+		write = func(path, cell string) error { return p.writeCellQuotaKubeconfig(ctx, path, cell) }
+	}
+	if err := write(filepath.Join(p.cfg.StateDir, QuotaKubeconfigFile), ""); err != nil {
 		return false, err
 	}
 	for _, city := range p.cfg.Cities {
-		if err := p.writeQuotaKubeconfig(p.cellQuotaKubeconfig(city), CellPlane(city)); err != nil {
+		if err := write(p.cellQuotaKubeconfig(city), CellPlane(city)); err != nil {
 			return false, err
 		}
 	}

@@ -52,6 +52,11 @@ type State struct {
 	Links []LinkRecord `json:"links,omitempty"`
 	// FaultControl is the URL of the link proxy's control endpoint.
 	FaultControl string `json:"faultControl,omitempty"`
+	// Identities is whom compute-manager and compute-quota run as.
+	Identities IdentityMode `json:"identities,omitempty"`
+	// IdentityTokensExpire is when the ServiceAccount tokens of the
+	// overlay identity mode expire (they are not refreshed).
+	IdentityTokensExpire time.Time `json:"identityTokensExpire,omitzero"`
 }
 
 // PlaneRecord is one plane of a platform.

@@ -28,6 +28,9 @@ type Platform struct {
 	prober   *prober
 	progress *progress
 	tokens   map[string]string // cell plane → bearer token
+	// ids are the processes' kubeconfigs in the overlay identity mode; nil
+	// in the admin mode.
+	ids *identities
 	// kcmPorts are the health ports of the kube-controller-managers, by
 	// plane.
 	kcmPorts map[string]int
@@ -109,7 +112,7 @@ func Up(ctx context.Context, cfg Config) (*Platform, error) {
 		progress: newProgress(cfg.Log, began),
 		tokens:   map[string]string{},
 		kcmPorts: map[string]int{},
-		state:    &State{Version: stateVersion, StartedAt: began, Dir: cfg.StateDir},
+		state:    &State{Version: stateVersion, StartedAt: began, Dir: cfg.StateDir, Identities: cfg.Identities},
 	}
 	p.progress.linef("starting the local platform in %s: projects %s, cities %s",
 		cfg.StateDir, strings.Join(cfg.Projects, ","), strings.Join(cfg.Cities, ","))
@@ -148,10 +151,11 @@ func (p *Platform) up(ctx context.Context, karmada karmadaBinaries, karmadaCRDs 
 			return p.startPlanes(ctx, karmadaCRDs)
 		}},
 		{"link proxy", p.startLinks},
-		{"Karmada and the projects' Locations", func(ctx context.Context) error {
+		{"Karmada, the projects' Locations and the overlays' identities", func(ctx context.Context) error {
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() error { return p.startKarmada(gctx, karmada) })
 			g.Go(func() error { return p.seedProjects(gctx) })
+			g.Go(func() error { return p.installIdentities(gctx) })
 			return g.Wait()
 		}},
 		{"compute-quota and compute-manager", func(ctx context.Context) error {

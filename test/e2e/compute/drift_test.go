@@ -75,7 +75,12 @@ func TestDriftInEveryPlaneIsCorrected(t *testing.T) {
 			})
 		}},
 		{"a cell Instance is deleted", func(t *testing.T) { deleteObj(t, cell, inst(ns.hub, "0")) }},
-		{"a projection is deleted", func(t *testing.T) { deleteObj(t, project, inst(ns.name, "1")) }},
+		// Only compute (and the configured projection writers, the garbage
+		// collector and the namespace controller) may delete a projection:
+		// the admission webhook refuses everyone else, the planes' admin
+		// included. So the drift is made as the management role's own
+		// identity, standing in for any writer.
+		{"a projection is deleted", func(t *testing.T) { deleteObj(t, projectionWriter(t), inst(ns.name, "1")) }},
 		// Not its replicas: the scale subresource is the autoscaler's, and
 		// the Workload controller keeps what it sets.
 		{"the project WorkloadDeployment's template is edited by hand", func(t *testing.T) {

@@ -4,7 +4,12 @@
 // project plane, Karmada federation plane, cells DFW, LHR and SIN — with
 // compute-manager in the management role and in the cell role (with the
 // simulated provider), started once for the package by internal/local,
-// the same code as `compute-local up`.
+// the same code as `compute-local up`. Every compute-manager and
+// compute-quota runs as the ServiceAccount its kustomize overlay creates,
+// under that overlay's RBAC (the platform's default identity mode): the
+// suite passing proves the RBAC is enough, rbac_test.go that it is not more
+// than enough, and after the tests no component may have logged an RBAC
+// denial.
 //
 //	go test -tags e2e -count=1 ./test/e2e/...
 //
@@ -58,7 +63,7 @@ func TestMain(m *testing.M) {
 	}, 6*time.Minute, func(p *local.Platform) error {
 		platform = p
 		return connect()
-	}))
+	}, noRBACDenials))
 }
 
 // connect creates the clients of every plane.

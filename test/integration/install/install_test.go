@@ -3,6 +3,8 @@ package install_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,16 +23,20 @@ import (
 // real (in this order: the hub and quota-plane overlays create the cells'
 // identities); single-cluster and dev go to the project plane as a dry run
 // only, since they would replace the management-plane installation there.
-var overlayPlanes = []struct {
-	overlay, plane string
-	real           bool
-}{
+var overlayPlanes = []overlayPlane{
 	{"hub", hub, true},
 	{"quota-plane", project, true},
 	{"management-plane", project, true},
 	{"cell", cell, true},
 	{"single-cluster", project, false},
 	{"dev", project, false},
+}
+
+// overlayPlane is where an overlay goes, and whether it is applied for
+// real or only as a dry run.
+type overlayPlane struct {
+	overlay, plane string
+	real           bool
 }
 
 // externalGroups are served by operators compute's overlays rely on but
@@ -107,6 +113,23 @@ func TestEveryOverlayAppliesToItsPlane(t *testing.T) {
 			}
 			apply(t, o.plane, objs, true)
 		})
+	}
+}
+
+// TestEveryOverlayHasAPlane: every directory of config/overlays is in
+// overlayPlanes, so CI dry-runs each against the plane it is meant for.
+func TestEveryOverlayHasAPlane(t *testing.T) {
+	dirs, err := os.ReadDir(filepath.Join(repoRoot(), "config/overlays"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		if !slices.ContainsFunc(overlayPlanes, func(o overlayPlane) bool { return o.overlay == d.Name() }) {
+			t.Errorf("config/overlays/%s is not in overlayPlanes: say which plane it is applied to (and dry-run) there", d.Name())
+		}
 	}
 }
 
@@ -225,8 +248,8 @@ func TestEachIdentityHoldsWhatItsRoleNeedsAndNoMore(t *testing.T) {
 				{"create", wds, "default", allow},
 				{"create", instances, "default", allow}, // projections
 				{"list", secrets, "compute-system", allow},
-				{"list", secrets, "", allow}, // the references controller watches their metadata
-				{"delete", instances, "default", forbid},
+				{"list", secrets, "", allow},            // the references controller watches their metadata
+				{"delete", instances, "default", allow}, // projections of gone Instances
 				{"create", secrets, "default", forbid},
 				{"list", entitlements, "", forbid},
 				{"create", claims, "default", forbid},

@@ -16,8 +16,9 @@ import (
 // lock, starts a local platform from cfg (StateDir and Log are filled in),
 // lets connect build the package's clients, runs the tests and always stops
 // the platform. The state directory is removed after a pass and kept, with
-// its logs, after a failure.
-func RunPlatform(m *testing.M, cfg local.Config, startTimeout time.Duration, connect func(*local.Platform) error) int {
+// its logs, after a failure. The checks run after the tests pass, on the
+// running platform (its logs, say); one that fails fails the run.
+func RunPlatform(m *testing.M, cfg local.Config, startTimeout time.Duration, connect func(*local.Platform) error, checks ...func(*local.Platform) error) int {
 	unlock, err := Lock()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -51,5 +52,14 @@ func RunPlatform(m *testing.M, cfg local.Config, startTimeout time.Duration, con
 		return code
 	}
 	code = m.Run()
+	for _, check := range checks {
+		if code != 0 {
+			break
+		}
+		if err := check(platform); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+			code = 1
+		}
+	}
 	return code
 }
