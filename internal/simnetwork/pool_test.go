@@ -1,0 +1,91 @@
+package simnetwork
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+)
+
+func TestSubnetsAreCutFromThePoolInOrderAndKept(t *testing.T) {
+	p, err := newPool("10.9.0.0/16", 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := p.subnet("ns/a-dfw")
+	b, _ := p.subnet("ns/b-dfw")
+	again, _ := p.subnet("ns/a-dfw")
+	if a.String() != "10.9.0.0/24" || b.String() != "10.9.1.0/24" || again != a {
+		t.Fatalf("subnets = %s, %s, %s; want 10.9.0.0/24, 10.9.1.0/24 and the first again", a, b, again)
+	}
+}
+
+func TestAddressesSkipTheNetworkGatewayAndBroadcastAndRunOut(t *testing.T) {
+	p, err := newPool("10.9.0.0/16", 29)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.subnet("ns/n-dfw"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range 5 {
+		a, err := p.assign("ns/b"+string(rune('0'+i)), "ns/n-dfw")
+		if err != nil {
+			t.Fatalf("address %d: %v", i, err)
+		}
+		got = append(got, a.String())
+	}
+	want := []string{"10.9.0.2", "10.9.0.3", "10.9.0.4", "10.9.0.5", "10.9.0.6"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("addresses = %v, want %v", got, want)
+		}
+	}
+	if _, err := p.assign("ns/b5", "ns/n-dfw"); !errors.Is(err, errExhausted) {
+		t.Fatalf("sixth address: err = %v, want exhausted (a /29 holds 5)", err)
+	}
+	p.release("ns/b2")
+	if a, err := p.assign("ns/b5", "ns/n-dfw"); err != nil || a.String() != "10.9.0.4" {
+		t.Fatalf("after a release: %s, %v; want the freed 10.9.0.4", a, err)
+	}
+	if a, _ := p.assign("ns/b0", "ns/n-dfw"); a.String() != "10.9.0.2" {
+		t.Fatalf("a holder asking again got %s, want its own 10.9.0.2", a)
+	}
+}
+
+func TestAPoolWithoutRoomRefusesAnotherSubnet(t *testing.T) {
+	p, err := newPool("10.9.0.0/30", 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.subnet("ns/a-dfw")
+	if err != nil || s.String() != "10.9.0.0/30" {
+		t.Fatalf("subnet = %s, %v; want the whole /30 pool", s, err)
+	}
+	if _, err := p.subnet("ns/b-dfw"); !errors.Is(err, errExhausted) {
+		t.Fatalf("second subnet: err = %v, want exhausted", err)
+	}
+}
+
+func TestObservedAllocationsAreNotHandedOutAgain(t *testing.T) {
+	p, _ := newPool("10.9.0.0/16", 24)
+	p.observeSubnet("ns/a-dfw", netip.MustParsePrefix("10.9.0.0/24"))
+	p.observe("ns/b0", "ns/a-dfw", netip.MustParseAddr("10.9.0.2"))
+	if s, _ := p.subnet("ns/b-dfw"); s.String() != "10.9.1.0/24" {
+		t.Fatalf("new subnet = %s, want 10.9.1.0/24 (10.9.0.0/24 is taken)", s)
+	}
+	if a, _ := p.assign("ns/b1", "ns/a-dfw"); a.String() != "10.9.0.3" {
+		t.Fatalf("new address = %s, want 10.9.0.3 (10.9.0.2 is held)", a)
+	}
+}
+
+func TestBadPoolsAreRefusedWithTheFix(t *testing.T) {
+	for _, tc := range []struct {
+		cidr string
+		bits int
+	}{{"10.9.0.0", 24}, {"fd00::/64", 24}, {"10.9.0.0/31", 24}, {"10.9.0.0/16", 31}, {"10.9.0.0/16", 0}} {
+		if _, err := newPool(tc.cidr, tc.bits); err == nil {
+			t.Errorf("newPool(%q, %d) succeeded", tc.cidr, tc.bits)
+		}
+	}
+}
