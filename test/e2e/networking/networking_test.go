@@ -5,7 +5,8 @@
 // (`compute-local up --feature-gates NetworkingIntegration=true`, cells DFW
 // and LHR running the networking stand-in): a Workload whose Instances
 // attach to a network becomes Available, and the Instances a user reads in
-// the project show the addresses their networks assigned.
+// the project show the addresses their networks assigned; the samples of
+// config/samples (applied strictly) run that way too.
 //
 // It starts its own platform rather than turning the gate on for the whole
 // compute suite: the other suites keep testing the default (gate off, the
@@ -16,10 +17,15 @@
 package networking
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +35,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -179,4 +187,75 @@ func TestWithNetworkingIntegrationTheChainRunsAndInstancesShowTheirNetworksAddre
 			g.Expect(list.Items).To(BeEmpty(), city)
 		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	}
+}
+
+// sampleObjects decodes every manifest of config/samples.
+func sampleObjects(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	_, file, _, _ := goruntime.Caller(0)
+	files, err := filepath.Glob(filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples found: %v", err)
+	}
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("failed to decode %s: %v", f, err)
+			}
+			if len(u.Object) > 0 {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+func TestWithNetworkingIntegrationTheSamplesRunAndShowTheirAddresses(t *testing.T) {
+	g := NewWithT(t)
+	ns, _ := newProjectNamespace(t)
+	var workloads []string
+	for _, obj := range sampleObjects(t) {
+		obj.SetNamespace(ns)
+		//nolint:staticcheck // Patch with client.Apply is the only apply that takes FieldValidation (strict), as kubectl apply --validate=strict does
+		g.Expect(project.Patch(t.Context(), obj, client.Apply, client.FieldOwner("e2e-samples"), client.ForceOwnership,
+			client.FieldValidation(metav1.FieldValidationStrict))).To(Succeed(), "%s %s", obj.GetKind(), obj.GetName())
+		if obj.GetKind() == computev1alpha.WorkloadKind {
+			workloads = append(workloads, obj.GetName())
+		}
+	}
+	g.Expect(workloads).NotTo(BeEmpty())
+
+	for _, name := range workloads {
+		t.Logf("sample Workload %s becomes Available with every replica ready", name)
+		g.Eventually(func(g Gomega) {
+			got := &computev1alpha.Workload{}
+			g.Expect(project.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, got)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, computev1alpha.ConditionAvailable)).To(BeTrue(), "Available: %+v", got.Status.Conditions)
+			g.Expect(got.Status.DesiredReplicas).To(BeNumerically(">", 0))
+			g.Expect(got.Status.ReadyReplicas).To(Equal(got.Status.DesiredReplicas))
+		}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	}
+
+	t.Log("every Instance in the project shows an address of its city's pool")
+	g.Eventually(func(g Gomega) {
+		list := &computev1alpha.InstanceList{}
+		g.Expect(project.List(t.Context(), list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(list.Items).NotTo(BeEmpty())
+		for _, inst := range list.Items {
+			city := inst.Labels[computev1alpha.CityCodeLabel]
+			g.Expect(inst.Status.NetworkInterfaces).NotTo(BeEmpty(), inst.Name)
+			ip := inst.Status.NetworkInterfaces[0].Assignments.NetworkIP
+			g.Expect(ip).NotTo(BeNil(), inst.Name)
+			g.Expect(pools[city].Contains(netip.MustParseAddr(*ip))).To(BeTrue(), "%s in %s has %s, outside %s", inst.Name, city, *ip, pools[city])
+		}
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 }
