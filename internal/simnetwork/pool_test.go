@@ -89,3 +89,57 @@ func TestBadPoolsAreRefusedWithTheFix(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPool checks, for any pool and subnet size, that subnets stay inside
+// the pool without overlapping and that addresses stay inside their subnet,
+// are never its network, gateway or broadcast address, and are never
+// handed out twice.
+func FuzzPool(f *testing.F) {
+	f.Add("10.9.0.0/16", 24, uint8(3), uint8(7))
+	f.Add("10.9.0.0/30", 24, uint8(2), uint8(3))
+	f.Add("192.168.4.0/22", 29, uint8(200), uint8(9))
+	f.Add("10.0.0.0", 24, uint8(1), uint8(1))
+	f.Fuzz(func(t *testing.T, cidr string, bits int, subnets, addrs uint8) {
+		p, err := newPool(cidr, bits)
+		if err != nil {
+			return
+		}
+		var taken []netip.Prefix
+		for i := range int(subnets % 16) {
+			key := "ns/net" + string(rune('a'+i))
+			s, err := p.subnet(key)
+			if errors.Is(err, errExhausted) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("subnet: %v", err)
+			}
+			if !p.prefix.Contains(s.Addr()) || s.Bits() < p.prefix.Bits() {
+				t.Fatalf("subnet %s outside the pool %s", s, p.prefix)
+			}
+			for _, o := range taken {
+				if o.Overlaps(s) {
+					t.Fatalf("subnets %s and %s overlap", o, s)
+				}
+			}
+			taken = append(taken, s)
+			seen := map[netip.Addr]bool{}
+			for j := range int(addrs) {
+				a, err := p.assign(key+"/b"+string(rune('0'+j)), key)
+				if errors.Is(err, errExhausted) {
+					if uint64(len(seen)) != hosts(s) {
+						t.Fatalf("subnet %s exhausted after %d addresses, want %d", s, len(seen), hosts(s))
+					}
+					break
+				}
+				if err != nil {
+					t.Fatalf("assign: %v", err)
+				}
+				if !s.Contains(a) || a == s.Addr() || a == gateway(s) || a == uintAddr(addrUint(s.Addr())+(uint64(1)<<(32-s.Bits()))-1) || seen[a] {
+					t.Fatalf("address %s of subnet %s is the network, gateway or broadcast address, outside it, or taken twice", a, s)
+				}
+				seen[a] = true
+			}
+		}
+	})
+}
