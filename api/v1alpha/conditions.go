@@ -33,6 +33,10 @@ const (
 	ReasonPendingQuota = "PendingQuota"
 	// ReasonPendingNetwork means the Network scheduling gate is still present.
 	ReasonPendingNetwork = "PendingNetwork"
+	// ReasonNetworkUnavailable means the networking service refused a
+	// NetworkBinding of the Instance (NetworkingIntegration gate on): the
+	// message names the network, the binding and the service's reason.
+	ReasonNetworkUnavailable = "NetworkUnavailable"
 	// ReasonSchedulingGatesPresent means an unknown scheduling gate holds the
 	// Instance.
 	ReasonSchedulingGatesPresent = "SchedulingGatesPresent"

@@ -27,7 +27,7 @@ import (
 var Roles = map[string]string{
 	"management":         "project planes (management role)",
 	"cell":               "each cell (cell role)",
-	"simulated-provider": "each cell (dev: simulated provider)",
+	"simulated-provider": "each cell (dev: simulated provider and networking stand-in)",
 	"federation":         "the hub (management role's identity)",
 	"cell-writeback":     "the hub (cells' identities)",
 	"quota-claims":       "each quota plane (cells' identities)",

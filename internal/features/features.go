@@ -14,11 +14,16 @@ import (
 const EnvFeatureGates = "FEATURE_GATES"
 
 const (
-	// NetworkingIntegration adds the Network scheduling gate to new
-	// Instances, held until the network is ready. Off by default and in the
-	// local platform. Incomplete: nothing binds networks or removes the gate
-	// yet, so with it on Instances stay PendingNetwork. Turning it off
-	// releases the Network gates it left.
+	// NetworkingIntegration binds every Instance's networks through
+	// Datum's networking service (networking.datumapis.com): new Instances
+	// get the Network scheduling gate, the cell creates a NetworkBinding per
+	// interface, releases the gate once the bindings are Ready and records
+	// their addresses in status.networkInterfaces; a refused binding makes
+	// Ready=False NetworkUnavailable. Off by default (the runtime provider
+	// assigns addresses); the local platform turns it on with
+	// `compute-local up --feature-gates NetworkingIntegration=true`, and
+	// runs a networking stand-in. Turning it off releases the Network gates
+	// it left.
 	NetworkingIntegration featuregate.Feature = "NetworkingIntegration"
 )
 

@@ -56,6 +56,7 @@ with the planes' admin kubeconfigs instead, for debugging.`,
 	f.StringVar(&o.cfg.QuotaGrant.VCPU, "quota-vcpus", "", `vCPU in each project's default quota grant, as a quantity (default: compute-quota's, "40")`)
 	f.StringVar(&o.cfg.QuotaGrant.Memory, "quota-memory", "", `Memory in each project's default quota grant, as a quantity (default: compute-quota's, "80Gi")`)
 	f.DurationVar(&o.cfg.Timeout, "timeout", DefaultTimeout, "How long to wait for each component to become ready")
+	f.StringVar(&o.cfg.FeatureGates, "feature-gates", "", `compute's feature gates for every compute-manager, e.g. "NetworkingIntegration=true" (the cells then also run the networking stand-in)`)
 	f.Var(durationPtr{&o.cfg.ProviderDelay}, "provider-delay", `Simulated provider's provisioning and teardown time in every cell, e.g. "0s" or "500ms" (default: compute-manager's, 2s)`)
 	return cmd
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/citycells/compute/internal/features"
 )
 
 // EnvStateDir overrides the default state directory.
@@ -76,6 +78,12 @@ type Config struct {
 	// --simulated-provider-delay); nil keeps compute-manager's default
 	// (2s). Zero makes Instances available as soon as they are ungated.
 	ProviderDelay *time.Duration
+	// FeatureGates are compute's feature gates for every compute-manager
+	// ("NetworkingIntegration=true"), passed as --feature-gates; empty keeps
+	// the binaries' defaults. With NetworkingIntegration on, the cells also
+	// get the networking.datumapis.com CRDs and run the networking stand-in,
+	// each city with an address pool of its own.
+	FeatureGates string
 	// Detach lets the processes outlive the caller (compute-local up);
 	// otherwise they die with it, even on a crash (tests).
 	Detach bool
@@ -155,6 +163,11 @@ func (c Config) complete() (Config, error) {
 	if c.ProviderDelay != nil && *c.ProviderDelay < 0 {
 		errs = append(errs, fmt.Errorf("invalid simulated provider delay %s: use zero or a positive duration such as 500ms", *c.ProviderDelay))
 	}
+	if c.FeatureGates != "" {
+		if err := features.New().Set(c.FeatureGates); err != nil {
+			errs = append(errs, fmt.Errorf("invalid feature gates %q: %w", c.FeatureGates, err))
+		}
+	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -165,6 +178,19 @@ func (c Config) complete() (Config, error) {
 		c.Log = io.Discard
 	}
 	return c, errors.Join(errs...)
+}
+
+// networkingIntegration reports whether the NetworkingIntegration gate is
+// on in c.FeatureGates (which complete has checked).
+func (c Config) networkingIntegration() bool {
+	g := features.New()
+	return c.FeatureGates != "" && g.Set(c.FeatureGates) == nil && g.Enabled(features.NetworkingIntegration)
+}
+
+// networkPool is the networking stand-in's address pool of the i-th city:
+// 10.(100+i).0.0/16, distinct per city.
+func networkPool(i int) string {
+	return fmt.Sprintf("10.%d.0.0/16", 100+i%100)
 }
 
 // normalizeProjects checks project names and removes duplicates.

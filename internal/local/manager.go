@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,6 +47,8 @@ const (
 	flagManagement        = "enable-management-controllers"
 	flagCell              = "enable-cell-controllers"
 	flagSimulatedProvider = "enable-simulated-provider"
+	// flagSimulatedNetworking runs the networking stand-in.
+	flagSimulatedNetworking = "enable-simulated-networking"
 	// flagSimulatedProviderDelay is the simulated provider's delay.
 	flagSimulatedProviderDelay = "simulated-provider-delay"
 	flagFederation             = "federation-kubeconfig"
@@ -80,6 +83,11 @@ type managerRole struct {
 	// hubKubeconfig reaches the hub; empty means the hub's own (the cell
 	// role reaches it through its city's link).
 	hubKubeconfig string
+	// featureGates is --feature-gates; empty keeps the binary's defaults.
+	featureGates string
+	// networkPool, when set, runs the networking stand-in in the cell
+	// role with this address pool.
+	networkPool string
 }
 
 // managerPorts are one compute-manager's ports.
@@ -114,6 +122,9 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 		flagFederation: hubKubeconfig,
 		"leader-elect": "false",
 	}
+	if r.featureGates != "" {
+		optional["feature-gates"] = r.featureGates
+	}
 	if r.cell {
 		optional[flagSimulatedProvider] = "true"
 		// The cell's name is its Karmada Cluster's: its heartbeat Lease in
@@ -124,6 +135,10 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 		}
 		if r.providerDelay != nil {
 			optional[flagSimulatedProviderDelay] = r.providerDelay.String()
+		}
+		if r.networkPool != "" {
+			optional[flagSimulatedNetworking] = "true"
+			optional["simulated-network-cidr"] = r.networkPool
 		}
 		maps.Copy(optional, quotaManagerArgs(r, flags))
 	} else {
@@ -267,7 +282,8 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 	roles := make([]managerRole, 0, len(p.cfg.Projects)+len(p.cfg.Cities))
 	for i, project := range p.cfg.Projects {
 		plane := ProjectPlane(project)
-		r := managerRole{name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), project: project}
+		r := managerRole{name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), project: project,
+			featureGates: p.cfg.FeatureGates}
 		if len(webhooks) > 0 {
 			r.webhookPort = free[3*i+2]
 			r.webhookCertDir = filepath.Join(p.cfg.StateDir, "managers", r.name, "webhook-certs")
@@ -283,7 +299,10 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 		r := managerRole{
 			name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
 			hubKubeconfig: p.cellHubKubeconfig(city), location: LocationNamespace + "/" + strings.ToLower(city),
-			providerDelay: p.cfg.ProviderDelay,
+			providerDelay: p.cfg.ProviderDelay, featureGates: p.cfg.FeatureGates,
+		}
+		if p.cfg.networkingIntegration() {
+			r.networkPool = networkPool(slices.Index(p.cfg.Cities, city))
 		}
 		if quotaRuns {
 			r.quotaKubeconfig = p.cellQuotaKubeconfig(city)

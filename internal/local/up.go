@@ -225,10 +225,15 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 		if err := writeTokenFile(tokenFile, token); err != nil {
 			return nil, fmt.Errorf("failed to write the token file of %s: %w", name, err)
 		}
+		cellCRDs := []string{computeCRDs}
+		if p.cfg.networkingIntegration() {
+			// The networking contract's kinds (NetworkBinding, …).
+			cellCRDs = append(cellCRDs, externalCRDs)
+		}
 		specs = append(specs, planes.PlaneSpec{
 			Name:              name,
 			ControllerManager: true,
-			CRDDirs:           []string{computeCRDs},
+			CRDDirs:           cellCRDs,
 			// Karmada's push mode authenticates to members with a bearer
 			// token only.
 			ExtraArgs: map[string]string{"token-auth-file": tokenFile},

@@ -19,6 +19,7 @@ import (
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/serving"
+	"github.com/citycells/compute/internal/simnetwork"
 )
 
 // Options is compute-manager's configuration.
@@ -67,6 +68,15 @@ type Options struct {
 	// network addresses from.
 	SimulatedProviderCIDR string
 
+	// EnableSimulatedNetworking runs the networking stand-in in the cell.
+	EnableSimulatedNetworking bool
+	// SimulatedNetworkCIDR is the city's address pool of the networking
+	// stand-in.
+	SimulatedNetworkCIDR string
+	// SimulatedNetworkSubnetPrefix is the prefix length of each network's
+	// subnet in the city.
+	SimulatedNetworkSubnetPrefix int
+
 	// Management configures the management role (project discovery,
 	// webhooks).
 	Management management.Options
@@ -87,14 +97,16 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		MetricsAddr:            ":8080",
-		ProbeAddr:              ":8081",
-		SimulatedProviderDelay: 2 * time.Second,
-		SimulatedProviderCIDR:  "10.128.0.0/16",
-		Client:                 NewClientOptions(),
-		Serving:                serving.NewOptions(),
-		FeatureGates:           features.New(),
-		Management:             management.NewOptions(),
+		MetricsAddr:                  ":8080",
+		ProbeAddr:                    ":8081",
+		SimulatedProviderDelay:       2 * time.Second,
+		SimulatedProviderCIDR:        "10.128.0.0/16",
+		SimulatedNetworkCIDR:         simnetwork.DefaultCIDR,
+		SimulatedNetworkSubnetPrefix: simnetwork.DefaultSubnetPrefixLength,
+		Client:                       NewClientOptions(),
+		Serving:                      serving.NewOptions(),
+		FeatureGates:                 features.New(),
+		Management:                   management.NewOptions(),
 	}
 }
 
@@ -121,7 +133,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SimulatedProviderDelay, "simulated-provider-delay", o.SimulatedProviderDelay,
 		"How long the simulated provider takes to make an instance available.")
 	fs.StringVar(&o.SimulatedProviderCIDR, "simulated-provider-cidr", o.SimulatedProviderCIDR,
-		"Range the simulated provider assigns instance network addresses from.")
+		"Range the simulated provider assigns instance network addresses from (not used with the NetworkingIntegration gate on: the networks assign them).")
+	fs.BoolVar(&o.EnableSimulatedNetworking, "enable-simulated-networking", o.EnableSimulatedNetworking,
+		"Run the networking stand-in in the cell (local platform and tests): it attaches the cell's NetworkBindings and assigns their addresses. Needs the networking.datumapis.com CRDs.")
+	fs.StringVar(&o.SimulatedNetworkCIDR, "simulated-network-cidr", o.SimulatedNetworkCIDR,
+		"The city's IPv4 address pool the networking stand-in cuts each network's subnet from.")
+	fs.IntVar(&o.SimulatedNetworkSubnetPrefix, "simulated-network-subnet-prefix", o.SimulatedNetworkSubnetPrefix,
+		"Prefix length of each network's subnet in the city (a /29 holds 5 addresses: use it to see a network run out).")
 	o.Management.AddFlags(fs)
 	o.Quota.AddFlags(fs)
 	o.Client.AddFlags(fs)
@@ -143,6 +161,11 @@ func (o *Options) Validate() error {
 	var errs []error
 	if !o.EnableManagement && !o.EnableCell && !o.EnableSimulatedProvider {
 		errs = append(errs, errors.New("no role is enabled: pass --enable-management-controllers and/or --enable-cell-controllers"))
+	}
+	if o.EnableSimulatedNetworking {
+		if err := simnetwork.ValidatePool(o.SimulatedNetworkCIDR, o.SimulatedNetworkSubnetPrefix); err != nil {
+			errs = append(errs, fmt.Errorf("--simulated-network-cidr/--simulated-network-subnet-prefix: %w", err))
+		}
 	}
 	if o.EnableSimulatedProvider && o.SimulatedProviderDelay < 0 {
 		errs = append(errs, fmt.Errorf("--simulated-provider-delay must not be negative, got %s", o.SimulatedProviderDelay))

@@ -75,6 +75,7 @@ func Run(ctx context.Context, o *Options) error {
 		mgr, start = m, m.Start
 	}
 
+	networking := o.FeatureGates.Enabled(features.NetworkingIntegration)
 	if o.EnableCell {
 		quotaClient, err := o.Quota.quotaClient(mgr)
 		if err != nil {
@@ -85,7 +86,7 @@ func Run(ctx context.Context, o *Options) error {
 			return err
 		}
 		if err := cell.Setup(mgr, cell.Options{
-			NetworkingIntegration: o.FeatureGates.Enabled(features.NetworkingIntegration),
+			NetworkingIntegration: networking,
 			Quota:                 quotaClient,
 			Location:              location,
 		}); err != nil {
@@ -100,8 +101,22 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if o.EnableSimulatedProvider {
 		if err := cell.SetupSimulatedProvider(mgr, cell.SimOptions{
-			Delay: o.SimulatedProviderDelay,
-			CIDR:  o.SimulatedProviderCIDR,
+			Delay:                o.SimulatedProviderDelay,
+			CIDR:                 o.SimulatedProviderCIDR,
+			AddressesFromNetwork: networking,
+		}); err != nil {
+			return err
+		}
+	}
+	if o.EnableSimulatedNetworking {
+		location, err := o.cellLocation()
+		if err != nil {
+			return err
+		}
+		if err := cell.SetupSimulatedNetworking(mgr, cell.NetOptions{
+			CIDR:               o.SimulatedNetworkCIDR,
+			SubnetPrefixLength: o.SimulatedNetworkSubnetPrefix,
+			Location:           location,
 		}); err != nil {
 			return err
 		}
@@ -111,6 +126,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	ctrl.Log.WithName("compute-manager").Info("starting",
 		"management", o.EnableManagement, "cell", o.EnableCell, "simulatedProvider", o.EnableSimulatedProvider,
+		"simulatedNetworking", o.EnableSimulatedNetworking, "networkingIntegration", networking,
 		"host", cfg.Host, "federation", hubHost(hubCfg))
 	return start(ctx)
 }

@@ -92,3 +92,28 @@ func FederationNamespace(projectNamespaceUID types.UID) string {
 func ResourceClaimName(instance string) string {
 	return "instance-" + instance
 }
+
+// NetworkBindingName returns the name of the NetworkBinding of an
+// Instance's network interface (NetworkingIntegration): `<instance>-net<i>`.
+func NetworkBindingName(instance string, iface int) string {
+	return instance + "-net" + strconv.Itoa(iface)
+}
+
+// NetworkContextName returns the name of a network's NetworkContext (and of
+// its SubnetClaim and Subnet) in a city: `<network>-<city>`, the network's
+// namespace first when the network lives in another namespace than the
+// binding asking for it. Names longer than MaxNameLength are cut and
+// end in a hash of the whole, so they stay distinct.
+func NetworkContextName(networkNamespace, network, city string) string {
+	parts := []string{network, strings.ToLower(city)}
+	if networkNamespace != "" {
+		parts = append([]string{networkNamespace}, parts...)
+	}
+	name := strings.Join(parts, "-")
+	if len(name) <= MaxNameLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	suffix := "-" + hex.EncodeToString(sum[:])[:hashLength]
+	return strings.TrimRight(name[:MaxNameLength-len(suffix)], "-.") + suffix
+}

@@ -144,3 +144,17 @@ func TestLabelKeysAreValid(t *testing.T) {
 		}
 	}
 }
+
+func TestNetworkContextNamesAreShortAndDistinct(t *testing.T) {
+	if got := NetworkContextName("", "default", "DFW"); got != "default-dfw" {
+		t.Errorf("NetworkContextName = %q, want default-dfw", got)
+	}
+	if got := NetworkContextName("shared", "blue", "LHR"); got != "shared-blue-lhr" {
+		t.Errorf("NetworkContextName = %q, want shared-blue-lhr", got)
+	}
+	long := strings.Repeat("n", 80)
+	a, b := NetworkContextName("", long, "DFW"), NetworkContextName("", long+"x", "DFW")
+	if len(a) > MaxNameLength || len(b) > MaxNameLength || a == b {
+		t.Errorf("long names %q and %q: want at most %d characters and distinct", a, b, MaxNameLength)
+	}
+}

@@ -10,7 +10,8 @@
 //   - after a configurable delay it sets Programmed and Available,
 //     status.controller.observedTemplateHash and one address per network
 //     interface from the cell's range (and an external address when an
-//     external range is configured);
+//     external range is configured) — unless the networking integration
+//     records the addresses (AddressesFromNetwork), when it writes none;
 //   - it refuses, with ConfigurationError and a message naming what is
 //     wrong, an Instance it cannot run whatever the delay: one whose
 //     WorkloadDeployment reports project Secrets or ConfigMaps missing

@@ -63,6 +63,10 @@ type Reconciler struct {
 	ExternalCIDR string
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// AddressesFromNetwork says the networking integration records the
+	// Instances' addresses (from their NetworkBindings): the provider
+	// assigns none and leaves status.networkInterfaces to it.
+	AddressesFromNetwork bool
 
 	network  *allocator
 	external *allocator
@@ -160,7 +164,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Clock.Now()
 	out := decide(inst, missing, now, r.startedAt(inst, now), r.Delay)
 	want := providerStatus{conditions: []metav1.Condition{out.programmed, out.available}, hash: specHash(inst)}
-	if out.addresses {
+	if out.addresses && !r.AddressesFromNetwork {
 		ifaces, err := r.assign(inst)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -380,6 +384,10 @@ func (r *Reconciler) applyStatus(ctx context.Context, inst *computev1alpha.Insta
 	}
 	have := currentStatus(inst)
 	sameIfaces := len(have.interfaces) == 0 && len(want.interfaces) == 0 || equality.Semantic.DeepEqual(have.interfaces, want.interfaces)
+	if r.AddressesFromNetwork {
+		// The addresses are the networking integration's to write.
+		want.interfaces, sameIfaces = nil, true
+	}
 	if !changed && have.hash == want.hash && sameIfaces {
 		return nil
 	}

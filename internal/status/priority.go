@@ -33,7 +33,8 @@ import (
 // cell that has not been heard from (CellUnreachable) comes next, because
 // nothing else reported about that city can be trusted until it is; a
 // Location that is not ready is an operator's fault and ranks with the
-// quota backend's; a deployment still being created or not yet reported by
+// quota backend's, and so does a network the networking service refuses
+// (an exhausted address pool); a deployment still being created or not yet reported by
 // its cell ranks below every cell reason, and a deployment scaled to zero
 // last of all.
 //
@@ -53,6 +54,7 @@ var blockingReasons = []string{
 	computev1alpha.ReasonQuotaProjectIDUnresolvable,
 	computev1alpha.ReasonQuotaBackendUnavailable,
 	computev1alpha.ReasonLocationNotReady,
+	computev1alpha.ReasonNetworkUnavailable,
 	computev1alpha.ReasonConfigurationError,
 	computev1alpha.ReasonImageUnavailable,
 	computev1alpha.ReasonInstanceCrashing,

@@ -20,4 +20,8 @@ var (
 const (
 	LocationKind        = "Location"
 	LocationBindingKind = "LocationBinding"
+	NetworkBindingKind  = "NetworkBinding"
+	NetworkContextKind  = "NetworkContext"
+	SubnetClaimKind     = "SubnetClaim"
+	SubnetKind          = "Subnet"
 )

@@ -39,6 +39,59 @@ func fullLocationBinding() *LocationBinding {
 	}
 }
 
+func ready(reason string) []metav1.Condition {
+	return []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: reason, LastTransitionTime: when}}
+}
+
+func fullNetworkBinding() *NetworkBinding {
+	return &NetworkBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-0-net0", Namespace: "default"},
+		Spec: NetworkBindingSpec{
+			Network:  NetworkRef{Name: "default", Namespace: "default"},
+			Topology: map[string]string{CityCodeTopologyKey: "DFW"},
+		},
+		Status: NetworkBindingStatus{
+			NetworkContextRef: &NetworkContextRef{Namespace: "default", Name: "default-dfw"},
+			Addresses:         []NetworkBindingAddress{{Family: IPv4Protocol, Address: "10.128.0.2", Gateway: "10.128.0.1", Subnet: "default-dfw"}},
+			Conditions:        ready(NetworkBindingReasonBound),
+		},
+	}
+}
+
+func fullNetworkContext() *NetworkContext {
+	return &NetworkContext{
+		ObjectMeta: metav1.ObjectMeta{Name: "default-dfw", Namespace: "default"},
+		Spec:       NetworkContextSpec{Network: LocalNetworkRef{Name: "default"}, Topology: map[string]string{CityCodeTopologyKey: "DFW"}},
+		Status:     NetworkContextStatus{Conditions: ready("Ready")},
+	}
+}
+
+func fullSubnetClaim() *SubnetClaim {
+	start, prefix := "10.128.0.0", int32(24)
+	return &SubnetClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "default-dfw", Namespace: "default"},
+		Spec: SubnetClaimSpec{
+			SubnetClass: "private", NetworkContext: LocalNetworkContextRef{Name: "default-dfw"},
+			Location: LocationReference{Name: "dfw", Namespace: "datum-system"}, IPFamily: IPv4Protocol,
+			StartAddress: &start, PrefixLength: &prefix,
+		},
+		Status: SubnetClaimStatus{SubnetRef: &LocalSubnetReference{Name: "default-dfw"}, StartAddress: &start, PrefixLength: &prefix, Conditions: ready("Ready")},
+	}
+}
+
+func fullSubnet() *Subnet {
+	start, prefix := "10.128.0.0", int32(24)
+	return &Subnet{
+		ObjectMeta: metav1.ObjectMeta{Name: "default-dfw", Namespace: "default"},
+		Spec: SubnetSpec{
+			SubnetClass: "private", NetworkContext: LocalNetworkContextRef{Name: "default-dfw"},
+			Location: LocationReference{Name: "dfw", Namespace: "datum-system"}, IPFamily: IPv4Protocol,
+			StartAddress: start, PrefixLength: prefix,
+		},
+		Status: SubnetStatus{StartAddress: &start, PrefixLength: &prefix, Conditions: ready("Ready")},
+	}
+}
+
 // fixtures holds one fully populated object per kind, keyed by kind.
 func fixtures() map[string]runtime.Object {
 	return map[string]runtime.Object{
@@ -46,6 +99,14 @@ func fixtures() map[string]runtime.Object {
 		LocationKind + "List":        &LocationList{Items: []Location{*fullLocation()}},
 		LocationBindingKind:          fullLocationBinding(),
 		LocationBindingKind + "List": &LocationBindingList{Items: []LocationBinding{*fullLocationBinding()}},
+		NetworkBindingKind:           fullNetworkBinding(),
+		NetworkBindingKind + "List":  &NetworkBindingList{Items: []NetworkBinding{*fullNetworkBinding()}},
+		NetworkContextKind:           fullNetworkContext(),
+		NetworkContextKind + "List":  &NetworkContextList{Items: []NetworkContext{*fullNetworkContext()}},
+		SubnetClaimKind:              fullSubnetClaim(),
+		SubnetClaimKind + "List":     &SubnetClaimList{Items: []SubnetClaim{*fullSubnetClaim()}},
+		SubnetKind:                   fullSubnet(),
+		SubnetKind + "List":          &SubnetList{Items: []Subnet{*fullSubnet()}},
 	}
 }
 

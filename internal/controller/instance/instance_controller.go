@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/phases"
@@ -55,9 +56,12 @@ type Reconciler struct {
 	// Instance gets QuotaGranted=True with reason QuotaDisabled and no
 	// finalizer.
 	Quota QuotaClient
-	// NetworkingIntegration is the NetworkingIntegration feature gate. Off,
-	// nothing binds networks, so a Network scheduling gate left by an
-	// earlier run with the gate on is removed.
+	// NetworkingIntegration is the NetworkingIntegration feature gate. On,
+	// every Instance gets a NetworkBinding per interface (it owns them),
+	// its Network gate goes once they are Ready, and their addresses are
+	// recorded in status.networkInterfaces; a refused binding makes Ready
+	// NetworkUnavailable. Off, nothing binds networks, so a Network
+	// scheduling gate left by an earlier run with the gate on is removed.
 	NetworkingIntegration bool
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
@@ -94,6 +98,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})
+	if r.NetworkingIntegration {
+		// A binding's Ready (or refusal) brings its Instance back.
+		b = b.Owns(&networkingv1alpha.NetworkBinding{})
+	}
 	for _, src := range claims {
 		b = b.WatchesRawSource(src)
 	}
@@ -120,6 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	s := &scope{inst: inst}
 	res, err := phases.Run(ctx, s,
 		phases.Phase[*scope]{Name: "add the finalizer", Run: r.ensureFinalizer},
+		phases.Phase[*scope]{Name: "bind the networks", Run: r.bindNetworks},
 		phases.Phase[*scope]{Name: "report quota and readiness", Run: r.reportConditions},
 		phases.Phase[*scope]{Name: "release the Quota gate", Run: r.releaseGate},
 	)
@@ -131,6 +140,9 @@ type scope struct {
 	inst *computev1alpha.Instance
 	// quota is the QuotaGranted condition evaluated for inst.
 	quota metav1.Condition
+	// network is what inst's NetworkBindings say (NetworkingIntegration
+	// on).
+	network networkState
 }
 
 // ensureFinalizer adds the compute finalizer when quota is enforced, so the
@@ -150,8 +162,8 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (phases.Resu
 func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Result, error) {
 	quota, requeue := r.evaluateQuota(ctx, s.inst)
 	s.quota = quota
-	ready := readyCondition(s.inst, quota)
-	if wait := r.nothingToReportYet(s.inst, quota, ready); wait > 0 {
+	ready := withNetwork(readyCondition(s.inst, quota), s.network)
+	if wait := r.nothingToReportYet(s.inst, quota, ready); wait > 0 && s.network.refused == "" {
 		// The grant or the provider's first report is moments away and
 		// brings the Instance back; one write then says it all.
 		if requeue > 0 {
@@ -173,7 +185,7 @@ func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Res
 // changed the Instance while the gate is on: its update event brings it
 // back, and the requeue bounds the wait without error backoff.
 func (r *Reconciler) releaseGate(ctx context.Context, s *scope) (phases.Result, error) {
-	err := r.releaseQuotaGate(ctx, s.inst)
+	err := r.releaseQuotaGate(ctx, s.inst, !r.NetworkingIntegration || s.network.ready)
 	if apierrors.IsConflict(err) {
 		return phases.Result{RequeueAfter: r.quotaRequeue(s.inst), Stop: true}, nil
 	}
@@ -261,15 +273,16 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, inst *computev1alpha.I
 	return nil
 }
 
-// releaseQuotaGate removes the scheduling gates nothing else will: Quota
-// once the stored QuotaGranted condition admits the Instance's current
-// generation, and Network while the NetworkingIntegration gate is off. The
-// patch is guarded by the resourceVersion of the object the condition was
-// read from.
-func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.Instance) error {
+// releaseQuotaGate removes the scheduling gates this controller holds:
+// Quota once the stored QuotaGranted condition admits the Instance's
+// current generation, and Network once networkReady (every NetworkBinding
+// Ready and its addresses recorded; always with the NetworkingIntegration
+// gate off, which binds nothing). The patch is guarded by the
+// resourceVersion of the object the condition was read from.
+func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.Instance, networkReady bool) error {
 	release := map[string]bool{
 		computev1alpha.QuotaSchedulingGate:   hasGate(inst, computev1alpha.QuotaSchedulingGate) && quotaAdmits(inst),
-		computev1alpha.NetworkSchedulingGate: hasGate(inst, computev1alpha.NetworkSchedulingGate) && !r.NetworkingIntegration,
+		computev1alpha.NetworkSchedulingGate: hasGate(inst, computev1alpha.NetworkSchedulingGate) && networkReady,
 	}
 	if !release[computev1alpha.QuotaSchedulingGate] && !release[computev1alpha.NetworkSchedulingGate] {
 		return nil

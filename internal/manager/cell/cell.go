@@ -2,7 +2,8 @@
 // WorkloadDeployment and Instance controllers (Setup), the Instance
 // write-back to the federation plane (SetupWriteBack) and, for the local
 // platform and tests, the simulated runtime provider
-// (SetupSimulatedProvider).
+// (SetupSimulatedProvider) and networking stand-in
+// (SetupSimulatedNetworking).
 package cell
 
 import (
@@ -15,12 +16,14 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/controller/cellhealth"
 	"github.com/citycells/compute/internal/controller/instance"
 	"github.com/citycells/compute/internal/controller/workloaddeployment"
 	"github.com/citycells/compute/internal/controller/writeback"
 	"github.com/citycells/compute/internal/manager/hub"
+	"github.com/citycells/compute/internal/simnetwork"
 	"github.com/citycells/compute/internal/simprovider"
 )
 
@@ -37,7 +40,11 @@ const (
 // quota enforcement or networking integration.
 type Options struct {
 	// NetworkingIntegration is the NetworkingIntegration feature gate: new
-	// Instances also get the Network scheduling gate. Off, the Instance
+	// Instances also get the Network scheduling gate, the Instance
+	// controller binds each interface's network (a NetworkBinding per
+	// interface), releases the gate once the bindings are Ready and records
+	// their addresses. The cell needs the networking.datumapis.com CRDs and
+	// the manager's scheme the networking types. Off, the Instance
 	// controller removes Network gates left from a run with it on.
 	NetworkingIntegration bool
 	// Quota is the quota backend. Nil means none is configured: Instances
@@ -65,6 +72,11 @@ type Options struct {
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := checkScheme(mgr); err != nil {
 		return err
+	}
+	if opts.NetworkingIntegration {
+		if err := checkNetworkingScheme(mgr); err != nil {
+			return err
+		}
 	}
 	clk := opts.Clock
 	if clk == nil {
@@ -143,6 +155,10 @@ type SimOptions struct {
 	// Concurrency is the number of Instances handled at once; zero means
 	// the provider's default.
 	Concurrency int
+	// AddressesFromNetwork leaves the Instances' addresses to the
+	// networking integration (NetworkingIntegration on): the provider
+	// assigns none.
+	AddressesFromNetwork bool
 }
 
 // SetupSimulatedProvider registers the simulated runtime provider with mgr.
@@ -161,9 +177,51 @@ func SetupSimulatedProvider(mgr ctrl.Manager, opts SimOptions) error {
 		CIDR:                    opts.CIDR,
 		ExternalCIDR:            opts.ExternalCIDR,
 		MaxConcurrentReconciles: opts.Concurrency,
+		AddressesFromNetwork:    opts.AddressesFromNetwork,
 	}
 	if err := p.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the simulated provider: %w", err)
+	}
+	return nil
+}
+
+// NetOptions configure the networking stand-in.
+type NetOptions struct {
+	// CIDR is the city's IPv4 address pool; simnetwork.DefaultCIDR when
+	// empty.
+	CIDR string
+	// SubnetPrefixLength is the size of each network's subnet in the city;
+	// simnetwork.DefaultSubnetPrefixLength when zero.
+	SubnetPrefixLength int
+	// Location is the Location the cell serves, recorded on SubnetClaims
+	// and Subnets; nil records the city.
+	Location *computev1alpha.LocationReference
+	// Clock stamps conditions; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// SetupSimulatedNetworking registers the networking stand-in (the local
+// platform's and the tests' replacement for Datum's networking service)
+// with mgr. The cell needs the networking.datumapis.com CRDs.
+func SetupSimulatedNetworking(mgr ctrl.Manager, opts NetOptions) error {
+	if err := checkNetworkingScheme(mgr); err != nil {
+		return err
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	r := &simnetwork.Reconciler{
+		Client:             mgr.GetClient(),
+		Clock:              clk,
+		CIDR:               opts.CIDR,
+		SubnetPrefixLength: opts.SubnetPrefixLength,
+	}
+	if opts.Location != nil {
+		r.Location = &networkingv1alpha.LocationReference{Namespace: opts.Location.Namespace, Name: opts.Location.Name}
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the simulated networking: %w", err)
 	}
 	return nil
 }
@@ -174,6 +232,15 @@ func recorder(mgr ctrl.Manager, r events.EventRecorder, name string) events.Even
 		return r
 	}
 	return mgr.GetEventRecorder(name)
+}
+
+// checkNetworkingScheme fails early, with the fix, when the manager cannot
+// encode the networking contract.
+func checkNetworkingScheme(mgr ctrl.Manager) error {
+	if !mgr.GetScheme().Recognizes(networkingv1alpha.GroupVersion.WithKind(networkingv1alpha.NetworkBindingKind)) {
+		return errors.New("the manager's scheme does not know networking.datumapis.com/v1alpha: add networkingv1alpha.AddToScheme to it")
+	}
+	return nil
 }
 
 // checkScheme fails early, with the fix, when the manager cannot encode

@@ -11,20 +11,26 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
 // newManager returns a manager that is never started, so it needs no
 // apiserver.
-func newManager(t *testing.T, withCompute bool) ctrl.Manager {
+func newManager(t *testing.T, withCompute, withNetworking bool) ctrl.Manager {
 	t.Helper()
 	s := apiruntime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	if withCompute {
 		utilruntime.Must(computev1alpha.AddToScheme(s))
+	}
+	if withNetworking {
+		utilruntime.Must(networkingv1alpha.AddToScheme(s))
 	}
 	mgr, err := ctrl.NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ctrl.Options{
 		Scheme: s,
@@ -33,10 +39,15 @@ func newManager(t *testing.T, withCompute bool) ctrl.Manager {
 			for _, kind := range []string{computev1alpha.InstanceKind, computev1alpha.WorkloadDeploymentKind} {
 				m.Add(computev1alpha.GroupVersion.WithKind(kind), meta.RESTScopeNamespace)
 			}
+			for _, kind := range []string{networkingv1alpha.NetworkBindingKind, networkingv1alpha.SubnetKind} {
+				m.Add(networkingv1alpha.GroupVersion.WithKind(kind), meta.RESTScopeNamespace)
+			}
 			return m, nil
 		},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// Several cases register the same controllers in one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,13 +57,31 @@ func newManager(t *testing.T, withCompute bool) ctrl.Manager {
 
 func TestSetup(t *testing.T) {
 	tests := map[string]struct {
-		withCompute bool
-		setup       func(ctrl.Manager) error
-		wantErr     string
+		withCompute, withNetworking bool
+		setup                       func(ctrl.Manager) error
+		wantErr                     string
 	}{
 		"the cell controllers register with a compute scheme": {
 			withCompute: true,
+			setup:       func(m ctrl.Manager) error { return Setup(m, Options{}) },
+		},
+		"with NetworkingIntegration they register with the networking scheme": {
+			withCompute: true, withNetworking: true,
+			setup: func(m ctrl.Manager) error { return Setup(m, Options{NetworkingIntegration: true}) },
+		},
+		"NetworkingIntegration without the networking scheme fails with the fix": {
+			withCompute: true,
 			setup:       func(m ctrl.Manager) error { return Setup(m, Options{NetworkingIntegration: true}) },
+			wantErr:     "add networkingv1alpha.AddToScheme",
+		},
+		"the networking stand-in registers with defaults": {
+			withCompute: true, withNetworking: true,
+			setup: func(m ctrl.Manager) error { return SetupSimulatedNetworking(m, NetOptions{}) },
+		},
+		"an invalid networking pool is refused": {
+			withCompute: true, withNetworking: true,
+			setup:   func(m ctrl.Manager) error { return SetupSimulatedNetworking(m, NetOptions{CIDR: "10.0.0.0/31"}) },
+			wantErr: "too small",
 		},
 		"a scheme without compute fails with the fix": {
 			setup:   func(m ctrl.Manager) error { return Setup(m, Options{}) },
@@ -80,7 +109,7 @@ func TestSetup(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			err := tc.setup(newManager(t, tc.withCompute))
+			err := tc.setup(newManager(t, tc.withCompute, tc.withNetworking))
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("unexpected error: %v", err)

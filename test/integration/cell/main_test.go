@@ -1,7 +1,9 @@
 // Package cell tests the cell role of compute-manager (the WorkloadDeployment
 // and Instance controllers with the simulated provider) against a real cell
 // plane: etcd, kube-apiserver with the compute CRDs, and
-// kube-controller-manager running the garbage collector.
+// kube-controller-manager running the garbage collector; and, on a plane of
+// its own with the networking CRDs, with the NetworkingIntegration gate on
+// and the networking stand-in.
 package cell
 
 import (
@@ -26,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/manager/cell"
 	"github.com/citycells/compute/internal/planes"
@@ -47,6 +50,10 @@ var (
 	k8s client.WithWatch
 	// quotaK8s is the tests' own client of the quota-cell plane.
 	quotaK8s client.Client
+	// netK8s is the tests' own client of the net-cell plane, where the
+	// manager runs with the NetworkingIntegration gate on and the
+	// networking stand-in.
+	netK8s client.Client
 	// writes counts the write requests of the manager of the cell plane.
 	writes = newWriteCounter()
 	// quotas is the quota backend of the quota-cell plane's manager.
@@ -73,6 +80,7 @@ func run(m *testing.M) int {
 		Planes: []planes.PlaneSpec{
 			{Name: "cell", ControllerManager: true, CRDDirs: []string{crdDir()}},
 			{Name: "quota-cell", CRDDirs: []string{crdDir()}},
+			{Name: "net-cell", ControllerManager: true, CRDDirs: []string{crdDir(), externalCRDDir()}},
 		},
 		Log: logs,
 	})
@@ -91,6 +99,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if netK8s, err = client.New(planeConfig("net-cell"), client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -106,9 +118,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	netDone, err := startManager(ctx, planeConfig("net-cell"), cell.Options{NetworkingIntegration: true, Location: &cellLocation})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	code := m.Run()
 	cancel()
-	for _, d := range []<-chan error{done, quotaDone} {
+	for _, d := range []<-chan error{done, quotaDone, netDone} {
 		if err := <-d; err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 			code = 1
@@ -145,12 +162,34 @@ func startManager(ctx context.Context, cfg *rest.Config, opts cell.Options) (<-c
 	if err := cell.Setup(mgr, opts); err != nil {
 		return nil, err
 	}
-	if err := cell.SetupSimulatedProvider(mgr, cell.SimOptions{Delay: providerDelay, CIDR: "10.40.0.0/16", ExternalCIDR: "203.0.113.0/24"}); err != nil {
+	sim := cell.SimOptions{Delay: providerDelay, CIDR: "10.40.0.0/16", ExternalCIDR: "203.0.113.0/24"}
+	if opts.NetworkingIntegration {
+		// The networks assign the addresses, from the stand-in's pool: a
+		// /29 per network (5 addresses), so a test can run one out.
+		sim = cell.SimOptions{Delay: providerDelay, AddressesFromNetwork: true}
+		if err := cell.SetupSimulatedNetworking(mgr, cell.NetOptions{CIDR: netPool, SubnetPrefixLength: netSubnetBits, Location: opts.Location}); err != nil {
+			return nil, err
+		}
+	}
+	if err := cell.SetupSimulatedProvider(mgr, sim); err != nil {
 		return nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	return done, nil
+}
+
+// The networking stand-in's pool on the net-cell plane and the size of
+// each network's subnet there.
+const (
+	netPool       = "10.60.0.0/16"
+	netSubnetBits = 29
+)
+
+// externalCRDDir is config/crd/external of this repository: the
+// networking.datumapis.com CRDs among others.
+func externalCRDDir() string {
+	return filepath.Join(crdDir(), "..", "external")
 }
 
 // crdDir is config/crd/bases of this repository.
@@ -164,5 +203,6 @@ func newScheme() *apiruntime.Scheme {
 	s := apiruntime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(computev1alpha.AddToScheme(s))
+	utilruntime.Must(networkingv1alpha.AddToScheme(s))
 	return s
 }
