@@ -132,6 +132,7 @@ var markerRoles = map[string][]string{
 	"internal/controller/instance":           {"cell"},
 	"internal/controller/writeback":          {"cell", "cell-writeback"},
 	"internal/simprovider":                   {"cell", "simulated-provider"},
+	"internal/simnetwork":                    {"cell", "simulated-provider"},
 	"internal/controller/entitlement":        {"quota"},
 	// A directory whose files run as different identities is split by file.
 	"internal/controller/cellhealth/heartbeat.go": {"cell", "cell-writeback"},
