@@ -532,22 +532,11 @@ func (m *meters) snapshot(ctx context.Context) sample {
 }
 
 // quiet waits until no plane has had a write (but lease renewals) for d
-// (at most limit).
+// (at most limit) and returns how long they had been quiet; 0 when they
+// never were.
 func (m *meters) quiet(ctx context.Context, d, limit time.Duration) time.Duration {
-	deadline := time.Now().Add(limit)
-	last, since := m.snapshot(ctx).activeWrites(), time.Now()
-	for time.Now().Before(deadline) {
-		time.Sleep(250 * time.Millisecond)
-		n := m.snapshot(ctx).activeWrites()
-		if n != last {
-			last, since = n, time.Now()
-			continue
-		}
-		if time.Since(since) >= d {
-			return time.Since(since)
-		}
-	}
-	return 0
+	quietFor, _ := m.settle(ctx, d, limit, nil)
+	return quietFor
 }
 
 // resync is the end of a resync.
@@ -560,24 +549,47 @@ type resync struct {
 // resynced waits until the named compute-managers' work queues are empty
 // and no plane has had a write for d (at most limit).
 func (m *meters) resynced(ctx context.Context, managers []string, d, limit time.Duration) resync {
+	quietFor, err := m.settle(ctx, d, limit, func() (bool, error) {
+		depth, err := m.queueDepth(ctx, managers)
+		return depth == 0, err
+	})
+	switch {
+	case err != nil:
+		return resync{quietFor: m.quiet(ctx, d, limit), note: fmt.Sprintf(" (work queues not readable: %v; planes quiet only)", err)}
+	case quietFor == 0:
+		return resync{note: fmt.Sprintf(" (not settled within %s)", limit)}
+	}
+	return resync{quietFor: quietFor}
+}
+
+// settle polls the planes' write counters every 250 ms until they have not
+// moved for d and idle (when set) says the managers are idle too, at most
+// limit. It returns how long the planes had been quiet then (0 when limit
+// passed first), or idle's error.
+func (m *meters) settle(ctx context.Context, d, limit time.Duration, idle func() (bool, error)) (time.Duration, error) {
 	deadline := time.Now().Add(limit)
 	last, since := m.snapshot(ctx).activeWrites(), time.Now()
 	for time.Now().Before(deadline) {
 		time.Sleep(250 * time.Millisecond)
-		n := m.snapshot(ctx).activeWrites()
-		if n != last {
+		if n := m.snapshot(ctx).activeWrites(); n != last {
 			last, since = n, time.Now()
 			continue
 		}
-		depth, err := m.queueDepth(ctx, managers)
-		if err != nil {
-			return resync{quietFor: m.quiet(ctx, d, limit), note: fmt.Sprintf(" (work queues not readable: %v; planes quiet only)", err)}
+		if time.Since(since) < d {
+			continue
 		}
-		if depth == 0 && time.Since(since) >= d {
-			return resync{quietFor: time.Since(since)}
+		if idle != nil {
+			ok, err := idle()
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				continue
+			}
 		}
+		return time.Since(since), nil
 	}
-	return resync{note: fmt.Sprintf(" (not settled within %s)", limit)}
+	return 0, nil
 }
 
 var metricsAddress = regexp.MustCompile(`^--metrics-bind-address=(.+)$`)
