@@ -32,8 +32,6 @@
 package cell
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -41,7 +39,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -74,6 +71,8 @@ import (
 	service "github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
+	"github.com/citycells/compute/test/bench/internal/apimetrics"
+	"github.com/citycells/compute/test/bench/internal/procstat"
 )
 
 // defaultReplicas is N unless COMPUTE_BENCH_REPLICAS says otherwise.
@@ -109,7 +108,7 @@ const cellName = "cell-bench"
 func BenchmarkCell(b *testing.B) {
 	replicas := envInt("COMPUTE_BENCH_REPLICAS", defaultReplicas)
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	loadBefore := loadAverage()
+	loadBefore := procstat.LoadAverage()
 	env := planes.StartForTest(b, planes.Options{
 		Planes: []planes.PlaneSpec{
 			{
@@ -200,13 +199,7 @@ type result struct {
 }
 
 // total sums a write breakdown.
-func total(w map[string]float64) float64 {
-	t := 0.0
-	for _, v := range w {
-		t += v
-	}
-	return t
-}
+func total(w map[string]float64) float64 { return apimetrics.Sum(w, nil) }
 
 // runCell times compute-manager's cell role with quota off or on.
 func (p *plane) runCell(b *testing.B, ns string, replicas int, quota bool) result {
@@ -249,10 +242,10 @@ func (p *plane) runCell(b *testing.B, ns string, replicas int, quota bool) resul
 	p.settle(b)
 	r := result{
 		name:        name,
-		writes:      delta(p.writes(b, cellPlane), before),
-		quotaWrites: delta(p.writes(b, quotaPlane), quotaBefore),
+		writes:      apimetrics.Delta(p.writes(b, cellPlane), before),
+		quotaWrites: apimetrics.Delta(p.writes(b, quotaPlane), quotaBefore),
 		cpu:         p.cpuSince(mgr.pid, cpu),
-		rss:         rss(mgr.pid),
+		rss:         procstat.RSS(mgr.pid),
 	}
 	w.mu.Lock()
 	r.created, r.ready, r.statusReady, r.granted, r.ungated = w.created, w.ready, w.statusReady, w.granted, w.ungated
@@ -352,7 +345,7 @@ func (p *plane) runStatefulSet(b *testing.B, ns string, replicas int) result {
 	}
 	elapsed := time.Since(start)
 	p.settle(b)
-	r := result{name: "StatefulSet", created: elapsed, ready: elapsed, writes: delta(p.writes(b, cellPlane), before), cpu: p.cpuSince(0, cpu)}
+	r := result{name: "StatefulSet", created: elapsed, ready: elapsed, writes: apimetrics.Delta(p.writes(b, cellPlane), before), cpu: p.cpuSince(0, cpu)}
 	r.writes["POST statefulsets"]--
 	return r
 }
@@ -585,7 +578,7 @@ func report(b *testing.B, n int, loadBefore string, off, on, sts result) {
 	fmt.Printf("    client limits of both managers: QPS %d, burst %d; quota service in the benchmark process (QPS %d, burst %d, as compute-quota);\n",
 		clientQPS, clientBurst, quotaQPS, quotaBurst)
 	fmt.Printf("    the cell's quota client: compute-manager's own limits to the quota plane;\n")
-	fmt.Printf("    load average before: %s, after: %s (a shared machine: compare the ratio, not the seconds)\n", loadBefore, loadAverage())
+	fmt.Printf("    load average before: %s, after: %s (a shared machine: compare the ratio, not the seconds)\n", loadBefore, procstat.LoadAverage())
 	fmt.Printf("  clock: from the create to a watch seeing all %d Instances Ready (all %d Pods created)\n", n, n)
 	for _, r := range []result{off, on} {
 		ratio := r.ready.Seconds() / sts.ready.Seconds()
@@ -649,55 +642,14 @@ func (p *plane) settle(b *testing.B) {
 	}
 }
 
-// writeVerbs are the apiserver_request_total verbs that write.
-var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}
-
-var labelPattern = regexp.MustCompile(`(\w+)="([^"]*)"`)
-
-// writes sums apiserver_request_total of a plane over the write verbs, by
-// "VERB resource[/subresource]".
+// writes is what the plane's apiserver counted, by "VERB
+// resource[/subresource]".
 func (p *plane) writes(b *testing.B, name string) map[string]float64 {
-	body, err := p.raw[name].Get().AbsPath("/metrics").DoRaw(context.Background())
+	s, err := apimetrics.Read(context.Background(), p.raw[name])
 	if err != nil {
-		b.Fatalf("failed to read the %s apiserver's metrics: %v", name, err)
+		b.Fatalf("%s: %v", name, err)
 	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		labels := map[string]string{}
-		for _, m := range labelPattern.FindAllStringSubmatch(line[:strings.LastIndexByte(line, '}')], -1) {
-			labels[m[1]] = m[2]
-		}
-		if !writeVerbs[labels["verb"]] {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			continue
-		}
-		key := labels["verb"] + " " + labels["resource"]
-		if labels["subresource"] != "" {
-			key += "/" + labels["subresource"]
-		}
-		out[key] += v
-	}
-	return out
-}
-
-// delta is after minus before, per key.
-func delta(after, before map[string]float64) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range after {
-		if d := v - before[k]; d != 0 {
-			out[k] = d
-		}
-	}
-	return out
+	return s.Writes
 }
 
 // cpu returns the CPU time each component (and compute-manager, when
@@ -705,11 +657,11 @@ func delta(after, before map[string]float64) map[string]float64 {
 func (p *plane) cpu(manager int) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for name, pid := range p.pids {
-		out[name] = processCPU(pid)
+		out[name] = procstat.CPU(pid)
 	}
 	out["compute-manager"] = 0
 	if manager != 0 {
-		out["compute-manager"] = processCPU(manager)
+		out["compute-manager"] = procstat.CPU(manager)
 	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
@@ -725,50 +677,6 @@ func (p *plane) cpuSince(manager int, before map[string]time.Duration) map[strin
 		out[k] -= before[k]
 	}
 	return out
-}
-
-// processCPU reads utime+stime of a process from /proc, in the kernel's
-// 100 Hz ticks.
-func processCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
-// rss reads a process's VmRSS in bytes.
-func rss(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// loadAverage is the 1, 5 and 15 minute load average.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // envInt reads a positive integer from the environment.

@@ -27,12 +27,9 @@
 package faults
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +48,8 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local"
 	"github.com/citycells/compute/internal/projects"
+	"github.com/citycells/compute/test/bench/internal/apimetrics"
+	"github.com/citycells/compute/test/bench/internal/procstat"
 )
 
 var cities = []string{"DFW", "LHR", "SIN"}
@@ -164,9 +163,8 @@ func BenchmarkFaults(b *testing.B) {
 		rows = append(rows, r)
 	}
 
-	load, _ := os.ReadFile("/proc/loadavg")
 	report(b, "conditions: 3 cities x 2 replicas, image rollout (OrderedReady), simulated provider delay 2s, quota on (compute-quota), "+
-		"%d run(s) per fault, load average %s", runs, strings.Join(strings.Fields(string(load))[:3], " "))
+		"%d run(s) per fault, load average %s", runs, procstat.LoadAverage())
 	report(b, "%-48s %10s %10s %14s %s", "FAULT (mid image rollout)", "p50", "max", "writes p50", "not converged")
 	for _, r := range rows {
 		slices.Sort(r.converge)
@@ -343,12 +341,8 @@ func waitGone(ctx context.Context, c client.Client, w *computev1alpha.Workload, 
 	return fmt.Errorf("workload %s was not cleaned up within %s", w.Name, timeout)
 }
 
-var (
-	writeVerbs   = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}
-	labelPattern = regexp.MustCompile(`(\w+)="([^"]*)"`)
-)
-
-// planeWrites sums the write requests every plane's apiserver has served.
+// planeWrites sums the write requests every plane's apiserver has served,
+// but lease renewals and events.
 func planeWrites(b *testing.B, p *local.Platform) float64 {
 	var total float64
 	for _, pl := range p.State().Planes {
@@ -359,30 +353,12 @@ func planeWrites(b *testing.B, p *local.Platform) float64 {
 		if err != nil {
 			b.Fatal(err)
 		}
-		body, err := rc.Get().AbsPath("/metrics").DoRaw(context.Background())
+		s, err := apimetrics.Read(context.Background(), rc)
 		if err != nil {
 			b.Logf("no metrics from %s: %v", pl.Name, err)
 			continue
 		}
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if !strings.HasPrefix(line, "apiserver_request_total{") {
-				continue
-			}
-			end := strings.LastIndexByte(line, '}')
-			labels := map[string]string{}
-			for _, m := range labelPattern.FindAllStringSubmatch(line[:end], -1) {
-				labels[m[1]] = m[2]
-			}
-			if !writeVerbs[labels["verb"]] || labels["resource"] == "leases" || labels["resource"] == "events" {
-				continue
-			}
-			if v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64); err == nil {
-				total += v
-			}
-		}
+		total += apimetrics.Sum(s.Writes, apimetrics.NotLeaseOrEvent)
 	}
 	return total
 }

@@ -58,6 +58,7 @@ import (
 	"github.com/citycells/compute/internal/local"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/simprovider"
+	"github.com/citycells/compute/test/bench/internal/procstat"
 )
 
 // Bench shape.
@@ -92,7 +93,7 @@ func BenchmarkFederation(b *testing.B) {
 	if v, err := time.ParseDuration(os.Getenv("COMPUTE_BENCH_PROVIDER_DELAY")); err == nil && v >= 0 {
 		delay = v
 	}
-	loadBefore := loadAverage()
+	loadBefore := procstat.LoadAverage()
 	p, err := local.Up(ctx, local.Config{
 		StateDir: dir, Cities: benchCities, Managers: local.ManagersRequired, Log: os.Stderr,
 		ProviderDelay: &delay,
@@ -122,7 +123,7 @@ func BenchmarkFederation(b *testing.B) {
 	}
 
 	report("conditions: %d runs; simulated provider delay %s; quota on (compute-quota); Parallel; %d CPUs; load average before %s, after %s",
-		runs, delay, runtime.NumCPU(), loadBefore, loadAverage())
+		runs, delay, runtime.NumCPU(), loadBefore, procstat.LoadAverage())
 	report("  (a shared machine: compare the ratios to raw Karmada of the same run, not the seconds; p99 of %d runs is their maximum when runs < 100)", runs)
 	report("raw Karmada (watched): 3 ConfigMaps (one per city) hub → all cells   p50 %s  p99 %s", pct(rawAll, 50), pct(rawAll, 99))
 	report("raw Karmada (watched): one ConfigMap hub → its cell                    p50 %s  p99 %s", pct(rawOne, 50), pct(rawOne, 99))
@@ -552,19 +553,6 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // report prints one line of figures to stdout.
 func report(format string, args ...any) {
 	fmt.Printf("federation: "+format+"\n", args...)
-}
-
-// loadAverage is the 1, 5 and 15 minute load average.
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // must fails the benchmark on an error.

@@ -3,13 +3,10 @@
 package federation
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"net/http"
 	"os"
 	"regexp"
@@ -31,6 +28,8 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/test/bench/internal/apimetrics"
+	"github.com/citycells/compute/test/bench/internal/procstat"
 )
 
 // BenchmarkScale is P4 and P5 on the local platform (real Karmada, every
@@ -102,7 +101,7 @@ func BenchmarkScale(b *testing.B) {
 	s := newScaleWatch(ctx, b, e)
 
 	// P4.
-	loadBefore := loadAverage()
+	loadBefore := procstat.LoadAverage()
 	before := m.snapshot(ctx)
 	began := time.Now()
 	var created time.Duration
@@ -125,7 +124,7 @@ func BenchmarkScale(b *testing.B) {
 	converged := time.Since(began)
 	m.quiet(ctx, 2*time.Second, 2*time.Minute)
 	after := m.snapshot(ctx)
-	loadAfter := loadAverage()
+	loadAfter := procstat.LoadAverage()
 
 	instances := n * perWorkload
 	report("scale (P4) conditions: %d Workloads × %d cities × %d = %d Instances; Parallel; delay 0; quota on (compute-quota); %d CPUs; load average before %s, after %s",
@@ -148,7 +147,7 @@ func restartScale(b *testing.B, ctx context.Context, p *local.Platform, e *env, 
 	b.Helper()
 	management := "compute-manager-" + local.ProjectPlane(local.DefaultProject)
 	cell := "compute-manager-" + p.State().Clusters[0].Name
-	loadBefore := loadAverage()
+	loadBefore := procstat.LoadAverage()
 	before := m.snapshot(ctx)
 	began := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
@@ -207,7 +206,7 @@ func restartScale(b *testing.B, ctx context.Context, p *local.Platform, e *env, 
 	resyncTime := time.Since(began) - resync.quietFor
 
 	report("restart (P5) conditions: %d Workloads (%d Instances) in place; %s and %s restarted (SIGTERM, started again, healthy in %s); load average before %s, after %s",
-		n, n*len(benchCities)*replicasPerCity, management, cell, restarted.Round(time.Millisecond), loadBefore, loadAverage())
+		n, n*len(benchCities)*replicasPerCity, management, cell, restarted.Round(time.Millisecond), loadBefore, procstat.LoadAverage())
 	report("restart: user's edit (%s: %d → %d per city) → created in every cell %s, Ready in every cell %s, Workload shows %d ready %s",
 		edited, replicasPerCity, replicasPerCity+1, actedOn.Round(time.Millisecond), cellReady.Round(time.Millisecond), want, shown.Round(time.Millisecond))
 	report("restart: the edit's way: %s", strings.Join(hops, ", "))
@@ -379,7 +378,7 @@ func (s *scaleWatch) progress(began time.Time, workloads, instances int) func() 
 				}
 				fmt.Fprintf(os.Stderr, "scale: %s: WorkloadDeployments project %d, hub %d, cells %d; cell Instances %d, Ready %d/%d; Workloads Available %d/%d; load average %s\n",
 					time.Since(began).Round(time.Second), len(s.deployments["project"]), len(s.deployments["hub"]), cellWDs,
-					len(s.cells), ready, instances, s.available, workloads, loadAverage())
+					len(s.cells), ready, instances, s.available, workloads, procstat.LoadAverage())
 				s.mu.Unlock()
 			}
 		}
@@ -453,9 +452,7 @@ type sample struct {
 func (s sample) totalWrites() float64 {
 	t := 0.0
 	for _, w := range s.writes {
-		for _, v := range w {
-			t += v
-		}
+		t += apimetrics.Sum(w, nil)
 	}
 	return t
 }
@@ -465,68 +462,24 @@ func (s sample) totalWrites() float64 {
 func (s sample) activeWrites() float64 {
 	t := 0.0
 	for _, w := range s.writes {
-		for k, v := range w {
-			if !strings.HasSuffix(k, " leases") {
-				t += v
-			}
-		}
+		t += apimetrics.Sum(w, apimetrics.NotLease)
 	}
 	return t
 }
-
-var labelPattern = regexp.MustCompile(`(\w+)="([^"]*)"`)
-
-// writeVerbs are the apiserver_request_total verbs that write.
-var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}
 
 // snapshot reads every plane's metrics and every process's counters.
 func (m *meters) snapshot(ctx context.Context) sample {
 	s := sample{writes: map[string]map[string]float64{}, latency: map[string]map[float64]float64{}, cpu: map[string]time.Duration{}, hwm: map[string]int64{}}
 	for _, pl := range m.planes {
-		body, err := m.raw[pl].Get().AbsPath("/metrics").DoRaw(ctx)
+		read, err := apimetrics.Read(ctx, m.raw[pl])
 		if err != nil {
-			m.b.Fatalf("failed to read the %s apiserver's metrics: %v", pl, err)
+			m.b.Fatalf("%s: %v", pl, err)
 		}
-		w, l := map[string]float64{}, map[float64]float64{}
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			total := strings.HasPrefix(line, "apiserver_request_total{")
-			bucket := strings.HasPrefix(line, "apiserver_request_duration_seconds_bucket{")
-			if !total && !bucket {
-				continue
-			}
-			labels := map[string]string{}
-			for _, mt := range labelPattern.FindAllStringSubmatch(line[:strings.LastIndexByte(line, '}')], -1) {
-				labels[mt[1]] = mt[2]
-			}
-			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			if err != nil {
-				continue
-			}
-			switch {
-			case total && writeVerbs[labels["verb"]]:
-				key := labels["verb"] + " " + labels["resource"]
-				if labels["subresource"] != "" {
-					key += "/" + labels["subresource"]
-				}
-				w[key] += v
-			case bucket && labels["verb"] != "WATCH" && labels["verb"] != "CONNECT":
-				le, err := strconv.ParseFloat(labels["le"], 64)
-				if labels["le"] == "+Inf" {
-					le, err = math.Inf(1), nil
-				}
-				if err == nil {
-					l[le] += v
-				}
-			}
-		}
-		s.writes[pl], s.latency[pl] = w, l
+		s.writes[pl], s.latency[pl] = read.Writes, read.Latency
 	}
 	for _, proc := range m.p.Processes() {
-		s.cpu[proc.Name] = processCPU(proc.PID)
-		s.hwm[proc.Name] = peakRSS(proc.PID)
+		s.cpu[proc.Name] = procstat.CPU(proc.PID)
+		s.hwm[proc.Name] = procstat.PeakRSS(proc.PID)
 	}
 	return s
 }
@@ -706,35 +659,4 @@ func (m *meters) printLatency(what string, before, after sample) {
 		}
 		report("%s: apiserver %-16s %7.0f requests (not WATCH), p99 ≤ %s", what, pl, count, time.Duration(p99*float64(time.Second)))
 	}
-}
-
-// processCPU reads utime+stime of a process from /proc, in the kernel's
-// 100 Hz ticks.
-func processCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
-// peakRSS reads a process's VmHWM in bytes.
-func peakRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
