@@ -16,7 +16,8 @@
 //     Events are left out: leader election and the cells' heartbeats renew
 //     whatever happens, and events are not state.
 //
-// Each fault runs COMPUTE_BENCH_RUNS times (default 3) with a fresh
+// Each fault runs COMPUTE_BENCH_FAULT_RUNS times (else COMPUTE_BENCH_RUNS,
+// default 3) with a fresh
 // Workload; p50 and max are printed per fault with the conditions (provider
 // delay 2 s, quota on through compute-quota, the load average). Run with:
 //
@@ -91,8 +92,10 @@ func partition(city string, d time.Duration) fault {
 
 func BenchmarkFaults(b *testing.B) {
 	runs := 3
-	if v, err := strconv.Atoi(os.Getenv("COMPUTE_BENCH_RUNS")); err == nil && v > 0 {
-		runs = v
+	for _, env := range []string{"COMPUTE_BENCH_RUNS", "COMPUTE_BENCH_FAULT_RUNS"} {
+		if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
+			runs = v
+		}
 	}
 	faults := []fault{
 		kill("compute-manager-" + local.ProjectPlane(local.DefaultProject)),
