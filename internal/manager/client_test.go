@@ -15,15 +15,18 @@ func TestClientRateLimits(t *testing.T) {
 	}{
 		"the defaults do not throttle a busy cell": {
 			args: []string{"--enable-cell-controllers"},
-			want: ClientOptions{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst},
+			want: ClientOptions{QPS: DefaultKubeAPIQPS, Burst: DefaultKubeAPIBurst, FederationQPS: DefaultKubeAPIQPS, FederationBurst: DefaultKubeAPIBurst},
 		},
-		"the limits are set by flags": {
-			args: []string{"--enable-cell-controllers", "--kube-api-qps=200", "--kube-api-burst=400"},
-			want: ClientOptions{QPS: 200, Burst: 400},
+		"the limits are set by flags, each plane's apart": {
+			args: []string{"--enable-cell-controllers", "--kube-api-qps=200", "--kube-api-burst=400", "--federation-kube-api-qps=80", "--federation-kube-api-burst=160"},
+			want: ClientOptions{QPS: 200, Burst: 400, FederationQPS: 80, FederationBurst: 160},
 		},
 		"limits that stop every request name their flags": {
-			args:    []string{"--enable-cell-controllers", "--kube-api-qps=0", "--kube-api-burst=0"},
-			wantErr: []string{"--kube-api-qps must be positive", "--kube-api-burst must be at least 1"},
+			args: []string{"--enable-cell-controllers", "--kube-api-qps=0", "--kube-api-burst=0", "--federation-kube-api-qps=-1", "--federation-kube-api-burst=0"},
+			wantErr: []string{
+				"--kube-api-qps must be positive", "--kube-api-burst must be at least 1",
+				"--federation-kube-api-qps must be positive", "--federation-kube-api-burst must be at least 1",
+			},
 		},
 	}
 	for name, tc := range tests {
@@ -41,10 +44,12 @@ func TestClientRateLimits(t *testing.T) {
 			if err != nil {
 				t.Fatalf("want no error, got %v", err)
 			}
-			cfg := &rest.Config{}
-			o.Client.apply(cfg)
-			if got := (ClientOptions{QPS: cfg.QPS, Burst: cfg.Burst}); got != tc.want {
-				t.Errorf("the plane's client gets %+v, want %+v", got, tc.want)
+			own, federation := &rest.Config{}, &rest.Config{}
+			o.Client.apply(own)
+			o.Client.applyFederation(federation)
+			got := ClientOptions{QPS: own.QPS, Burst: own.Burst, FederationQPS: federation.QPS, FederationBurst: federation.Burst}
+			if got != tc.want {
+				t.Errorf("the planes' clients get %+v, want %+v", got, tc.want)
 			}
 		})
 	}

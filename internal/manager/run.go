@@ -31,6 +31,7 @@ func Run(ctx context.Context, o *Options) error {
 		if hubCfg, err = hub.LoadConfig(o.FederationKubeconfig); err != nil {
 			return err
 		}
+		o.Client.applyFederation(hubCfg)
 	}
 	mgrOpts := ctrl.Options{
 		Scheme:                 management.NewScheme(),
