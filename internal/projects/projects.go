@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	"sigs.k8s.io/multicluster-runtime/providers/kubeconfig"
@@ -135,8 +136,10 @@ func (o Options) Validate() error {
 // NewProvider returns the multicluster provider of the mode. In single mode
 // it engages local, the cluster the manager runs against; in kubeconfig
 // mode every discovered cluster is built with clusterOpts (which must set a
-// scheme holding compute's types).
-func NewProvider(o Options, local cluster.Cluster, clusterOpts ...cluster.Option) (multicluster.Provider, error) {
+// scheme holding compute's types), its client with the rate limits of
+// limits (QPS and Burst; a kubeconfig sets none, and client-go's 5 QPS
+// would throttle a busy project).
+func NewProvider(o Options, local cluster.Cluster, limits *rest.Config, clusterOpts ...cluster.Option) (multicluster.Provider, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -148,6 +151,12 @@ func NewProvider(o Options, local cluster.Cluster, clusterOpts ...cluster.Option
 		KubeconfigSecretLabel: o.SecretLabel,
 		KubeconfigSecretKey:   o.SecretKey,
 		ClusterOptions:        clusterOpts,
+		RESTOptions: []func(*rest.Config) error{func(cfg *rest.Config) error {
+			if limits != nil {
+				cfg.QPS, cfg.Burst = limits.QPS, limits.Burst
+			}
+			return nil
+		}},
 	}), nil
 }
 

@@ -59,7 +59,7 @@ func TestValidate(t *testing.T) {
 
 func TestNewProviderFollowsTheMode(t *testing.T) {
 	o := NewOptions()
-	p, err := NewProvider(o, nil)
+	p, err := NewProvider(o, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestNewProviderFollowsTheMode(t *testing.T) {
 		t.Fatalf("single mode built a %T", p)
 	}
 	o.Mode = ModeKubeconfig
-	if p, err = NewProvider(o, nil); err != nil {
+	if p, err = NewProvider(o, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := p.(*kubeconfig.Provider); !ok {

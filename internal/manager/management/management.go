@@ -188,7 +188,7 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the management manager: %w", err)
 	}
-	provider, err := projects.NewProvider(opts.Projects, local, func(o *cluster.Options) {
+	provider, err := projects.NewProvider(opts.Projects, local, cfg, func(o *cluster.Options) {
 		o.Scheme = mgrOpts.Scheme
 		o.Cache = projectCache()
 	})
