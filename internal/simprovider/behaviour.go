@@ -17,6 +17,13 @@ import (
 // template) makes the simulated provider fail it with the reason it names.
 const FailAnnotation = "simulator.compute.datumapis.com/fail"
 
+// HoldAnnotation on an Instance (usually set through the instance template)
+// keeps it Provisioning for as long as it is there, whatever the delay:
+// the state of an instance a slow runtime is still starting, held until a
+// test (or a demo) removes the annotation, when provisioning finishes (at
+// once if the delay has passed). An instance already placed is not held.
+const HoldAnnotation = "simulator.compute.datumapis.com/hold"
+
 // Finalizer gates the deletion of every Instance the provider runs until it
 // has torn it down.
 const Finalizer = "simulator.compute.datumapis.com/provider"
@@ -44,6 +51,14 @@ type outcome struct {
 func decide(inst *computev1alpha.Instance, missing []references.Reference, now, started time.Time, delay time.Duration) outcome {
 	if msg := configurationProblem(inst, missing); msg != "" {
 		return rejected(msg)
+	}
+	if _, held := inst.Annotations[HoldAnnotation]; held && stillProvisioning(inst) {
+		// No requeue: removing the annotation is an event of its own.
+		return outcome{
+			programmed: condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonProvisioning, "the simulated provider is placing the instance"),
+			available: condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonProvisioning,
+				"the instance is being provisioned (held by annotation "+HoldAnnotation+")"),
+		}
 	}
 	if remaining := provisioningLeft(inst, now, started, delay); remaining > 0 {
 		return outcome{
@@ -122,6 +137,13 @@ func provisioningLeft(inst *computev1alpha.Instance, now, started time.Time, del
 		return 0
 	}
 	return delay - now.Sub(started)
+}
+
+// stillProvisioning reports whether the provider has not placed inst yet:
+// it reported nothing, or Provisioning.
+func stillProvisioning(inst *computev1alpha.Instance) bool {
+	p := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionProgrammed)
+	return p == nil || p.Reason == computev1alpha.ReasonProvisioning
 }
 
 // provisioningStart returns when provisioning of an Instance started, as

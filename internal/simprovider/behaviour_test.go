@@ -30,6 +30,14 @@ func (b *instBuilder) failing(reason string) *instBuilder {
 	return b
 }
 
+func (b *instBuilder) holding() *instBuilder {
+	if b.i.Annotations == nil {
+		b.i.Annotations = map[string]string{}
+	}
+	b.i.Annotations[HoldAnnotation] = "true"
+	return b
+}
+
 func (b *instBuilder) provisioningSince(at time.Time) *instBuilder {
 	b.i.Status.Conditions = append(b.i.Status.Conditions, metav1.Condition{
 		Type: computev1alpha.ConditionProgrammed, Status: metav1.ConditionFalse, Reason: computev1alpha.ReasonProvisioning, LastTransitionTime: metav1.NewTime(at),
@@ -83,6 +91,22 @@ func TestDecide(t *testing.T) {
 		"after the delay the instance runs": {
 			inst: makeInst().provisioningSince(t0.Add(-6 * time.Second)), started: t0.Add(-6 * time.Second), delay: 5 * time.Second,
 			want: want{"True/Programmed", "True/Available", "the instance is running", true, 0},
+		},
+		"a held instance stays provisioning past the delay, with no requeue": {
+			inst: makeInst().holding().provisioningSince(t0.Add(-time.Hour)), started: t0.Add(-time.Hour), delay: 5 * time.Second,
+			want: want{"False/Provisioning", "False/Provisioning", "the instance is being provisioned (held by annotation simulator.compute.datumapis.com/hold)", false, 0},
+		},
+		"a held instance is held without a delay too": {
+			inst: makeInst().holding(), started: t0,
+			want: want{"False/Provisioning", "False/Provisioning", "the instance is being provisioned (held by annotation simulator.compute.datumapis.com/hold)", false, 0},
+		},
+		"a placed instance is not held": {
+			inst: makeInst().programmed().holding(), started: t0, delay: 5 * time.Second,
+			want: want{"True/Programmed", "True/Available", "the instance is running", true, 0},
+		},
+		"a configuration problem wins over a hold": {
+			inst: makeInst().vm("").holding(), started: t0,
+			want: want{"False/ConfigurationError", "False/ConfigurationError", `the virtual machine has no bootable disk: its first volume attachment "boot" is not a disk populated from an image`, false, 0},
 		},
 		"an instance past provisioning does not wait again": {
 			inst: makeInst().programmed().failing(computev1alpha.ReasonInstanceCrashing), started: t0, delay: time.Hour,

@@ -25,6 +25,10 @@
 //     ConfigurationError, each with a realistic message. Adding the
 //     annotation to a running Instance makes it stop being available;
 //     removing it recovers it.
+//   - the annotation simulator.compute.datumapis.com/hold keeps an Instance
+//     not yet placed Provisioning until it is removed: the state of an
+//     instance a slow runtime is still starting, on demand (the CLI tests
+//     hold instances to watch a rollout in progress).
 //
 // Like an external system it keeps its own state in what it writes: the
 // provisioning delay is measured from the transition time of its
