@@ -26,9 +26,7 @@ func mustContain(t *testing.T, what, s string, want ...string) {
 
 func TestDeployCreatesAWorkloadAndWaitsForEveryCity(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.BindCities("DFW", "LHR")
-	h.Controllers("web", clitest.Fixed(nil))
+	h := live(t, clitest.Plenty)
 
 	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR", "--min", "2", "--port", "http:8080")
 	if res.Code != cmdutil.ExitOK {

@@ -25,15 +25,11 @@ var env *planes.Environment
 // enablement tests change.
 const enablementPlane = "enablement"
 
-// outagePlane is a plane whose API server the outage tests stop and start
-// again; nothing else uses it.
-const outagePlane = "outage"
-
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	env, err = clitest.Start(enablementPlane, outagePlane, clitest.LivePlane)
+	env, err = clitest.Start(enablementPlane, clitest.LivePlane)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -51,15 +47,13 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "controllers:", err)
 		}
 	}()
-	for _, plane := range []string{outagePlane, clitest.LivePlane} {
-		c, err := client.New(env.Plane(plane).Config(), client.Options{Scheme: cmdutil.NewScheme()})
-		if err == nil {
-			err = clitest.SetEntitlement(context.Background(), c, servicesv1alpha1.EntitlementPhaseActive)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	c, err := client.New(env.Plane(clitest.LivePlane).Config(), client.Options{Scheme: cmdutil.NewScheme()})
+	if err == nil {
+		err = clitest.SetEntitlement(context.Background(), c, servicesv1alpha1.EntitlementPhaseActive)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	return m.Run()
 }

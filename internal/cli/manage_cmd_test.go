@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,9 +17,9 @@ import (
 
 func TestStatusWatchEndsAtItsDeadline(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
+	h := live(t, clitest.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", nil)
+	h.WaitRolledOut("web")
 	res := h.Run(main, clitest.RunOptions{}, "status", "web", "--watch", "--timeout", "500ms")
 	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
@@ -30,9 +31,11 @@ func TestStatusWatchEndsAtItsDeadline(t *testing.T) {
 
 func TestScaleEveryCityThenOneCity(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", nil)
+	h := live(t, clitest.Plenty)
+	// Every instance the controllers create is held until released: the
+	// test decides when a scale-up completes.
+	h.CreateWorkload(clitest.NewWorkload("web").Held().Build())
+	h.Release("web")
 	ctx := context.Background()
 
 	res := h.Run(main, clitest.RunOptions{}, "scale", "web", "--city", "LHR", "--min", "5")
@@ -40,11 +43,14 @@ func TestScaleEveryCityThenOneCity(t *testing.T) {
 		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
 	}
 	mustContain(t, "stdout", res.Stdout, "Scaled web in LHR to 5 instances.")
-	h.Converge("web", nil)
-	status := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--watch=false")
+	h.Release("web", "LHR")
+	status := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--timeout", "50s")
+	if status.Code != cmdutil.ExitOK {
+		t.Fatalf("rollout status: exit %d:\n%s%s", status.Code, status.Stdout, status.Stderr)
+	}
 	mustContain(t, "rollout status", status.Stdout, "DFW 2/2 ready · LHR 5/5 ready")
 
-	// Nothing converges in the background here: the wait times out.
+	// DFW's third instance is held: the wait times out.
 	res = h.Run(main, clitest.RunOptions{}, "scale", "web", "--min", "3", "--wait", "--timeout", "1s")
 	if res.Code != cmdutil.ExitPending {
 		t.Errorf("a wait that times out exits 3, got %d: %s", res.Code, res.Stderr)
@@ -75,30 +81,40 @@ func TestScaleEveryCityThenOneCity(t *testing.T) {
 
 func TestRestartOneCitySurvivesLaterReconciles(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
+	h := live(t, clitest.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", nil)
+	h.WaitRolledOut("web")
 	ctx := context.Background()
-	stop := h.Controllers("web", clitest.Fixed(nil))
 
-	res := h.Run(main, clitest.RunOptions{}, "restart", "web", "--city", "DFW", "--wait", "--timeout", "30s")
+	res := h.Run(main, clitest.RunOptions{}, "restart", "web", "--city", "DFW", "--wait", "--timeout", "50s")
 	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	stop()
 	mustContain(t, "stdout", res.Stdout, "Restarting web in DFW", "Restarted web: DFW 2/2 ready · LHR 2/2 ready")
 
-	restartedAt := func() map[string]string {
-		var wds computev1alpha.WorkloadDeploymentList
-		if err := h.Client.List(ctx, &wds, client.InNamespace(h.Namespace)); err != nil {
-			t.Fatal(err)
-		}
+	// restartedAt returns each city's restart mark, once every city's
+	// deployment satisfies ok.
+	restartedAt := func(what string, ok func(wd *computev1alpha.WorkloadDeployment) bool) map[string]string {
+		t.Helper()
 		out := map[string]string{}
-		for _, wd := range wds.Items {
-			out[wd.Spec.CityCode] = wd.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]
-		}
+		h.Eventually(what, func(ctx context.Context) error {
+			var wds computev1alpha.WorkloadDeploymentList
+			if err := h.Client.List(ctx, &wds, client.InNamespace(h.Namespace)); err != nil {
+				return err
+			}
+			clear(out)
+			for i := range wds.Items {
+				wd := &wds.Items[i]
+				if !ok(wd) {
+					return fmt.Errorf("%s: template annotations %v", wd.Spec.CityCode, wd.Spec.Template.Metadata.Annotations)
+				}
+				out[wd.Spec.CityCode] = wd.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]
+			}
+			return nil
+		})
 		return out
 	}
+	anyCity := func(*computev1alpha.WorkloadDeployment) bool { return true }
 	var w computev1alpha.Workload
 	if err := h.Client.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w); err != nil {
 		t.Fatal(err)
@@ -107,14 +123,19 @@ func TestRestartOneCitySurvivesLaterReconciles(t *testing.T) {
 	if cityAt == "" || w.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation] != "" {
 		t.Fatalf("a city restart marks the workload, not its template: %v / %v", w.Annotations, w.Spec.Template.Metadata.Annotations)
 	}
-	if got := restartedAt(); got["DFW"] != cityAt || got["LHR"] != "" {
+	if got := restartedAt("the deployments", anyCity); got["DFW"] != cityAt || got["LHR"] != "" {
 		t.Errorf("only DFW restarts: %v", got)
 	}
 
 	// A later change of the workload must keep DFW's restart.
-	h.Run(main, clitest.RunOptions{}, "deploy", "web", "--env", "MODE=1", "--detach")
-	h.Converge("web", nil)
-	if got := restartedAt(); got["DFW"] != cityAt {
+	if res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--env", "MODE=1", "--detach"); res.Code != cmdutil.ExitOK {
+		t.Fatalf("deploy: exit %d: %s", res.Code, res.Stderr)
+	}
+	withMode := func(wd *computev1alpha.WorkloadDeployment) bool {
+		env := wd.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Env
+		return len(env) == 1 && env[0].Name == "MODE"
+	}
+	if got := restartedAt("every city gets MODE=1", withMode); got["DFW"] != cityAt {
 		t.Errorf("a reconcile dropped the city restart: %v", got)
 	}
 
@@ -129,10 +150,9 @@ func TestRestartOneCitySurvivesLaterReconciles(t *testing.T) {
 		t.Errorf("a whole restart supersedes city restarts: %v", w.Annotations)
 	}
 	tplAt := w.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]
-	h.Converge("web", nil)
-	if got := restartedAt(); got["DFW"] != tplAt || got["LHR"] != tplAt {
-		t.Errorf("a whole restart restarts every city: %v (want %s)", got, tplAt)
-	}
+	restartedAt("every city restarts at "+tplAt, func(wd *computev1alpha.WorkloadDeployment) bool {
+		return wd.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation] == tplAt
+	})
 
 	bad := h.Run(main, clitest.RunOptions{}, "restart", "web", "--city", "SIN")
 	if bad.Code != cmdutil.ExitFailure || !strings.Contains(bad.Stderr, "does not run in SIN") {
@@ -142,12 +162,10 @@ func TestRestartOneCitySurvivesLaterReconciles(t *testing.T) {
 
 func TestRolloutHistoryAndUndo(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.BindCities("DFW", "LHR")
-	h.Controllers("web", clitest.Fixed(nil))
+	h := live(t, clitest.Plenty)
 
 	for _, image := range []string{"ghcr.io/acme/web:1.0", "ghcr.io/acme/web:1.1"} {
-		res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", image, "--city", "DFW,LHR", "--timeout", "30s")
+		res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", image, "--city", "DFW,LHR", "--timeout", "50s")
 		if res.Code != cmdutil.ExitOK {
 			t.Fatalf("deploy %s: exit %d\n%s", image, res.Code, res.Stderr)
 		}
@@ -158,7 +176,7 @@ func TestRolloutHistoryAndUndo(t *testing.T) {
 		t.Fatalf("want two revisions, the second current:\n%s", hist.Stdout)
 	}
 
-	undo := h.Run(main, clitest.RunOptions{}, "rollout", "undo", "web", "--wait", "--timeout", "30s")
+	undo := h.Run(main, clitest.RunOptions{}, "rollout", "undo", "web", "--wait", "--timeout", "50s")
 	if undo.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", undo.Code, undo.Stdout, undo.Stderr)
 	}
@@ -175,11 +193,29 @@ func TestRolloutHistoryAndUndo(t *testing.T) {
 	}
 }
 
+// startedInLHR creates web (2 instances in DFW and LHR) with every instance
+// held, lets DFW start, and waits until the controllers report DFW ready
+// and LHR starting.
+func startedInLHR(t *testing.T, h *clitest.Harness) {
+	t.Helper()
+	h.CreateWorkload(clitest.NewWorkload("web").Held().Build())
+	h.Release("web", "DFW")
+	h.Eventually("the workload reports DFW ready", func(ctx context.Context) error {
+		var w computev1alpha.Workload
+		if err := h.Client.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w); err != nil {
+			return err
+		}
+		if w.Status.ObservedGeneration != w.Generation || w.Status.DesiredReplicas != 4 || w.Status.ReadyReplicas != 2 {
+			return fmt.Errorf("status %+v", w.Status.ReplicaCounts)
+		}
+		return nil
+	})
+}
+
 func TestRolloutStatusLooksOnceOrWaits(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", clitest.World{"LHR": {clitest.Provisioning}})
+	h := live(t, clitest.Plenty)
+	startedInLHR(t, h)
 
 	pending := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--watch=false")
 	if pending.Code != cmdutil.ExitPending {
@@ -187,19 +223,19 @@ func TestRolloutStatusLooksOnceOrWaits(t *testing.T) {
 	}
 	mustContain(t, "in progress", pending.Stdout, "web: DFW 2/2 ready · LHR 0/2 starting")
 
-	h.Controllers("web", clitest.Fixed(nil))
-	done := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--timeout", "30s")
-	if done.Code != cmdutil.ExitOK {
-		t.Fatalf("exit %d: %s", done.Code, done.Stderr)
+	cmd := start(h, clitest.RunOptions{}, "rollout", "status", "web", "--timeout", "50s")
+	h.Release("web", "LHR")
+	if code := cmd.exit(t); code != cmdutil.ExitOK {
+		t.Fatalf("exit %d:\n%s%s", code, cmd.out, cmd.errOut)
 	}
-	mustContain(t, "done", done.Stdout, "web is rolled out (revision 1): DFW 2/2 ready · LHR 2/2 ready")
+	mustContain(t, "done", cmd.out.String(), "web is rolled out (revision 1): DFW 2/2 ready · LHR 2/2 ready")
 }
 
 func TestDestroyAsksFirst(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
+	h := live(t, clitest.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", nil)
+	h.WaitRolledOut("web")
 	exists := func() bool {
 		var w computev1alpha.Workload
 		err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w)
@@ -225,11 +261,29 @@ func TestDestroyAsksFirst(t *testing.T) {
 	mustContain(t, "stdout", yes.Stdout, "Destroyed workload web; its instances are being removed.")
 }
 
+func TestDestroyWaitsUntilTheInstancesAreGone(t *testing.T) {
+	t.Parallel()
+	h := live(t, clitest.Plenty)
+	h.CreateWorkload(clitest.NewWorkload("web").Build())
+	h.WaitRolledOut("web")
+
+	// The garbage collector removes the deployments and instances; the
+	// provider tears each instance down (ProviderDelay) before it goes.
+	res := h.Run(main, clitest.RunOptions{}, "destroy", "web", "--yes", "--wait", "--timeout", "50s")
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d:\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	mustContain(t, "stdout", res.Stdout, "Destroying web: 4 instances left", "Destroyed workload web and its instances.")
+	var insts computev1alpha.InstanceList
+	if err := h.Client.List(context.Background(), &insts, client.InNamespace(h.Namespace)); err != nil || len(insts.Items) != 0 {
+		t.Errorf("instances left after the wait: %d (%v)", len(insts.Items), err)
+	}
+}
+
 func TestRolloutStatusPrintsADocumentWhateverTheOutcome(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", clitest.World{"LHR": {clitest.Provisioning}})
+	h := live(t, clitest.Plenty)
+	startedInLHR(t, h)
 
 	res := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--watch=false", "-o", "json")
 	if res.Code != cmdutil.ExitPending {

@@ -25,14 +25,15 @@ import (
 // to requests that carry the expected bearer token.
 func projectAPI(t *testing.T, project, token string) (*httptest.Server, *[]string) {
 	t.Helper()
-	return projectAPIAccepting(t, project, func(got string) bool { return got == token })
+	return projectAPIAccepting(t, clitest.ProjectPlane, project, func(got string) bool { return got == token })
 }
 
 // projectAPIAccepting is projectAPI with the tokens it accepts decided
-// by accept, which may change its answer over time (a token expiring).
-func projectAPIAccepting(t *testing.T, project string, accept func(token string) bool) (*httptest.Server, *[]string) {
+// by accept, which may change its answer over time (a token expiring),
+// in front of plane.
+func projectAPIAccepting(t *testing.T, plane, project string, accept func(token string) bool) (*httptest.Server, *[]string) {
 	t.Helper()
-	cfg := env.Plane(clitest.ProjectPlane).Config()
+	cfg := env.Plane(plane).Config()
 	transport, err := rest.TransportFor(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,17 @@
 package cli_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/simprovider"
 )
 
 // wavesWorkload is web rolled DFW first, then LHR.
@@ -21,36 +25,48 @@ func wavesWorkload(name string) *computev1alpha.Workload {
 	return w
 }
 
-// setRollout writes status.rollout as the management plane would, for the
-// workload's current revision.
-func setRollout(t *testing.T, h *clitest.Harness, name string, phase computev1alpha.RolloutPhase, wave int32, dfw, lhr computev1alpha.CityRolloutState) {
+// deployImage changes the image of workload name, with annotations (the
+// simulated provider's) on the new template, and returns the workload as
+// updated.
+func deployImage(t *testing.T, h *clitest.Harness, name, image string, annotations map[string]string) *computev1alpha.Workload {
 	t.Helper()
 	w := &computev1alpha.Workload{}
 	if err := h.Client.Get(h.Ctx(), client.ObjectKey{Namespace: h.Namespace, Name: name}, w); err != nil {
 		t.Fatal(err)
 	}
-	w.Status.Rollout = &computev1alpha.WorkloadRolloutStatus{
-		Revision: w.Status.CurrentRevision, TemplateHash: w.Status.CurrentTemplateHash, Strategy: computev1alpha.WavesCityRollout,
-		Phase: phase, Wave: wave, Waves: 2, Message: "wave 2 of 2 waits for approval; run `rollout approve`",
-		Cities: []computev1alpha.CityRolloutStatus{
-			{Placement: "default", CityCode: "DFW", Wave: 1, Revision: w.Status.CurrentRevision, State: dfw},
-			{Placement: "default", CityCode: "LHR", Wave: 2, Revision: w.Status.CurrentRevision, State: lhr},
-		},
-	}
-	if phase == computev1alpha.RolloutPhaseHalted {
-		w.Status.Rollout.Message = "halted in default/DFW: ProgressDeadlineExceeded: not ready 10m0s after it got the new revision"
-		w.Status.Rollout.Cities[0].Reason = computev1alpha.ReasonProgressDeadlineExceeded
-	}
-	if err := h.Client.Status().Update(h.Ctx(), w); err != nil {
+	patch := client.MergeFrom(w.DeepCopy())
+	w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = image
+	w.Spec.Template.Metadata.Annotations = annotations
+	if err := h.Client.Patch(h.Ctx(), w, patch); err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// rolloutPhase waits until the controllers report the rollout of workload
+// name in phase, and returns the workload.
+func rolloutPhase(h *clitest.Harness, name string, phase computev1alpha.RolloutPhase) *computev1alpha.Workload {
+	h.T.Helper()
+	w := &computev1alpha.Workload{}
+	h.Eventually(fmt.Sprintf("the rollout of %s is %s", name, phase), func(ctx context.Context) error {
+		if err := h.Client.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: name}, w); err != nil {
+			return err
+		}
+		if ro := w.Status.Rollout; w.Status.ObservedGeneration != w.Generation || ro == nil || ro.Phase != phase {
+			return fmt.Errorf("status.rollout %+v", ro)
+		}
+		return nil
+	})
+	return w
 }
 
 func TestRolloutPauseResumeAndApprove(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
+	h := live(t, clitest.Plenty)
+	// A first deployment reaches every city at once; waves start with the
+	// second revision.
 	h.CreateWorkload(wavesWorkload("web"))
-	h.Converge("web", clitest.World{})
+	h.WaitRolledOut("web")
 
 	// approve refuses while nothing waits for approval.
 	early := h.Run(main, clitest.RunOptions{}, "rollout", "approve", "web")
@@ -59,8 +75,10 @@ func TestRolloutPauseResumeAndApprove(t *testing.T) {
 	}
 	mustContain(t, "stderr", early.Stderr, "is not waiting for approval", "→ See where it stands with: datumctl compute rollout status web --watch=false")
 
-	// The second wave waits: status says so and approve lets it start.
-	setRollout(t, h, "web", computev1alpha.RolloutPhaseAwaitingApproval, 2, computev1alpha.CityUpdated, computev1alpha.CityWaiting)
+	// A new image rolls DFW, then the second wave waits: status says so
+	// and approve lets it start.
+	deployImage(t, h, "web", "ghcr.io/acme/web:1.1", nil)
+	rolloutPhase(h, "web", computev1alpha.RolloutPhaseAwaitingApproval)
 	st := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--watch=false")
 	if st.Code != cmdutil.ExitPending {
 		t.Fatalf("status while awaiting approval: exit %d: %s %s", st.Code, st.Stdout, st.Stderr)
@@ -79,6 +97,11 @@ func TestRolloutPauseResumeAndApprove(t *testing.T) {
 	if got, want := w.Annotations[computev1alpha.RolloutApprovedAnnotation], w.Status.CurrentTemplateHash+":2"; got != want {
 		t.Errorf("approval annotation %q, want %q", got, want)
 	}
+	done := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--timeout", "50s")
+	if done.Code != cmdutil.ExitOK {
+		t.Fatalf("the approved wave never finished: exit %d:\n%s%s", done.Code, done.Stdout, done.Stderr)
+	}
+	mustContain(t, "rollout status", done.Stdout, "web is rolled out (revision 2)")
 
 	// pause and resume flip spec.rollout.paused; a second pause is a no-op.
 	for _, step := range []struct {
@@ -114,10 +137,16 @@ func TestRolloutPauseResumeAndApprove(t *testing.T) {
 
 func TestRolloutStatusExitsWithFailureWhenTheRolloutHalted(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.CreateWorkload(wavesWorkload("web"))
-	h.Converge("web", clitest.World{})
-	setRollout(t, h, "web", computev1alpha.RolloutPhaseHalted, 1, computev1alpha.CityHalted, computev1alpha.CityWaiting)
+	h := live(t, clitest.Plenty)
+	w := wavesWorkload("web")
+	w.Spec.Rollout.ProgressDeadlineSeconds = ptr.To(int32(2))
+	h.CreateWorkload(w)
+	h.WaitRolledOut("web")
+	// The new revision's instances never finish starting (the provider
+	// holds them): DFW, the first wave, passes its progress deadline and
+	// halts the rollout.
+	deployImage(t, h, "web", "ghcr.io/acme/web:1.1", map[string]string{simprovider.HoldAnnotation: "true"})
+	rolloutPhase(h, "web", computev1alpha.RolloutPhaseHalted)
 
 	for _, args := range [][]string{{"--watch=false"}, {"--timeout", "30s"}} {
 		res := h.Run(main, clitest.RunOptions{}, append([]string{"rollout", "status", "web"}, args...)...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,23 +79,26 @@ func (s *started) exit(t *testing.T) int {
 }
 
 func TestRolloutStatusOutlivesAFiveSecondAPIServerOutage(t *testing.T) {
-	h := clitest.New(t, env, outagePlane)
-	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", clitest.World{"DFW": {clitest.Available, clitest.Provisioning}})
+	// Not parallel: it stops the live plane's API server for 5 s (the
+	// controllers and the garbage collector retry through the outage like
+	// the command), and sequential tests run alone.
+	h := live(t, clitest.Plenty)
+	h.CreateWorkload(clitest.NewWorkload("web").Held().Build())
+	h.Release("web", "LHR")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := start(h, clitest.RunOptions{Ctx: ctx}, "rollout", "status", "web", "--timeout", "2m")
-	cmd.waitFor(t, "web: DFW 1/2")
+	cmd.waitFor(t, "web: DFW 0/2")
 
-	if err := env.StopAPIServer(outagePlane); err != nil {
+	if err := env.StopAPIServer(clitest.LivePlane); err != nil {
 		t.Fatal(err)
 	}
 	cmd.waitFor(t, "web: reconnecting…")
 	time.Sleep(5 * time.Second)
-	if err := env.StartAPIServer(ctx, outagePlane); err != nil {
+	if err := env.StartAPIServer(ctx, clitest.LivePlane); err != nil {
 		t.Fatal(err)
 	}
-	h.Converge("web", nil)
+	h.Release("web", "DFW")
 
 	if code := cmd.exit(t); code != cmdutil.ExitOK {
 		t.Fatalf("exit %d, want 0 once the rollout completes:\n%s%s", code, cmd.out, cmd.errOut)
@@ -122,15 +126,15 @@ func TestAWaitOutlivesAnExpiredToken(t *testing.T) {
 		"a login that is gone ends it, saying how to log in": {"none", cmdutil.ExitFailure, "datumctl login"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			h := harness(t)
-			h.CreateWorkload(clitest.NewWorkload("web").Build())
-			h.Converge("web", clitest.World{"LHR": {clitest.Provisioning}})
+			h := live(t, clitest.Plenty)
+			h.CreateWorkload(clitest.NewWorkload("web").Held().Build())
+			h.Release("web", "DFW")
 			var valid atomic.Value
 			valid.Store("tok-1")
-			srv, _ := projectAPIAccepting(t, "p1", func(tok string) bool { return tok == valid.Load() })
+			srv, _ := projectAPIAccepting(t, clitest.LivePlane, h.Project, func(tok string) bool { return tok == valid.Load() })
 			var k tokens
 			pluginEnv := map[string]string{
-				cmdutil.EnvAPIHost: srv.URL, cmdutil.EnvProject: "p1", cmdutil.EnvPluginAPIVersion: "1",
+				cmdutil.EnvAPIHost: srv.URL, cmdutil.EnvProject: h.Project, cmdutil.EnvPluginAPIVersion: "1",
 				cmdutil.EnvCredentialsHelper: "/usr/local/bin/datumctl",
 			}
 			cmd := start(h, clitest.RunOptions{Env: pluginEnv, Factory: func(f *cmdutil.Factory) {
@@ -142,7 +146,7 @@ func TestAWaitOutlivesAnExpiredToken(t *testing.T) {
 			valid.Store(tc.accepted)
 			srv.CloseClientConnections()
 			if tc.wantCode == cmdutil.ExitOK {
-				h.Converge("web", nil)
+				h.Release("web", "LHR")
 			}
 			code := cmd.exit(t)
 			if code != tc.wantCode || !strings.Contains(cmd.out.String()+cmd.errOut.String(), tc.want) {
@@ -157,19 +161,20 @@ func TestAWaitOutlivesAnExpiredToken(t *testing.T) {
 
 func TestInstancesWatchPrintsWhatChangesUntilCtrlC(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.CreateWorkload(clitest.NewWorkload("web").Placement("default", 1, "DFW", "LHR").Build())
-	h.Converge("web", clitest.World{"LHR": {clitest.Provisioning}})
+	h := live(t, clitest.Plenty)
+	h.CreateWorkload(clitest.NewWorkload("web").Placement("default", 1, "DFW", "LHR").Held().Build())
+	h.Release("web", "DFW")
 	ctx, interrupt := context.WithCancelCause(context.Background())
 	defer interrupt(nil)
 	cmd := start(h, clitest.RunOptions{Ctx: ctx}, "instances", "--workload", "web", "-w")
 	cmd.waitFor(t, "NAME\tWORKLOAD")
 	cmd.waitFor(t, "\tLHR\t")
+	cmd.waitFor(t, "Starting\n") // the held LHR instance
 
-	h.Converge("web", nil)
-	cmd.waitFor(t, "Starting\n") // the LHR row as first listed
+	h.Release("web", "LHR")
+	available := regexp.MustCompile(`\tLHR\t[^\n]*\tAvailable\n`)
 	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(cmd.out.String(), "\tLHR\t") < 2 {
+	for !available.MatchString(cmd.out.String()) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the LHR instance was not printed again when it became available:\n%s", cmd.out)
 		}

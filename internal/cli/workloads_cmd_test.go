@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,36 +13,49 @@ import (
 
 func TestWorkloadsListsWhatTheUserDeployed(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
+	// A project with quota for 3 instances: web gets 3 of its 4, api none.
+	h := live(t, clitest.Grant{Instances: 3, VCPUs: "400", Memory: "800Gi"})
 
 	empty := h.Run(main, clitest.RunOptions{}, "workloads")
 	if empty.Code != 0 || empty.Stdout != "" || !strings.Contains(empty.Stderr, "No workloads found in namespace "+h.Namespace) {
 		t.Fatalf("an empty namespace should say so on stderr only: %+v", empty)
 	}
 
-	h.CreateWorkload(clitest.NewWorkload("web").Build())
-	h.Converge("web", clitest.World{"LHR": {clitest.Available, clitest.QuotaExceeded}})
+	growIntoLHR(t, h, 2)
+	waitQuotaExceeded(h, 1)
 	h.CreateWorkload(clitest.NewWorkload("api").Placement("default", 1, "SIN").Build())
 
-	res := h.Run(main, clitest.RunOptions{Terminal: true, Width: 120}, "workloads")
+	var res clitest.Result
+	var lines []string
+	h.Eventually("the controllers report api", func(context.Context) error {
+		res = h.Run(main, clitest.RunOptions{Terminal: true, Width: 120}, "workloads")
+		lines = strings.Split(strings.TrimSpace(res.Stdout), "\n")
+		if len(lines) != 3 || !strings.Contains(lines[1], "No (quota exceeded)") {
+			return fmt.Errorf("exit %d:\n%s%s", res.Code, res.Stdout, res.Stderr)
+		}
+		return nil
+	})
 	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME") {
+	if !strings.HasPrefix(lines[0], "NAME") {
 		t.Fatalf("want a header and two rows, got:\n%s", res.Stdout)
 	}
-	if !strings.Contains(lines[1], "api") || !strings.Contains(lines[1], "SIN") || !strings.Contains(lines[1], "Pending") {
-		t.Errorf("api has no status yet: %q", lines[1])
+	for _, want := range []string{"api", "SIN", "0/1"} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("api row %q lacks %q", lines[1], want)
+		}
 	}
-	for _, want := range []string{"web", "DFW,LHR", "3/4", "4", "Yes"} {
+	// An instance the quota service denied was never created on the
+	// runtime: 3 of web's 4 are up to date.
+	for _, want := range []string{"web", "DFW,LHR", "3/4", "3", "Yes"} {
 		if !strings.Contains(lines[2], want) {
 			t.Errorf("web row %q lacks %q", lines[2], want)
 		}
 	}
 
 	piped := h.Run(main, clitest.RunOptions{}, "workloads")
-	if !strings.Contains(piped.Stdout, "web\tDFW,LHR\t3/4\t4\tYes\t") {
+	if !strings.Contains(piped.Stdout, "web\tDFW,LHR\t3/4\t3\tYes\t") {
 		t.Errorf("a pipe gets tab-separated values:\n%s", piped.Stdout)
 	}
 
@@ -52,13 +67,14 @@ func TestWorkloadsListsWhatTheUserDeployed(t *testing.T) {
 
 func TestListsFollowKubectlsConventions(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
+	h := live(t, clitest.Plenty)
 	team := h.Namespace // a label value no other test uses
 	web := clitest.NewWorkload("web").Build()
 	web.Labels = map[string]string{"team": team}
 	h.CreateWorkload(web)
 	h.CreateWorkload(clitest.NewWorkload("api").Placement("default", 1, "SIN").Build())
-	h.Converge("web", nil)
+	h.WaitRolledOut("web")
+	h.WaitRolledOut("api")
 
 	for name, tc := range map[string]struct {
 		args []string
@@ -69,7 +85,7 @@ func TestListsFollowKubectlsConventions(t *testing.T) {
 		"-o go-template ranges over items":           {[]string{"workloads", "-o", "go-template={{range .items}}{{.metadata.name}};{{end}}"}, "api;web;"},
 		"-l filters by label":                        {[]string{"workloads", "-l", "team=" + team, "-o", "name"}, "workload.compute.datumapis.com/web\n"},
 		"-A with -l finds it from anywhere":          {[]string{"workloads", "-A", "-l", "team=" + team, "--no-headers", "-n", "default"}, h.Namespace + "\tweb\tDFW,LHR\t4/4\t4\tYes\t"},
-		"--no-headers leaves the header out":         {[]string{"workloads", "--no-headers"}, "api\tSIN\t0/1\t0\tPending\t"},
+		"--no-headers leaves the header out":         {[]string{"workloads", "--no-headers"}, "api\tSIN\t1/1\t1\tYes\t"},
 		"instances take -l and -o name too":          {[]string{"instances", "-l", "compute.datumapis.com/city-code=LHR", "-o", "name"}, "instance.compute.datumapis.com/web-"},
 		"-o wide adds the quota and network columns": {[]string{"instances", "--workload", "web", "-o", "wide"}, "\tPLACEMENT\tQUOTA\tNETWORK-IP\tEXTERNAL-IP\n"},
 		"a view takes jsonpath":                      {[]string{"status", "web", "-o", "jsonpath={.name}"}, "web"},
@@ -125,14 +141,13 @@ func TestFlagsCompleteFromTheProject(t *testing.T) {
 
 func TestAWorkloadPrintedAsYAMLDeploysBackWithNoChange(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.BindCities("DFW", "LHR")
+	h := live(t, clitest.Plenty)
 	deployed := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR",
 		"--port", "http:8080", "--env", "MODE=prod", "--detach", "-y")
 	if deployed.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d: %s", deployed.Code, deployed.Stderr)
 	}
-	h.Converge("web", nil)
+	h.WaitRolledOut("web")
 	got := h.Run(main, clitest.RunOptions{}, "workloads", "web", "-o", "yaml")
 	if got.Code != cmdutil.ExitOK || !strings.Contains(got.Stdout, "kind: Workload\n") {
 		t.Fatalf("exit %d:\n%s%s", got.Code, got.Stdout, got.Stderr)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/simprovider"
 )
 
 // Epoch is the fixed time printer tests render against.
@@ -87,6 +88,17 @@ func (b *WorkloadBuilder) Status(f func(*computev1alpha.WorkloadStatus)) *Worklo
 func (b *WorkloadBuilder) Available(status metav1.ConditionStatus, reason, message string) *WorkloadBuilder {
 	meta.SetStatusCondition(&b.w.Status.Conditions, metav1.Condition{Type: computev1alpha.ConditionAvailable,
 		Status: status, Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(Epoch)})
+	return b
+}
+
+// Held makes the simulated provider hold every instance of the workload
+// in Provisioning until the test releases it (Harness.Release): a rollout
+// in progress, on the live plane.
+func (b *WorkloadBuilder) Held() *WorkloadBuilder {
+	if b.w.Spec.Template.Metadata.Annotations == nil {
+		b.w.Spec.Template.Metadata.Annotations = map[string]string{}
+	}
+	b.w.Spec.Template.Metadata.Annotations[simprovider.HoldAnnotation] = "true"
 	return b
 }
 

@@ -310,3 +310,66 @@ func (h *Harness) liveFactory(f *cmdutil.Factory) {
 		f.Project = h.Project
 	}
 }
+
+// Release lets the simulated provider finish starting the held instances
+// (WorkloadBuilder.Held) of workload name in cities (every city when none
+// is given), the ones that exist and the ones the controllers create
+// meanwhile (an ordered placement creates one after another), and waits
+// until the controllers report those cities' deployments ready.
+func (h *Harness) Release(name string, cities ...string) {
+	h.T.Helper()
+	h.Eventually(fmt.Sprintf("%s released in %v", name, cities), func(ctx context.Context) error {
+		var w computev1alpha.Workload
+		if err := h.Client.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: name}, &w); err != nil {
+			return err
+		}
+		var wds computev1alpha.WorkloadDeploymentList
+		if err := h.Client.List(ctx, &wds, client.InNamespace(h.Namespace), client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}); err != nil {
+			return err
+		}
+		in := func(city string) bool { return len(cities) == 0 || slices.Contains(cities, city) }
+		want := 0
+		for _, p := range w.Spec.Placements {
+			for _, city := range p.CityCodes {
+				if in(city) {
+					want++
+				}
+			}
+		}
+		var waiting []string
+		have := 0
+		for _, wd := range wds.Items {
+			if !in(wd.Spec.CityCode) {
+				continue
+			}
+			have++
+			var insts computev1alpha.InstanceList
+			if err := h.Client.List(ctx, &insts, client.InNamespace(h.Namespace), client.MatchingLabels{computev1alpha.WorkloadDeploymentNameLabel: wd.Name}); err != nil {
+				return err
+			}
+			for i := range insts.Items {
+				inst := &insts.Items[i]
+				if _, held := inst.Annotations[simprovider.HoldAnnotation]; !held {
+					continue
+				}
+				patch := client.MergeFrom(inst.DeepCopy())
+				delete(inst.Annotations, simprovider.HoldAnnotation)
+				if err := h.Client.Patch(ctx, inst, patch); client.IgnoreNotFound(err) != nil {
+					return err
+				}
+			}
+			n := wd.Status.ReplicaCounts
+			if wd.Status.ObservedGeneration != wd.Generation || n.DesiredReplicas == 0 || n.ReadyReplicas != n.DesiredReplicas ||
+				n.UpdatedReplicas != n.DesiredReplicas || n.Replicas != n.DesiredReplicas {
+				waiting = append(waiting, fmt.Sprintf("%s %+v", wd.Spec.CityCode, n))
+			}
+		}
+		switch {
+		case have != want:
+			return fmt.Errorf("%d of %d deployments exist", have, want)
+		case len(waiting) > 0:
+			return fmt.Errorf("not ready: %s", strings.Join(waiting, "; "))
+		}
+		return nil
+	})
+}
