@@ -1,20 +1,16 @@
 package cli_test
 
-// The tests of this file run against the real controllers (the live plane,
+// The tests of this file, like every command test that needs a status,
+// run against the real controllers (the live plane,
 // clitest.StartControllers): the Workload, WorkloadDeployment and Instance
 // controllers, the cell's quota client with compute-quota's quota service,
 // and the simulated runtime provider. Every status a command shows there
-// was written by them. The other command tests keep the stand-in
-// (clitest.Converge) where a state cannot be produced by the controllers
-// on demand, or not deterministically:
-//   - an instance that stays Provisioning (rollout status once, the
-//     outage and token waits, the -w stream): the provider starts every
-//     instance after one fixed delay, so "still starting" is a race;
-//   - an instance waiting for quota (PendingQuota): the quota service
-//     answers a claim at once, so the state only lasts a moment;
-//   - exact replica counts and revision numbers the golden-like assertions
-//     of scale, restart, rollout pause/resume/approve and the lists print,
-//     where the point is the command, not the controllers.
+// was written by them. A rollout in progress is an instance the provider
+// holds (clitest.WorkloadBuilder.Held, Harness.Release). The states the
+// controllers cannot hold on demand — an instance waiting for quota (the
+// quota service answers a claim at once), a workload the management plane
+// has not reported yet — are left to the printer tests of the noun
+// packages, which render objects built in memory (clitest.InMemory).
 
 import (
 	"context"

@@ -3,16 +3,14 @@
 // Factory wired to buffers, and golden files (go test -update rewrites
 // them).
 //
-// Statuses come from one of two places. On the live plane
-// (StartControllers, NewLive) the real controllers run in-process — the
-// management and cell roles, the cell's quota client with compute-quota's
-// quota service, and the simulated runtime provider — and a test waits for
-// the state it needs (WaitRolledOut, FailInstance, a grant the workload
-// outgrows). Elsewhere a tiny stand-in for the controllers (Converge,
-// Controllers) writes Workloads, WorkloadDeployments and Instances in the
-// states users meet, the way the controllers write them: for states the
-// controllers cannot hold on demand (an instance still provisioning, one
-// waiting for quota) and for printer tests (InMemory, InstanceStatus).
+// Statuses come from the real controllers: on the live plane
+// (StartControllers, NewLive) the management and cell roles, the cell's
+// quota client with compute-quota's quota service, and the simulated
+// runtime provider run in-process, and a test waits for the state it
+// needs (WaitRolledOut, Release of a Held workload, FailInstance, a grant
+// the workload outgrows). The printer and view tests of the noun packages
+// render objects built in memory instead (InMemory, InstanceStatus), in
+// the states users meet.
 //
 // Only tests import it.
 package clitest

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/planes"
 )
@@ -248,6 +249,18 @@ func (h *Harness) RunCommand(newCmd func(*cmdutil.Factory) *cobra.Command, o Run
 		}
 		return cmdutil.ExitOK
 	}, o, args...)
+}
+
+// CreateWorkload creates w in the harness namespace and returns it as
+// stored.
+func (h *Harness) CreateWorkload(w *computev1alpha.Workload) *computev1alpha.Workload {
+	h.T.Helper()
+	w = w.DeepCopy()
+	w.Namespace = h.Namespace
+	if err := h.Client.Create(context.Background(), w); err != nil {
+		h.T.Fatalf("create workload %s: %v", w.Name, err)
+	}
+	return w
 }
 
 // Ctx returns a context for test setup.

@@ -8,6 +8,9 @@ import (
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
 
+// (A printer test: it renders objects built in memory, in the states the
+// controllers write; no controller runs. The command tests in
+// internal/cli run on the live plane, with the real controllers.)
 func TestSummaryCountsWhatGoes(t *testing.T) {
 	w := clitest.NewWorkload("web").Placement("default", 2, "DFW", "LHR", "SIN").Build()
 	_, insts := clitest.InMemory(w, nil)

@@ -13,6 +13,9 @@ import (
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
 
+// (A printer test: it renders objects built in memory, in the states the
+// controllers write; no controller runs. The command tests in
+// internal/cli run on the live plane, with the real controllers.)
 // fixture is the instances of a workload with one healthy city and one
 // city in every state a user meets.
 func fixture() []computev1alpha.Instance {

@@ -10,6 +10,9 @@ import (
 	"github.com/citycells/compute/internal/cli/view"
 )
 
+// (A printer test: it renders objects built in memory, in the states the
+// controllers write; no controller runs. The command tests in
+// internal/cli run on the live plane, with the real controllers.)
 // snapshot returns web in three cities converged in world.
 func snapshot(world clitest.World) view.Snapshot {
 	w := clitest.NewWorkload("web").Placement("default", 2, "DFW", "LHR", "SIN").Build()

@@ -31,6 +31,9 @@ func bucket(typ string, limit, allocated int64) quotav1alpha1.AllowanceBucket {
 	return b
 }
 
+// (A printer test: it renders objects built in memory, in the states the
+// controllers write; no controller runs. The command tests in
+// internal/cli run on the live plane, with the real controllers.)
 // input is a project at its instance limit with one instance blocked in
 // LHR.
 func input(city string) Input {

@@ -15,6 +15,9 @@ func cmd(format string, args ...any) string {
 	return "datumctl compute " + fmt.Sprintf(format, args...)
 }
 
+// (A printer test: it renders objects built in memory, in the states the
+// controllers write; no controller runs. The command tests in
+// internal/cli run on the live plane, with the real controllers.)
 // snapshot returns workload web converged in world.
 func snapshot(world clitest.World) view.Snapshot {
 	w := clitest.NewWorkload("web").Placement("default", 2, "DFW", "LHR", "SIN").Build()

@@ -15,6 +15,9 @@ import (
 	"github.com/citycells/compute/internal/placement"
 )
 
+// (A printer test: it renders objects built in memory, in the states the
+// controllers write; no controller runs. The command tests in
+// internal/cli run on the live plane, with the real controllers.)
 func TestInstanceStatusInWords(t *testing.T) {
 	for name, tc := range map[string]struct {
 		state        clitest.State

@@ -11,6 +11,9 @@ import (
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
 
+// (A printer test: it renders objects built in memory, in the states the
+// controllers write; no controller runs. The command tests in
+// internal/cli run on the live plane, with the real controllers.)
 // fixture is three workloads in the states users meet: healthy, blocked
 // by quota in one city, and not yet seen by the management plane.
 func fixture() []computev1alpha.Workload {
