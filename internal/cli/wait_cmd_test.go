@@ -85,9 +85,9 @@ func TestRolloutStatusOutlivesAFiveSecondAPIServerOutage(t *testing.T) {
 	h := live(t, clitest.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Held().Build())
 	h.Release("web", "LHR")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := start(h, clitest.RunOptions{Ctx: ctx}, "rollout", "status", "web", "--timeout", "2m")
+	cmd := start(h, clitest.RunOptions{Ctx: ctx}, "rollout", "status", "web", "--timeout", "4m")
 	cmd.waitFor(t, "web: DFW 0/2")
 
 	if err := env.StopAPIServer(clitest.LivePlane); err != nil {
@@ -98,6 +98,9 @@ func TestRolloutStatusOutlivesAFiveSecondAPIServerOutage(t *testing.T) {
 	if err := env.StartAPIServer(ctx, clitest.LivePlane); err != nil {
 		t.Fatal(err)
 	}
+	// The controllers' watches come back with client-go's backoff (up to
+	// 30 s between attempts), slower on a loaded machine.
+	h.Patience = 3 * time.Minute
 	h.Release("web", "DFW")
 
 	if code := cmd.exit(t); code != cmdutil.ExitOK {

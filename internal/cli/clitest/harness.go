@@ -123,6 +123,9 @@ type Harness struct {
 	// Project is the project commands act in (--project); empty leaves
 	// the kubeconfig's context to name the target.
 	Project string
+	// Patience replaces Settle as how long Eventually waits, for a test
+	// that makes the controllers slow on purpose (an API server outage).
+	Patience time.Duration
 }
 
 // namespaces numbers test namespaces.

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -46,6 +47,13 @@ const ProviderDelay = time.Second
 
 // liveCell is the cell name on the quota claims of the live plane.
 const liveCell = "cli-cell"
+
+// liveCaches are what the controllers of the live plane read (their
+// managers' caches): NewLive waits until they show a new project's
+// bindings and grant, so that no controller judges a workload against a
+// project it has not fully seen (a city "not enabled", an instance denied
+// quota), which would make a test's outcome a race.
+var liveCaches struct{ controllers, quota client.Reader }
 
 // StartControllers runs on plane p what compute runs in production, in
 // this process:
@@ -124,6 +132,7 @@ func StartControllers(p *planes.Plane, dir string) (stop func() error, err error
 	if err != nil {
 		return nil, err
 	}
+	liveCaches.controllers, liveCaches.quota = mgr.GetCache(), quotaMgr.GetCache()
 	done := make(chan error, 2)
 	go func() { done <- role.Start(ctx) }()
 	go func() { done <- quotaMgr.Start(ctx) }()
@@ -177,6 +186,26 @@ func NewLive(t testing.TB, env *planes.Environment, grant Grant) *Harness {
 	}
 	h.SetGrant(grant)
 	h.BindCities("DFW", "LHR", "SIN")
+	h.Eventually("the controllers see the project's cities and grant", func(ctx context.Context) error {
+		if liveCaches.controllers == nil {
+			return errors.New("the controllers are not running (StartControllers)")
+		}
+		var bindings networkingv1alpha.LocationBindingList
+		if err := liveCaches.controllers.List(ctx, &bindings, client.InNamespace(h.Namespace)); err != nil {
+			return err
+		}
+		if len(bindings.Items) != 3 {
+			return fmt.Errorf("%d of 3 location bindings", len(bindings.Items))
+		}
+		var grants quotav1alpha1.ResourceGrantList
+		if err := liveCaches.quota.List(ctx, &grants, client.InNamespace(h.Namespace)); err != nil {
+			return err
+		}
+		if len(grants.Items) == 0 {
+			return errors.New("no resource grant")
+		}
+		return nil
+	})
 	return h
 }
 
@@ -211,17 +240,18 @@ func (h *Harness) SetGrant(g Grant) {
 const Settle = time.Minute
 
 // Eventually polls check until it returns nil, failing the test with its
-// last error after Settle.
+// last error after Settle (or h.Patience when set).
 func (h *Harness) Eventually(what string, check func(ctx context.Context) error) {
 	h.T.Helper()
-	deadline := time.Now().Add(Settle)
+	settle := cmp.Or(h.Patience, Settle)
+	deadline := time.Now().Add(settle)
 	for {
 		err := check(context.Background())
 		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			h.T.Fatalf("%s: not after %s: %v", what, Settle, err)
+			h.T.Fatalf("%s: not after %s: %v", what, settle, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
