@@ -59,10 +59,19 @@ lint: ## Run golangci-lint (built from the pinned version) over every package, e
 	@bash $(TOOLS) golangci-lint >/dev/null
 	$(GOLANGCI_LINT) run ./...
 
+# The version and commit `make build` stamps into the binaries that print
+# them (datumctl-compute's `version`): GOFLAGS=-buildvcs=false, set on some
+# machines, leaves the toolchain nothing to record, and they would say "dev".
+# A checkout without a v* tag gets v0.0.0-dev+<commit> (semver, as datumctl
+# compares plugin versions).
+CLI_VERSION   ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || echo v0.0.0-dev+$$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown))
+BUILD_LDFLAGS := -X main.version=$(CLI_VERSION) -X main.commit=$(shell git rev-parse --short=7 HEAD 2>/dev/null)
+
 .PHONY: build
-build: ## Build every binary of the project into ./bin/.
+build: ## Build every binary of the project into ./bin/, the version (git describe) and commit stamped in.
 	@mkdir -p $(BIN_DIR)
-	@for b in $(BINARIES); do echo "go build -o $(BIN_DIR)/$$b ./cmd/$$b"; go build -o $(BIN_DIR)/$$b ./cmd/$$b; done
+	@for b in $(BINARIES); do echo "go build -ldflags '$(BUILD_LDFLAGS)' -o $(BIN_DIR)/$$b ./cmd/$$b"; \
+		go build -ldflags '$(BUILD_LDFLAGS)' -o $(BIN_DIR)/$$b ./cmd/$$b || exit 1; done
 
 .PHONY: manifests-check
 manifests-check: ## Render every kustomize overlay in config/overlays; fail on the first error.
