@@ -190,9 +190,8 @@ type scope struct {
 	reader   client.Reader
 	recorder events.EventRecorder
 	wd       *computev1alpha.WorkloadDeployment
-	// project is the project namespace of wd, read by the first phase.
-	project *corev1.Namespace
-	// hubNamespace is the federation-plane namespace wd maps to.
+	// hubNamespace is the federation-plane namespace wd maps to, named
+	// after its project namespace's UID (the first phase).
 	hubNamespace string
 	// hubCopy is the copy in the federation plane as written.
 	hubCopy *computev1alpha.WorkloadDeployment
@@ -262,17 +261,50 @@ func (r *Reconciler) reportFederation(ctx context.Context, s *scope, res phases.
 }
 
 // readProjectNamespace reads the project namespace and derives the
-// federation namespace from its UID.
+// federation namespace from its UID. A deployment already federated is
+// proven by its hub copy instead (see verifiedHubNamespace), which costs no
+// request; any other reads the namespace from the project plane's
+// apiserver, never from a cache that could still hold an earlier namespace
+// of the same name.
 func (r *Reconciler) readProjectNamespace(ctx context.Context, s *scope) (phases.Result, error) {
+	if hubNamespace, ok := r.verifiedHubNamespace(ctx, s); ok {
+		s.hubNamespace = hubNamespace
+		return phases.Result{}, nil
+	}
 	ns := &corev1.Namespace{}
 	// Read directly: the mapping must come from the namespace's UID, never
-	// from anything a user can write, and the management role has no
-	// namespace informer in project planes.
+	// from anything a user can write, and a namespace deleted and made
+	// again under the same name must never map to the old federation
+	// namespace, which a lagging cache could still say.
 	if err := s.reader.Get(ctx, client.ObjectKey{Name: s.wd.Namespace}, ns); err != nil {
 		return phases.Result{}, fmt.Errorf("failed to read project namespace %s: %w", s.wd.Namespace, err)
 	}
-	s.project, s.hubNamespace = ns, names.FederationNamespace(ns.UID)
+	s.hubNamespace = names.FederationNamespace(ns.UID)
 	return phases.Result{}, nil
+}
+
+// verifiedHubNamespace returns the federation namespace recorded on the
+// deployment when a hub copy in it proves the record: the copy belongs to
+// the deployment's project namespace and carries the deployment's UID. The
+// federator writes a copy only into the namespace it derived from the live
+// project namespace's UID, and a deployment's UID never outlives its
+// namespace, so the proof holds for the deployment's whole life whatever a
+// user writes on it (the record alone is only where to look) and however
+// stale the hub cache is (an older copy was proven the same way). After a
+// restart this keeps every unchanged deployment off the project apiserver.
+func (r *Reconciler) verifiedHubNamespace(ctx context.Context, s *scope) (string, bool) {
+	recorded := s.wd.Annotations[computev1alpha.FederationNamespaceAnnotation]
+	if recorded == "" || s.wd.UID == "" {
+		return "", false
+	}
+	hubCopy := &computev1alpha.WorkloadDeployment{}
+	if err := r.Hub.Get(ctx, client.ObjectKey{Namespace: recorded, Name: s.wd.Name}, hubCopy); err != nil {
+		return "", false
+	}
+	if hubCopy.Annotations[UpstreamUIDAnnotation] != string(s.wd.UID) || !BelongsTo(hubCopy, s.cluster, s.wd.Namespace) {
+		return "", false
+	}
+	return recorded, true
 }
 
 // federateToCity writes the city's policy and the hub copy. The policy
@@ -337,7 +369,7 @@ func (r *Reconciler) recordHubNamespace(ctx context.Context, s *scope) (phases.R
 // prepareHubNamespace makes sure the federation namespace of the project
 // namespace exists and is labelled for it.
 func (r *Reconciler) prepareHubNamespace(ctx context.Context, s *scope) (phases.Result, error) {
-	return phases.Result{}, r.ensureHubNamespace(ctx, HubNamespace(s.cluster, s.project))
+	return phases.Result{}, r.ensureHubNamespace(ctx, hubNamespaceFor(s.cluster, s.wd.Namespace, s.hubNamespace))
 }
 
 // ensureHubNamespace creates the hub namespace, or adds the upstream labels

@@ -25,6 +25,15 @@ import (
 // generation with it.
 const UpstreamGenerationAnnotation = "compute.datumapis.com/upstream-generation"
 
+// UpstreamUIDAnnotation on a hub WorkloadDeployment records the UID of the
+// project WorkloadDeployment it copies. The federator only writes a copy
+// into the federation namespace it derived from the live project
+// namespace's UID, so a copy carrying a deployment's UID proves which
+// federation namespace that deployment (whose UID lives in one namespace
+// incarnation only) maps to: later reconciles trust it instead of reading
+// the namespace again.
+const UpstreamUIDAnnotation = "compute.datumapis.com/upstream-uid"
+
 // policyPrefix prefixes the name of the PropagationPolicy of a city.
 const policyPrefix = "city-"
 
@@ -32,9 +41,15 @@ const policyPrefix = "city-"
 // namespace ns of cluster: named after ns's UID, labelled with where it
 // comes from.
 func HubNamespace(cluster string, ns *corev1.Namespace) *corev1.Namespace {
+	return hubNamespaceFor(cluster, ns.Name, names.FederationNamespace(ns.UID))
+}
+
+// hubNamespaceFor returns hub namespace name, labelled as the one of project
+// namespace namespace of cluster.
+func hubNamespaceFor(cluster, namespace, name string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:   names.FederationNamespace(ns.UID),
-		Labels: upstreamLabels(cluster, ns.Name),
+		Name:   name,
+		Labels: upstreamLabels(cluster, namespace),
 	}}
 }
 
@@ -57,8 +72,8 @@ func BelongsTo(obj client.Object, cluster, namespace string) bool {
 
 // HubCopy returns the hub copy of project WorkloadDeployment wd of cluster
 // in hub namespace hubNamespace: its labels and spec, the upstream labels,
-// the city routing label, the project generation and the missing-references
-// annotation. Owner references,
+// the city routing label, the project generation and UID and the
+// missing-references annotation. Owner references,
 // finalizers and status stay in the project plane.
 func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment) *computev1alpha.WorkloadDeployment {
 	labels := maps.Clone(wd.Labels)
@@ -69,10 +84,13 @@ func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment
 	labels[computev1alpha.CityCodeTopologyLabel] = wd.Spec.CityCode
 	out := &computev1alpha.WorkloadDeployment{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        wd.Name,
-			Namespace:   hubNamespace,
-			Labels:      labels,
-			Annotations: map[string]string{UpstreamGenerationAnnotation: strconv.FormatInt(wd.Generation, 10)},
+			Name:      wd.Name,
+			Namespace: hubNamespace,
+			Labels:    labels,
+			Annotations: map[string]string{
+				UpstreamGenerationAnnotation: strconv.FormatInt(wd.Generation, 10),
+				UpstreamUIDAnnotation:        string(wd.UID),
+			},
 		},
 		Spec: *wd.Spec.DeepCopy(),
 	}

@@ -67,7 +67,7 @@ func TestHubCopy(t *testing.T) {
 				computev1alpha.UpstreamNamespaceLabel:   "default",
 				computev1alpha.CityCodeTopologyLabel:    "DFW",
 			},
-			Annotations: map[string]string{UpstreamGenerationAnnotation: "4"},
+			Annotations: map[string]string{UpstreamGenerationAnnotation: "4", UpstreamUIDAnnotation: "wd-uid"},
 		},
 		Spec: makeWD("default", "web-dfw-1", "DFW").build().Spec,
 	}

@@ -43,6 +43,7 @@ func TestAProjectDeploymentIsCopiedToItsHubNamespaceWithItsCitysPolicy(t *testin
 		HaveKeyWithValue(computev1alpha.CityCodeTopologyLabel, "DFW"),
 	))
 	g.Expect(copyWD.Annotations).To(HaveKeyWithValue(fedcontroller.UpstreamGenerationAnnotation, "1"))
+	g.Expect(copyWD.Annotations).To(HaveKeyWithValue(fedcontroller.UpstreamUIDAnnotation, string(wd.UID)))
 	g.Expect(copyWD.OwnerReferences).To(BeEmpty())
 
 	t.Log("DFW's policy sends WorkloadDeployments labelled DFW to Clusters labelled DFW, each with every replica")
@@ -67,6 +68,42 @@ func TestAProjectDeploymentIsCopiedToItsHubNamespaceWithItsCitysPolicy(t *testin
 		g.Expect(fed.Status).To(Equal(metav1.ConditionTrue))
 		g.Expect(fed.Reason).To(Equal(computev1alpha.ReasonFederated))
 	}, timeout, interval).Should(Succeed())
+}
+
+func TestAForgedFederationNamespaceRecordIsNeverFollowed(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	victimNS, victimHub := newNamespace(t)
+	victim := makeWD(victimNS, "web-dfw", "DFW", 2)
+	g.Expect(projectClient.Create(ctx, victim)).To(Succeed())
+	victimCopy := &computev1alpha.WorkloadDeployment{}
+	g.Eventually(get(hubClient, victimHub, victim.Name, victimCopy), timeout, interval).Should(Succeed())
+
+	ns, hubNS := newNamespace(t)
+	wd := makeWD(ns, victim.Name, "DFW", 2)
+	g.Expect(projectClient.Create(ctx, wd)).To(Succeed())
+	g.Eventually(get(hubClient, hubNS, wd.Name, &computev1alpha.WorkloadDeployment{}), timeout, interval).Should(Succeed())
+
+	t.Log("a user records another namespace's federation namespace on a deployment of the same name and scales it")
+	before := projectWD(g, wd)
+	forged := before.DeepCopy()
+	forged.Annotations[computev1alpha.FederationNamespaceAnnotation] = victimHub
+	forged.Spec.Replicas = ptr.To[int32](5)
+	g.Expect(projectClient.Patch(ctx, forged, client.MergeFrom(before))).To(Succeed())
+
+	t.Log("the change reaches the deployment's own copy, the record is put back, and the other namespace's copy is untouched")
+	g.Eventually(func(g Gomega) {
+		own := &computev1alpha.WorkloadDeployment{}
+		g.Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: hubNS, Name: wd.Name}, own)).To(Succeed())
+		g.Expect(own.Spec.Replicas).To(Equal(ptr.To[int32](5)))
+		g.Expect(projectWD(g, wd).Annotations).To(HaveKeyWithValue(computev1alpha.FederationNamespaceAnnotation, hubNS))
+	}, timeout, interval).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		cur := &computev1alpha.WorkloadDeployment{}
+		g.Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: victimHub, Name: victim.Name}, cur)).To(Succeed())
+		g.Expect(cur.Spec).To(Equal(victimCopy.Spec))
+		g.Expect(cur.Annotations).To(HaveKeyWithValue(fedcontroller.UpstreamUIDAnnotation, string(victim.UID)))
+	}, time.Second, interval).Should(Succeed())
 }
 
 func TestTheHubsStatusIsMirroredAsSoonAsItChanges(t *testing.T) {
