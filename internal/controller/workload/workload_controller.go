@@ -28,6 +28,13 @@ import (
 // ControllerName names the controller in logs, metrics and events.
 const ControllerName = "workload"
 
+// DefaultMaxConcurrentReconciles is the number of Workloads reconciled at
+// once unless Reconciler.MaxConcurrentReconciles says otherwise. One worker
+// made a restarted manager walk its whole initial list one Workload at a
+// time, an edit made meanwhile waiting its turn; a Workload's reconcile is
+// mostly waiting on its writes.
+const DefaultMaxConcurrentReconciles = 4
+
 // Reconciler is the WorkloadReconciler: it keeps the WorkloadDeployments,
 // revisions and status of Workloads in every project cluster of a
 // multicluster manager.
@@ -37,6 +44,8 @@ type Reconciler struct {
 	// Clock stamps revisions and condition transitions; the real clock when
 	// nil.
 	Clock clock.PassiveClock
+	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
 }
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads,verbs=get;list;watch
@@ -58,12 +67,16 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		// The multicluster builder does not apply the manager's global
 		// name validation setting, as controller-runtime's builder does.
 		WithOptions(controller.TypedOptions[mcreconcile.Request]{
-			SkipNameValidation: mgr.GetControllerOptions().SkipNameValidation,
+			SkipNameValidation:      mgr.GetControllerOptions().SkipNameValidation,
+			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
 		}).
 		For(&computev1alpha.Workload{}).
 		Owns(&computev1alpha.WorkloadDeployment{}).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +36,9 @@ const (
 // reconcileDeployments creates, updates and deletes the WorkloadDeployments
 // of s.workload to match its targets (its expansion, shaped by the rollout
 // across cities), and returns every city as observed after the writes.
-// Every write is attempted; the errors are joined.
+// Every write is attempted, all at once (each names its own deployment, so
+// none depends on another, and a Workload's cities start together instead
+// of one round trip after the other); the errors are joined.
 func reconcileDeployments(ctx context.Context, s *scope, targets []placement.Target) ([]observedCity, error) {
 	w := s.workload
 	plan := placement.Diff(w, targets, s.deployments)
@@ -45,36 +48,63 @@ func reconcileDeployments(ctx context.Context, s *scope, targets []placement.Tar
 		current[s.deployments[i].Name] = &s.deployments[i]
 	}
 
-	var errs []error
+	// The patches' bases, read before any write goroutine changes current.
+	before := make(map[string]*computev1alpha.WorkloadDeployment, len(plan.Update))
+	for _, wd := range plan.Update {
+		before[wd.Name] = current[wd.Name]
+	}
+
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs []error
+	)
+	// write runs do in its own goroutine; on success it records wd (nil:
+	// removes name) as the current deployment and emits the event.
+	write := func(name string, do func() error, wd *computev1alpha.WorkloadDeployment, action string, onFail *computev1alpha.WorkloadDeployment, event func()) {
+		wg.Go(func() {
+			err := do()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, s.failed(onFail, action, err))
+				return
+			}
+			if wd == nil {
+				delete(current, name)
+			} else {
+				current[name] = wd
+			}
+			event()
+		})
+	}
 	for _, wd := range plan.Create {
-		if err := s.client.Create(ctx, wd); err != nil {
-			errs = append(errs, s.failed(wd, "Create", err))
-			continue
-		}
-		current[wd.Name] = wd
-		s.recorder.Eventf(w, wd, corev1.EventTypeNormal, EventDeploymentCreated, "Create",
-			"Created WorkloadDeployment %s for placement %s in %s", wd.Name, wd.Spec.PlacementName, wd.Spec.CityCode)
+		write(wd.Name, func() error { return s.client.Create(ctx, wd) }, wd, "Create", wd, func() {
+			s.recorder.Eventf(w, wd, corev1.EventTypeNormal, EventDeploymentCreated, "Create",
+				"Created WorkloadDeployment %s for placement %s in %s", wd.Name, wd.Spec.PlacementName, wd.Spec.CityCode)
+		})
 	}
 	for _, wd := range plan.Update {
-		if err := s.client.Patch(ctx, wd, client.MergeFrom(current[wd.Name])); err != nil {
-			errs = append(errs, s.failed(wd, "Update", err))
-			continue
-		}
-		current[wd.Name] = wd
-		s.recorder.Eventf(w, wd, corev1.EventTypeNormal, EventDeploymentUpdated, "Update",
-			"Updated WorkloadDeployment %s for placement %s in %s", wd.Name, wd.Spec.PlacementName, wd.Spec.CityCode)
+		base := before[wd.Name]
+		write(wd.Name, func() error { return s.client.Patch(ctx, wd, client.MergeFrom(base)) }, wd, "Update", wd, func() {
+			s.recorder.Eventf(w, wd, corev1.EventTypeNormal, EventDeploymentUpdated, "Update",
+				"Updated WorkloadDeployment %s for placement %s in %s", wd.Name, wd.Spec.PlacementName, wd.Spec.CityCode)
+		})
 	}
 	for _, wd := range plan.Delete {
-		err := s.client.Delete(ctx, wd, client.Preconditions{UID: &wd.UID})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, s.failed(wd, "Delete", err))
-			continue
-		}
-		delete(current, wd.Name)
-		s.recorder.Eventf(w, wd, corev1.EventTypeNormal, EventDeploymentDeleted, "Delete",
-			"Deleted WorkloadDeployment %s of placement %s in %s: %s", wd.Name, wd.Spec.PlacementName, wd.Spec.CityCode,
-			deletionCause(plan, wd))
+		write(wd.Name, func() error {
+			err := s.client.Delete(ctx, wd, client.Preconditions{UID: &wd.UID})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}, nil, "Delete", wd, func() {
+			s.recorder.Eventf(w, wd, corev1.EventTypeNormal, EventDeploymentDeleted, "Delete",
+				"Deleted WorkloadDeployment %s of placement %s in %s: %s", wd.Name, wd.Spec.PlacementName, wd.Spec.CityCode,
+				deletionCause(plan, wd))
+		})
 	}
+	wg.Wait()
 	return observedCities(plan, current), errors.Join(errs...)
 }
 
