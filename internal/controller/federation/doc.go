@@ -13,12 +13,19 @@
 //     namespace, ns-<uid of the project namespace> (names.FederationNamespace),
 //     labelled with the upstream cluster name and namespace, and records it
 //     on the project WorkloadDeployment (annotation
-//     compute.datumapis.com/federation-namespace);
+//     compute.datumapis.com/federation-namespace). The UID is read live
+//     from the project apiserver, never from a cache (a namespace made
+//     again under the same name must not map to the old hub namespace);
+//     the record, which a user can write, is trusted only where a hub copy
+//     carrying the deployment's own UID (annotation
+//     compute.datumapis.com/upstream-uid, written only under a live-read
+//     mapping) proves it, which keeps a restarted manager's resync of
+//     unchanged deployments off the project apiserver;
 //  3. ensures the PropagationPolicy of the deployment's city in that hub
 //     namespace (CityPolicy) and copies the WorkloadDeployment's spec and
 //     labels there, labelled with the upstream cluster name and namespace
 //     and the city routing label, and annotated with the project generation
-//     it was copied from;
+//     it was copied from and the project deployment's UID;
 //  4. mirrors the hub copy's status — aggregated by Karmada through
 //     compute's ResourceInterpreterCustomization — onto the project
 //     WorkloadDeployment, translating the hub's observedGeneration back
