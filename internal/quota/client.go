@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,7 +53,16 @@ type Options struct {
 	// Timeout bounds each Evaluate and Release call; zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// TargetTTL is how long the target a cell namespace resolved to is
+	// remembered (its federation labels are set when the namespace is
+	// made and do not change in practice); zero means DefaultTargetTTL. A
+	// namespace that cannot be resolved is never remembered.
+	TargetTTL time.Duration
 }
+
+// DefaultTargetTTL is how long a resolved target is remembered when
+// Options.TargetTTL is zero.
+const DefaultTargetTTL = 10 * time.Second
 
 // Client claims quota for the Instances of a cell in their projects' quota
 // planes. It is safe for concurrent use.
@@ -61,6 +71,27 @@ type Client struct {
 	reader        client.Reader
 	planes        Planes
 	timeout       time.Duration
+	targetTTL     time.Duration
+
+	// targets remembers what each cell namespace resolved to.
+	targetsMu sync.Mutex
+	targets   map[string]resolved
+
+	// claimCaches are the claim watches WatchSources started, by plane
+	// (see planeKey); Evaluate reads claims from them once they synced.
+	claimCaches map[string]claimCache
+}
+
+// resolved is a remembered target.
+type resolved struct {
+	target Target
+	at     time.Time
+}
+
+// claimCache is the cache of this cell's claims in one quota plane.
+type claimCache struct {
+	reader client.Reader
+	synced func() bool
 }
 
 var _ Evaluator = (*Client)(nil)
@@ -82,8 +113,14 @@ func NewClient(opts Options) (*Client, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.TargetTTL <= 0 {
+		opts.TargetTTL = DefaultTargetTTL
+	}
 	SetEnforcementEnabled(true)
-	return &Client{sourceCluster: opts.SourceCluster, reader: opts.Reader, planes: opts.Planes, timeout: opts.Timeout}, nil
+	return &Client{
+		sourceCluster: opts.SourceCluster, reader: opts.Reader, planes: opts.Planes, timeout: opts.Timeout,
+		targetTTL: opts.TargetTTL, targets: map[string]resolved{},
+	}, nil
 }
 
 // SourceCluster returns the cell name the Client labels claims with.
@@ -91,9 +128,10 @@ func (c *Client) SourceCluster() string {
 	return c.sourceCluster
 }
 
-// Evaluate ensures the Instance's claim and maps it onto QuotaGranted. Each
-// call reads the claim from the quota plane, so a grant whose watch event was
-// missed is seen on the next call. Failures to ask the backend are counted in
+// Evaluate ensures the Instance's claim and maps it onto QuotaGranted. The
+// claim is read from the claim watch of its plane once that has synced (a
+// watch that missed an event relists; an event on its way brings the
+// Instance back), otherwise from the quota plane itself. Failures to ask the backend are counted in
 // compute_quota_eval_failures_total and returned with their condition; a
 // claim the quota system answered (granted, exceeded, invalid, no budget)
 // returns a nil error.
@@ -142,8 +180,27 @@ func (c *Client) Release(ctx context.Context, inst *computev1alpha.Instance) err
 }
 
 // Resolve returns where the Instance's claim lives, from the labels of its
-// cell namespace read with the uncached reader.
+// cell namespace read with the uncached reader, or as a read made less than
+// the target TTL ago resolved it.
 func (c *Client) Resolve(ctx context.Context, inst *computev1alpha.Instance) (Target, error) {
+	c.targetsMu.Lock()
+	r, ok := c.targets[inst.Namespace]
+	c.targetsMu.Unlock()
+	if ok && time.Since(r.at) < c.targetTTL {
+		return r.target, nil
+	}
+	t, err := c.resolve(ctx, inst)
+	if err != nil {
+		return t, err
+	}
+	c.targetsMu.Lock()
+	c.targets[inst.Namespace] = resolved{target: t, at: time.Now()}
+	c.targetsMu.Unlock()
+	return t, nil
+}
+
+// resolve reads the Instance's cell namespace and resolves its target.
+func (c *Client) resolve(ctx context.Context, inst *computev1alpha.Instance) (Target, error) {
 	ns := &corev1.Namespace{}
 	if err := c.reader.Get(ctx, client.ObjectKey{Name: inst.Namespace}, ns); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -184,11 +241,13 @@ func (c *Client) Ensure(ctx context.Context, inst *computev1alpha.Instance) (*qu
 	if err != nil {
 		return nil, &Error{Op: OpCreate, Target: t, Claim: ClaimName(inst), Err: err}
 	}
-	have, err := c.get(ctx, cl, t, want.Name)
+	have, err := c.read(ctx, cl, t, want.Name)
 	if err != nil {
 		return nil, err
 	}
 	if have == nil {
+		// A claim the watch has not shown yet makes the create fail with
+		// AlreadyExists, and create reads it from the plane then.
 		return c.create(ctx, cl, t, want)
 	}
 	switch ownerOf(have, inst, c.sourceCluster) {
@@ -244,6 +303,42 @@ func (c *Client) connect(ctx context.Context, inst *computev1alpha.Instance) (Ta
 		return t, nil, &Error{Op: OpConnect, Target: t, Claim: ClaimName(inst), Err: err}
 	}
 	return t, cl, nil
+}
+
+// read returns a claim from the claim watch of t's plane when it has
+// synced (nil when the watch has not seen it), otherwise as get does.
+func (c *Client) read(ctx context.Context, cl client.Client, t Target, name string) (*quotav1alpha1.ResourceClaim, error) {
+	cc, ok := c.claimCacheFor(t.Project)
+	if !ok || !cc.synced() {
+		return c.get(ctx, cl, t, name)
+	}
+	claim := &quotav1alpha1.ResourceClaim{}
+	err := cc.reader.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, claim)
+	switch {
+	case err == nil:
+		return claim, nil
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	default:
+		return c.get(ctx, cl, t, name)
+	}
+}
+
+// claimCacheFor returns the claim watch of project's plane, if any.
+func (c *Client) claimCacheFor(project string) (claimCache, bool) {
+	if len(c.claimCaches) == 0 {
+		return claimCache{}, false
+	}
+	sp, ok := c.planes.(*StaticPlanes)
+	if !ok {
+		return claimCache{}, false
+	}
+	cfg, err := sp.configFor(project)
+	if err != nil {
+		return claimCache{}, false
+	}
+	cc, ok := c.claimCaches[planeKey(cfg)]
+	return cc, ok
 }
 
 // get reads a claim; nil means there is none. A 404 that is not about the

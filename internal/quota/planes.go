@@ -239,7 +239,7 @@ func (p *StaticPlanes) distinctConfigs() []*rest.Config {
 	seen := map[string]*rest.Config{}
 	add := func(c *rest.Config) {
 		if c != nil {
-			seen[c.Host+"\x00"+c.Username+"\x00"+string(c.CertData)] = c
+			seen[planeKey(c)] = c
 		}
 	}
 	for _, c := range p.configs {
@@ -256,4 +256,9 @@ func (p *StaticPlanes) distinctConfigs() []*rest.Config {
 		out = append(out, seen[k])
 	}
 	return out
+}
+
+// planeKey identifies a plane configuration: its host and identity.
+func planeKey(c *rest.Config) string {
+	return c.Host + "\x00" + c.Username + "\x00" + string(c.CertData)
 }

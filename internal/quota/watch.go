@@ -26,7 +26,9 @@ import (
 // claim this cell made changes in a quota plane it can watch: one per
 // statically configured plane (none for Milo's per-project planes, which are
 // not known up front; the age-anchored requeue covers those). Register them
-// with builder.WatchesRawSource.
+// with builder.WatchesRawSource. Once a plane's watch has synced, Evaluate
+// reads that plane's claims from it instead of asking the plane each time.
+// Call it once, before the manager starts.
 //
 // The watches are best effort and never hold the cell back: each plane's
 // cache is added to mgr as a plain runnable and the sources do not make the
@@ -41,6 +43,7 @@ func (c *Client) WatchSources(mgr manager.Manager) ([]source.Source, error) {
 	selector := labels.SelectorFromSet(labels.Set{computev1alpha.SourceClusterLabel: c.sourceCluster})
 	cfgs := sp.distinctConfigs()
 	out := make([]source.Source, 0, len(cfgs))
+	caches := make(map[string]claimCache, len(cfgs))
 	for _, cfg := range cfgs {
 		cl, err := cluster.New(cfg, func(o *cluster.Options) {
 			o.Scheme = scheme
@@ -53,10 +56,16 @@ func (c *Client) WatchSources(mgr manager.Manager) ([]source.Source, error) {
 		if err := mgr.Add(manager.RunnableFunc(cl.Start)); err != nil {
 			return nil, fmt.Errorf("failed to add the claim watch of quota plane %s: %w", cfg.Host, err)
 		}
+		inf, err := cl.GetCache().GetInformer(context.Background(), &quotav1alpha1.ResourceClaim{}, cache.BlockUntilSynced(false))
+		if err != nil {
+			return nil, fmt.Errorf("failed to build the claim watch of quota plane %s: %w", cfg.Host, err)
+		}
+		caches[planeKey(cfg)] = claimCache{reader: cl.GetCache(), synced: inf.HasSynced}
 		src := source.Kind(cl.GetCache(), &quotav1alpha1.ResourceClaim{},
 			handler.TypedEnqueueRequestsFromMapFunc(c.instanceRequests))
 		out = append(out, startOnly{src})
 	}
+	c.claimCaches = caches
 	return out, nil
 }
 

@@ -165,11 +165,13 @@ func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Res
 	ready := withNetwork(readyCondition(s.inst, quota), s.network)
 	if wait := r.nothingToReportYet(s.inst, quota, ready); wait > 0 && s.network.refused == "" {
 		// The grant or the provider's first report is moments away and
-		// brings the Instance back; one write then says it all.
+		// brings the Instance back; one write then says it all. A grant
+		// that just landed goes on to release the gate: the provider's
+		// report it makes possible is that moment.
 		if requeue > 0 {
 			wait = min(wait, requeue)
 		}
-		return phases.Result{RequeueAfter: wait, Stop: true}, nil
+		return phases.Result{RequeueAfter: wait, Stop: quota.Status != metav1.ConditionTrue}, nil
 	}
 	res := phases.Result{RequeueAfter: requeue}
 	err := r.applyConditions(ctx, s.inst, quota, ready)
@@ -185,7 +187,7 @@ func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Res
 // changed the Instance while the gate is on: its update event brings it
 // back, and the requeue bounds the wait without error backoff.
 func (r *Reconciler) releaseGate(ctx context.Context, s *scope) (phases.Result, error) {
-	err := r.releaseQuotaGate(ctx, s.inst, !r.NetworkingIntegration || s.network.ready)
+	err := r.releaseQuotaGate(ctx, s.inst, s.quota, !r.NetworkingIntegration || s.network.ready)
 	if apierrors.IsConflict(err) {
 		return phases.Result{RequeueAfter: r.quotaRequeue(s.inst), Stop: true}, nil
 	}
@@ -274,14 +276,17 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, inst *computev1alpha.I
 }
 
 // releaseQuotaGate removes the scheduling gates this controller holds:
-// Quota once the stored QuotaGranted condition admits the Instance's
-// current generation, and Network once networkReady (every NetworkBinding
-// Ready and its addresses recorded; always with the NetworkingIntegration
-// gate off, which binds nothing). The patch is guarded by the
-// resourceVersion of the object the condition was read from.
-func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.Instance, networkReady bool) error {
+// Quota once quota, the QuotaGranted condition evaluated for inst (and
+// written with it, or held back as nothing to report yet), admits the
+// Instance's current generation, and Network once networkReady (every
+// NetworkBinding Ready and its addresses recorded; always with the
+// NetworkingIntegration gate off, which binds nothing). The patch is
+// guarded by the resourceVersion of the object the quota was evaluated for
+// (or of the status write that recorded it), so a spec changed meanwhile is
+// never released by a grant for an older one.
+func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.Instance, quota metav1.Condition, networkReady bool) error {
 	release := map[string]bool{
-		computev1alpha.QuotaSchedulingGate:   hasGate(inst, computev1alpha.QuotaSchedulingGate) && quotaAdmits(inst),
+		computev1alpha.QuotaSchedulingGate:   hasGate(inst, computev1alpha.QuotaSchedulingGate) && quotaAdmits(inst, quota),
 		computev1alpha.NetworkSchedulingGate: hasGate(inst, computev1alpha.NetworkSchedulingGate) && networkReady,
 	}
 	if !release[computev1alpha.QuotaSchedulingGate] && !release[computev1alpha.NetworkSchedulingGate] {

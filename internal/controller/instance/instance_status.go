@@ -62,13 +62,11 @@ func quotaDisabledCondition() metav1.Condition {
 	}
 }
 
-// quotaAdmits reports whether the QuotaGranted condition stored on the
-// Instance lets the Quota gate go: True, and evaluated for the Instance's
-// current generation, so a grant for an older spec never releases a newer
-// one.
-func quotaAdmits(inst *computev1alpha.Instance) bool {
-	c := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionQuotaGranted)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == inst.Generation
+// quotaAdmits reports whether a QuotaGranted condition lets the Instance's
+// Quota gate go: True, and evaluated for the Instance's current generation,
+// so a grant for an older spec never releases a newer one.
+func quotaAdmits(inst *computev1alpha.Instance, c metav1.Condition) bool {
+	return c.Type == computev1alpha.ConditionQuotaGranted && c.Status == metav1.ConditionTrue && c.ObservedGeneration == inst.Generation
 }
 
 // warning is a Warning event to emit: a reason and its message.
@@ -205,9 +203,11 @@ const InitialReportGrace = 2 * time.Second
 // status of a young Instance whose status would only say that nothing has
 // happened yet, or zero when it must be written now: the Instance already
 // reports Ready, is being deleted, or is older than InitialReportGrace;
-// quota was refused or the backend failed (reported at once); quota is
-// granted while the Quota gate is on (the grant is stored before the gate
-// goes); or the provider has reported.
+// quota was refused or the backend failed (reported at once); a gate other
+// than Quota holds it; or the provider has reported. A grant that finds the
+// Quota gate on is not reported on its own: the gate goes in the same
+// reconcile, and the provider's first report, which that lets come,
+// brings the Instance back to report the grant and Ready in one write.
 func (r *Reconciler) nothingToReportYet(inst *computev1alpha.Instance, quota, ready metav1.Condition) time.Duration {
 	if inst.DeletionTimestamp != nil || meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady) != nil {
 		return 0
@@ -218,7 +218,8 @@ func (r *Reconciler) nothingToReportYet(inst *computev1alpha.Instance, quota, re
 	}
 	switch {
 	case quota.Status == metav1.ConditionTrue:
-		if hasGate(inst, computev1alpha.QuotaSchedulingGate) || ready.Reason != computev1alpha.ReasonProvisioning ||
+		onlyQuotaGate := ready.Reason == computev1alpha.ReasonPendingQuota && slices.Equal(gates(inst), []string{computev1alpha.QuotaSchedulingGate})
+		if !onlyQuotaGate && ready.Reason != computev1alpha.ReasonProvisioning ||
 			meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionProgrammed) != nil ||
 			meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionAvailable) != nil {
 			return 0

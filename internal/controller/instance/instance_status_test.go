@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -171,7 +172,11 @@ func TestQuotaAdmits(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := quotaAdmits(&tc.inst.i); got != tc.want {
+			var q metav1.Condition
+			if c := meta.FindStatusCondition(tc.inst.i.Status.Conditions, computev1alpha.ConditionQuotaGranted); c != nil {
+				q = *c
+			}
+			if got := quotaAdmits(&tc.inst.i, q); got != tc.want {
 				t.Errorf("quotaAdmits = %t, want %t", got, tc.want)
 			}
 		})
@@ -249,7 +254,8 @@ func TestNothingToReportYet(t *testing.T) {
 	}{
 		{"ungated, the provider has not reported", young(makeInst()), granted, 1500 * time.Millisecond},
 		{"claim pending", young(makeInst().gated(computev1alpha.QuotaSchedulingGate)), pending, 1500 * time.Millisecond},
-		{"granted while gated: the grant is stored before the gate goes", young(makeInst().gated(computev1alpha.QuotaSchedulingGate)), granted, 0},
+		{"granted while gated: the gate goes first, the grant is reported with the provider's report", young(makeInst().gated(computev1alpha.QuotaSchedulingGate)), granted, 1500 * time.Millisecond},
+		{"granted while gated by Quota and Network", young(makeInst().gated(computev1alpha.QuotaSchedulingGate, computev1alpha.NetworkSchedulingGate)), granted, 0},
 		{"refused: reported at once", young(makeInst().gated(computev1alpha.QuotaSchedulingGate)), exceeded, 0},
 		{"the provider reported", young(makeInst().programmed()), granted, 0},
 		{"held by the Network gate", young(makeInst().gated(computev1alpha.NetworkSchedulingGate)), granted, 0},
