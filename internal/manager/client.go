@@ -43,8 +43,8 @@ func NewClientOptions() ClientOptions {
 
 // AddFlags binds the client options to a flag set.
 func (c *ClientOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.Float32Var(&c.QPS, "kube-api-qps", c.QPS, "Requests per second to the plane this manager runs in.")
-	fs.IntVar(&c.Burst, "kube-api-burst", c.Burst, "Burst of requests to the plane this manager runs in.")
+	fs.Float32Var(&c.QPS, "kube-api-qps", c.QPS, "Requests per second to the plane this manager runs in (and, in the cell role, to the projects' quota planes).")
+	fs.IntVar(&c.Burst, "kube-api-burst", c.Burst, "Burst of requests to the plane this manager runs in (and, in the cell role, to the projects' quota planes).")
 	fs.Float32Var(&c.FederationQPS, "federation-kube-api-qps", c.FederationQPS, "Requests per second to the federation plane (--federation-kubeconfig).")
 	fs.IntVar(&c.FederationBurst, "federation-kube-api-burst", c.FederationBurst, "Burst of requests to the federation plane.")
 }

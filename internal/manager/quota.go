@@ -135,7 +135,15 @@ func (q *QuotaOptions) quotaClient(mgr ctrl.Manager) (instance.QuotaClient, erro
 			" is not set, so every Instance is admitted without a quota claim (QuotaGranted=True, reason QuotaDisabled)")
 		return nil, nil
 	}
-	planes, err := quota.LoadPlanes(q.Kubeconfig, q.Milo)
+	// The quota planes are reached with the cell's own client limits
+	// (--kube-api-qps, --kube-api-burst): every Instance costs a claim.
+	var qps float32
+	var burst int
+	if mgr != nil {
+		cfg := mgr.GetConfig()
+		qps, burst = cfg.QPS, cfg.Burst
+	}
+	planes, err := quota.LoadPlanesWithLimits(q.Kubeconfig, q.Milo, qps, burst)
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", QuotaKubeconfigFlag, err)
 	}

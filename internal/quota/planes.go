@@ -157,6 +157,12 @@ func NewStaticPlanes(configs map[string]*rest.Config, fallback *rest.Config) *St
 // context (if any) every other project. A missing or unreadable file is an
 // error: quota that is configured must not silently turn itself off.
 func NewKubeconfigPlanes(path string) (*StaticPlanes, error) {
+	return newKubeconfigPlanes(path, func(*rest.Config) {})
+}
+
+// newKubeconfigPlanes is NewKubeconfigPlanes, passing each context's
+// configuration through limit.
+func newKubeconfigPlanes(path string, limit func(*rest.Config)) (*StaticPlanes, error) {
 	raw, err := clientcmd.LoadFromFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load quota kubeconfig %s: %w", path, err)
@@ -167,6 +173,7 @@ func NewKubeconfigPlanes(path string) (*StaticPlanes, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to load context %q of quota kubeconfig %s: %w", name, path, err)
 		}
+		limit(cfg)
 		configs[name] = cfg
 	}
 	var fallback *rest.Config
@@ -184,8 +191,24 @@ func NewKubeconfigPlanes(path string) (*StaticPlanes, error) {
 // API host and projects are reached by Milo's URL scheme; without, its
 // contexts are the planes themselves (see NewKubeconfigPlanes).
 func LoadPlanes(kubeconfig string, milo bool) (Planes, error) {
+	return LoadPlanesWithLimits(kubeconfig, milo, 0, 0)
+}
+
+// LoadPlanesWithLimits is LoadPlanes with the client-side rate limits of
+// every quota plane client (the cell's own, so that a burst of claims is
+// not throttled harder than the Instances they gate); zero keeps what the
+// kubeconfig says, or the package's defaults.
+func LoadPlanesWithLimits(kubeconfig string, milo bool, qps float32, burst int) (Planes, error) {
+	limit := func(cfg *rest.Config) {
+		if qps > 0 {
+			cfg.QPS = qps
+		}
+		if burst > 0 {
+			cfg.Burst = burst
+		}
+	}
 	if !milo {
-		return NewKubeconfigPlanes(kubeconfig)
+		return newKubeconfigPlanes(kubeconfig, limit)
 	}
 	raw, err := clientcmd.LoadFromFile(kubeconfig)
 	if err != nil {
@@ -195,6 +218,7 @@ func LoadPlanes(kubeconfig string, milo bool) (Planes, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to load quota kubeconfig %s: %w", kubeconfig, err)
 	}
+	limit(cfg)
 	return NewMiloPlanes(cfg)
 }
 

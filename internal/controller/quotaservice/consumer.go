@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
+	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/patch"
 )
 
@@ -47,6 +48,12 @@ type consumerReconciler struct {
 
 	mu      sync.Mutex
 	ledgers map[quotav1alpha1.ConsumerRef]*ledger
+
+	// own recognises claim versions the loop's own writes superseded: a
+	// claim the cache still shows as it was before the loop answered it
+	// is not written again (the write would only conflict), since the
+	// event of the answer brings the consumer back.
+	own ownwrites.Tracker
 }
 
 // observation is what one reconcile read about a consumer.
@@ -371,7 +378,7 @@ func (r *consumerReconciler) applyClaims(ctx context.Context, consumer quotav1al
 
 	for uid, e := range l.entries {
 		c := obs.byUID[uid]
-		if c == nil || c.DeletionTimestamp != nil {
+		if c == nil || c.DeletionTimestamp != nil || r.own.Stale(keyOf(c), c.UID, c.ResourceVersion) {
 			continue
 		}
 		_, isGranted := grantedAmounts(c)
@@ -386,7 +393,7 @@ func (r *consumerReconciler) applyClaims(ctx context.Context, consumer quotav1al
 		writes = append(writes, func(ctx context.Context) error { return r.grant(ctx, c, status) })
 	}
 	for i, c := range cands {
-		if decisions[i].verdict == granted {
+		if decisions[i].verdict == granted || r.own.Stale(keyOf(c), c.UID, c.ResourceVersion) {
 			continue
 		}
 		want := claimStatus(c, decisions[i], bucketOf, ts)
@@ -436,6 +443,7 @@ func (r *consumerReconciler) grant(ctx context.Context, c *quotav1alpha1.Resourc
 		if err := r.client.Patch(ctx, c, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return fmt.Errorf("failed to add the finalizer to ResourceClaim %s: %w", keyOf(c), err)
 		}
+		r.own.Wrote(keyOf(c), c.UID, c.ResourceVersion)
 	}
 	if status == nil {
 		return nil
@@ -452,7 +460,11 @@ func (r *consumerReconciler) grant(ctx context.Context, c *quotav1alpha1.Resourc
 // over a newer state (another writer's grant, or a claim replaced under the
 // same name); the conflict brings the claim back.
 func (r *consumerReconciler) patchStatus(ctx context.Context, c *quotav1alpha1.ResourceClaim, s quotav1alpha1.ResourceClaimStatus) error {
-	_, err := patch.Status(ctx, r.client, c.DeepCopy(), func(c *quotav1alpha1.ResourceClaim) { c.Status = s }, patch.WithOptimisticLock())
+	c = c.DeepCopy()
+	wrote, err := patch.Status(ctx, r.client, c, func(c *quotav1alpha1.ResourceClaim) { c.Status = s }, patch.WithOptimisticLock())
+	if wrote && err == nil {
+		r.own.Wrote(keyOf(c), c.UID, c.ResourceVersion)
+	}
 	return err
 }
 
