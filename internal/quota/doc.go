@@ -22,7 +22,8 @@
 // *Client satisfies the reconciler's QuotaClient seam (Evaluate, Release)
 // as it is.
 //
-// Wiring. With a quota kubeconfig: planes := LoadPlanes(path, milo) (error ⇒
+// Wiring. With a quota kubeconfig: planes := LoadPlanesWithLimits(path, milo,
+// the cell's QPS and burst) (error ⇒
 // exit 1); client := NewClient(Options{SourceCluster: <cell name>, Reader:
 // mgr.GetAPIReader(), Planes: planes}); optionally add client.WatchSources(mgr)
 // with builder.WatchesRawSource. Without one: SetEnforcementEnabled(false),
@@ -36,10 +37,14 @@
 //  2. cond, err := Evaluate(ctx, inst); set cond.ObservedGeneration =
 //     inst.Generation.
 //  3. Write QuotaGranted (status patched only when it changed) before
-//     looking at err: the reason must be visible whatever happens next.
+//     looking at err: the reason must be visible whatever happens next. A
+//     young Instance's grant, or its claim still pending, may be held back
+//     (the InstanceReconciler's InitialReportGrace): the grant is then
+//     written with Ready once the provider reports.
 //  4. If cond.Status is True, remove the Quota scheduling gate in this same
-//     reconcile, guarded by cond.ObservedGeneration == inst.Generation (no
-//     second event is needed). Otherwise keep the gate: quota fails closed.
+//     reconcile, guarded by cond.ObservedGeneration == inst.Generation and
+//     by the resourceVersion the condition was evaluated for (no second
+//     event is needed). Otherwise keep the gate: quota fails closed.
 //  5. Emit a Warning event with cond.Reason when the reason changes to a
 //     refusal or failure (QuotaExceeded, ValidationFailed, QuotaNoBudget and
 //     the failure reasons; see IsFailure). Evaluate already counts failures

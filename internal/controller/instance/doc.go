@@ -3,9 +3,10 @@
 //
 //   - decides QuotaGranted: True with reason QuotaDisabled when no quota
 //     backend is configured, otherwise what the QuotaClient reports;
-//   - removes the Quota scheduling gate once QuotaGranted is True for the
-//     Instance's current generation, in the same reconcile that observes
-//     the grant;
+//   - removes the Quota scheduling gate once QuotaGranted, as evaluated, is
+//     True for the Instance's current generation, in the same reconcile that
+//     observes the grant (the patch guarded by the resourceVersion the grant
+//     was evaluated for);
 //   - computes the Ready condition from what it observes: the gates still
 //     present, the quota decision, and the Programmed and Available
 //     conditions of the runtime provider;
@@ -27,12 +28,17 @@
 // With no quota backend, new Instances carry no Quota gate (nothing would
 // hold them): QuotaGranted (QuotaDisabled) and Ready are written once the
 // provider reports. Per Instance the cell then writes: the create, the
-// provider's status, and this controller's status — three writes; with
-// quota, the grant and the gate removal add two.
+// provider's status, and this controller's status — three writes. With
+// quota, a grant that lands within InitialReportGrace is not written on its
+// own: the gate removal is the one added write, and QuotaGranted=True is
+// written with Ready when the provider reports — four writes. A grant that
+// comes later finds its waiting reported and is written before the gate
+// goes.
 //
-// It calls the quota backend exactly as internal/quota's package
-// documentation prescribes: QuotaGranted (with observedGeneration) is
-// written before anything else can fail, and while quota is not granted the
+// It calls the quota backend as internal/quota's package documentation
+// prescribes: QuotaGranted (with observedGeneration) is written before
+// anything else can fail whenever it has something to say (a refusal, a
+// failure, a wait past the grace), and while quota is not granted the
 // Instance is requeued on quota.RequeueAfter — also when the backend could
 // not be asked and when a write conflicts — never in error backoff. A
 // backend that implements QuotaWatcher (quota.Client over static quota
