@@ -20,7 +20,10 @@ const (
 	// a rollout or scale is under way.
 	ConditionProgressing = "Progressing"
 	// ConditionReplicasReady on a WorkloadDeployment is True when every
-	// desired replica is ready and up to date.
+	// desired replica is ready and up to date. When False, its reason is the
+	// worst failure an Instance of the current template reports (say
+	// ImageUnavailable, while older Instances still serve), else
+	// ReplicasNotReady.
 	ConditionReplicasReady = "ReplicasReady"
 	// ConditionFederated on a project WorkloadDeployment reports whether its
 	// federation-plane copy is in place.

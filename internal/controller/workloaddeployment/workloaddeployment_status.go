@@ -72,7 +72,7 @@ func computeStatus(wd *computev1alpha.WorkloadDeployment, instances []computev1a
 	for _, c := range []metav1.Condition{
 		availableCondition(instances, st.ReplicaCounts),
 		progressingCondition(a, st.ReplicaCounts),
-		replicasReadyCondition(st.ReplicaCounts),
+		replicasReadyCondition(instances, a.TemplateHash, st.ReplicaCounts),
 	} {
 		c.ObservedGeneration = wd.Generation
 		c.Message = status.Truncate(c.Message)
@@ -138,17 +138,24 @@ func availableCondition(instances []computev1alpha.Instance, c computev1alpha.Re
 func blockers(instances []computev1alpha.Instance) []status.Blocker {
 	var out []status.Blocker
 	for i := range instances {
-		inst := &instances[i]
-		switch ready := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady); {
-		case isDeleting(inst):
-			out = append(out, status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonTerminating, Message: "the instance is being deleted"})
-		case ready == nil:
-			out = append(out, status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonProvisioning, Message: "the instance has not reported readiness yet"})
-		case ready.Status != metav1.ConditionTrue:
-			out = append(out, status.Blocker{Object: inst.Name, Reason: ready.Reason, Message: ready.Message})
+		if b, ok := blockerOf(&instances[i]); ok {
+			out = append(out, b)
 		}
 	}
 	return out
+}
+
+// blockerOf says why an Instance is not ready; false when it is.
+func blockerOf(inst *computev1alpha.Instance) (status.Blocker, bool) {
+	switch ready := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady); {
+	case isDeleting(inst):
+		return status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonTerminating, Message: "the instance is being deleted"}, true
+	case ready == nil:
+		return status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonProvisioning, Message: "the instance has not reported readiness yet"}, true
+	case ready.Status != metav1.ConditionTrue:
+		return status.Blocker{Object: inst.Name, Reason: ready.Reason, Message: ready.Message}, true
+	}
+	return status.Blocker{}, false
 }
 
 // progressingCondition is True while the controller still has Instances to
@@ -191,8 +198,14 @@ func progressingCondition(a rollout.Assessment, c computev1alpha.ReplicaCounts) 
 }
 
 // replicasReadyCondition is True when every desired replica is ready and
-// up to date and no other Instance remains.
-func replicasReadyCondition(c computev1alpha.ReplicaCounts) metav1.Condition {
+// up to date and no other Instance remains. When it is False because an
+// Instance of the current template fails for a reason a person must act on
+// (it cannot pull its image, crashes, is refused quota …), the worst such
+// reason is the condition's reason, with that Instance's message: while
+// older Instances still serve, Available stays True, and this is where a
+// failing new revision shows (a rollout across cities halts on it).
+// Otherwise the reason is ReplicasNotReady.
+func replicasReadyCondition(instances []computev1alpha.Instance, hash string, c computev1alpha.ReplicaCounts) metav1.Condition {
 	cond := metav1.Condition{Type: computev1alpha.ConditionReplicasReady}
 	msg := fmt.Sprintf("%d of %d replicas ready, %d up to date", c.ReadyReplicas, c.DesiredReplicas, c.UpdatedReplicas)
 	if c.ReadyReplicas == c.DesiredReplicas && c.UpdatedReplicas == c.DesiredReplicas && c.Replicas == c.DesiredReplicas {
@@ -204,5 +217,27 @@ func replicasReadyCondition(c computev1alpha.ReplicaCounts) metav1.Condition {
 	cond.Status = metav1.ConditionFalse
 	cond.Reason = computev1alpha.ReasonReplicasNotReady
 	cond.Message = msg
+	if worst, ok := currentFailure(instances, hash); ok {
+		cond.Reason = worst.Reason
+		cond.Message = fmt.Sprintf("%s; instance %s: %s", msg, worst.Object, worst.Message)
+	}
 	return cond
+}
+
+// currentFailure returns the worst reason an Instance of the current
+// template (not being deleted) is not ready for, when it is a failure a
+// person must act on — as bad as a crash or worse — rather than a wait.
+func currentFailure(instances []computev1alpha.Instance, hash string) (status.Blocker, bool) {
+	var failing []status.Blocker
+	for i := range instances {
+		inst := &instances[i]
+		if specHash(inst) != hash || isDeleting(inst) {
+			continue
+		}
+		if b, ok := blockerOf(inst); ok && status.Severity(b.Reason) >= status.Severity(computev1alpha.ReasonInstanceCrashing) {
+			failing = append(failing, b)
+		}
+	}
+	worst, _, ok := status.Worst(failing)
+	return worst, ok
 }

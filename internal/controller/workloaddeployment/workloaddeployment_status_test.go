@@ -246,6 +246,36 @@ func TestComputeStatusConditions(t *testing.T) {
 			condition: computev1alpha.ConditionReplicasReady,
 			want:      summary{metav1.ConditionFalse, computev1alpha.ReasonReplicasNotReady, "2 of 2 replicas ready, 1 up to date"},
 		},
+		"ReplicasReady names a failing replica of the current template while an old one still serves": {
+			wd: b.build(), insts: []*instBuilder{makeInst(0, "old").running(), makeInst(1, h).failing(computev1alpha.ReasonImageUnavailable, "no such image")},
+			condition: computev1alpha.ConditionReplicasReady,
+			want: summary{metav1.ConditionFalse, computev1alpha.ReasonImageUnavailable,
+				"1 of 2 replicas ready, 1 up to date; instance web-1: no such image"},
+		},
+		"ReplicasReady takes the worst failure of the current template": {
+			wd: b.build(), insts: []*instBuilder{
+				makeInst(0, h).failing(computev1alpha.ReasonInstanceCrashing, "boom"),
+				makeInst(1, h).failing(computev1alpha.ReasonConfigurationError, "bad config"),
+			},
+			condition: computev1alpha.ConditionReplicasReady,
+			want: summary{metav1.ConditionFalse, computev1alpha.ReasonConfigurationError,
+				"0 of 2 replicas ready, 2 up to date; instance web-1: bad config"},
+		},
+		"ReplicasReady ignores an old template's failure: a fix rolling out is not blamed for it": {
+			wd: b.build(), insts: []*instBuilder{makeInst(0, h).running(), makeInst(1, "old").failing(computev1alpha.ReasonInstanceCrashing, "boom")},
+			condition: computev1alpha.ConditionReplicasReady,
+			want:      summary{metav1.ConditionFalse, computev1alpha.ReasonReplicasNotReady, "1 of 2 replicas ready, 1 up to date"},
+		},
+		"ReplicasReady does not call a wait a failure": {
+			wd: b.build(), insts: []*instBuilder{makeInst(0, "old").running(), makeInst(1, h).cond(computev1alpha.ConditionReady, metav1.ConditionFalse, computev1alpha.ReasonPendingQuota, "waiting")},
+			condition: computev1alpha.ConditionReplicasReady,
+			want:      summary{metav1.ConditionFalse, computev1alpha.ReasonReplicasNotReady, "1 of 2 replicas ready, 0 up to date"},
+		},
+		"ReplicasReady ignores a failing replica being deleted": {
+			wd: b.build(), insts: []*instBuilder{makeInst(0, h).running(), makeInst(1, h).failing(computev1alpha.ReasonImageUnavailable, "no").deleting()},
+			condition: computev1alpha.ConditionReplicasReady,
+			want:      summary{metav1.ConditionFalse, computev1alpha.ReasonReplicasNotReady, "1 of 2 replicas ready, 1 up to date"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -230,3 +230,29 @@ func TestADeploymentRecreatedUnderTheSameNameGetsItsInstances(t *testing.T) {
 		}
 	}).WithTimeout(20 * time.Second).Should(Succeed())
 }
+
+// A new revision that fails while older Instances still serve keeps the
+// deployment Available; ReplicasReady names the failure, so that a rollout
+// across cities halts on it at once.
+func TestAFailingNewRevisionShowsOnReplicasReadyWhileOldInstancesServe(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	wd := makeWD(ns, "web").replicas(2).create(t)
+	g.Eventually(func(g Gomega) { expectConverged(g, wd, 2) }).Should(Succeed())
+
+	patch := fmt.Appendf(nil, `{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`,
+		simprovider.FailAnnotation, computev1alpha.ReasonImageUnavailable)
+	if err := k8s.Patch(context.Background(), wd.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatalf("failed to change the template: %v", err)
+	}
+	g.Eventually(func(g Gomega) {
+		got := getWD(g, wd)
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		g.Expect(got.Status.ReadyReplicas).To(Equal(int32(1)), "web-0, still at the old template, serves")
+		g.Expect(condition(got.Status.Conditions, computev1alpha.ConditionAvailable).Status).To(Equal(metav1.ConditionTrue))
+		rr := condition(got.Status.Conditions, computev1alpha.ConditionReplicasReady)
+		g.Expect(rr.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(rr.Reason).To(Equal(computev1alpha.ReasonImageUnavailable))
+		g.Expect(rr.Message).To(ContainSubstring("instance web-1: failed to pull image"))
+	}).Should(Succeed())
+}
