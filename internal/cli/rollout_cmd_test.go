@@ -158,3 +158,23 @@ func TestRolloutStatusExitsWithFailureWhenTheRolloutHalted(t *testing.T) {
 			"→ Fix the template and deploy again (the rollout restarts at wave 1)")
 	}
 }
+
+func TestRolloutHaltsWhenTheNewImageFailsWhileOldInstancesServe(t *testing.T) {
+	t.Parallel()
+	h := live(t, clitest.Plenty)
+	w := wavesWorkload("web") // 2 instances per city, OrderedReady
+	w.Spec.Rollout.ProgressDeadlineSeconds = ptr.To(int32(600))
+	h.CreateWorkload(w)
+	h.WaitRolledOut("web")
+	// DFW replaces web-1 first; the provider cannot pull the new image
+	// while web-0 still serves 1.0. The halt comes from the failure, long
+	// before the 10-minute progress deadline.
+	deployImage(t, h, "web", "ghcr.io/acme/web:broken", map[string]string{simprovider.FailAnnotation: computev1alpha.ReasonImageUnavailable})
+	rolloutPhase(h, "web", computev1alpha.RolloutPhaseHalted)
+
+	res := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--watch=false")
+	if res.Code != cmdutil.ExitFailure {
+		t.Fatalf("rollout status on a halted rollout: exit %d: %s %s", res.Code, res.Stdout, res.Stderr)
+	}
+	mustContain(t, "stderr", res.Stderr, "Rollout halted", "halted in default/DFW: ImageUnavailable")
+}
