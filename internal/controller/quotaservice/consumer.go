@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -173,16 +174,36 @@ func (r *consumerReconciler) observe(ctx context.Context, consumer quotav1alpha1
 	for t := range l.acked {
 		wanted[t] = true
 	}
+	cachedOf := map[string]*quotav1alpha1.AllowanceBucket{}
 	for i := range cached.Items {
-		wanted[cached.Items[i].Spec.ResourceType] = true
+		b := &cached.Items[i]
+		wanted[b.Spec.ResourceType] = true
+		cachedOf[b.Spec.ResourceType] = b
+	}
+	// A seeded ledger writes from its own copy of each bucket, at the
+	// version it acknowledged: a foreign write since makes that write
+	// conflict, so the copy needs no fresh read to be safe. A bucket is
+	// read from the API server only when the ledger has no copy, when the
+	// cache does not show it (just created, or deleted), or when the cache
+	// shows a newer version than the copy (someone else wrote it: the read
+	// makes the ledger reseed now rather than at its next write).
+	types := slices.Sorted(maps.Keys(wanted))
+	obs.buckets = map[string]*quotav1alpha1.AllowanceBucket{}
+	var fetch []string
+	for _, t := range types {
+		own := l.buckets[t]
+		if !l.seeded || own == nil || !ownCopyCurrent(own, cachedOf[t]) {
+			fetch = append(fetch, t)
+			continue
+		}
+		obs.buckets[t] = own.DeepCopy()
 	}
 	// The buckets are read at once, not one round trip after another:
 	// each read stands on its own (every write is guarded by the version
 	// it read).
-	types := slices.Sorted(maps.Keys(wanted))
-	read := make([]*quotav1alpha1.AllowanceBucket, len(types))
+	read := make([]*quotav1alpha1.AllowanceBucket, len(fetch))
 	g, gctx := errgroup.WithContext(ctx)
-	for i, t := range types {
+	for i, t := range fetch {
 		g.Go(func() error {
 			b := &quotav1alpha1.AllowanceBucket{}
 			err := r.reader.Get(gctx, client.ObjectKey{Namespace: r.bucketNamespace, Name: bucketName(consumer, t)}, b)
@@ -199,13 +220,25 @@ func (r *consumerReconciler) observe(ctx context.Context, consumer quotav1alpha1
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	obs.buckets = map[string]*quotav1alpha1.AllowanceBucket{}
-	for i, t := range types {
+	for i, t := range fetch {
 		if read[i] != nil {
 			obs.buckets[t] = read[i]
 		}
 	}
 	return obs, nil
+}
+
+// ownCopyCurrent reports whether the ledger's copy of a bucket is at least
+// as new as the cache shows it: the cache trails the loop's own writes, so
+// an older or equal cached version is the loop's own past. A bucket the
+// cache does not show, or versions that cannot be compared, are not
+// trusted.
+func ownCopyCurrent(own, cached *quotav1alpha1.AllowanceBucket) bool {
+	if cached == nil || cached.UID != own.UID {
+		return false
+	}
+	c, err := resourceversion.CompareResourceVersion(cached.ResourceVersion, own.ResourceVersion)
+	return err == nil && c <= 0
 }
 
 // seed rebuilds the ledger from a consistent read of every claim: an
@@ -223,7 +256,8 @@ func (r *consumerReconciler) seed(ctx context.Context, consumer quotav1alpha1.Co
 			continue
 		}
 		if a, ok := grantedAmounts(c); ok {
-			granted[c.UID] = entry{key: keyOf(c), amounts: a}
+			_, seen := obs.byUID[c.UID]
+			granted[c.UID] = entry{key: keyOf(c), amounts: a, seen: seen}
 		}
 	}
 	l.seed(granted, obs.buckets, now, r.holdGrace)
@@ -242,19 +276,24 @@ func adoptGranted(l *ledger, obs *observation) {
 		if c.DeletionTimestamp != nil {
 			continue
 		}
-		if _, ok := l.entries[c.UID]; ok {
+		if e, ok := l.entries[c.UID]; ok {
+			if !e.seen {
+				e.seen = true
+				l.entries[c.UID] = e
+			}
 			continue
 		}
 		if a, ok := grantedAmounts(c); ok {
-			l.adopt(c.UID, entry{key: keyOf(c), amounts: a})
+			l.adopt(c.UID, entry{key: keyOf(c), amounts: a, seen: true})
 		}
 	}
 }
 
 // releaseGone drops the entries of claims being deleted or gone. A claim
-// the cache does not show is checked against the API server first: a
-// ledger seeded from a consistent read may know claims the cache has not
-// delivered yet, and forgetting one of those would free its capacity twice.
+// the cache showed before and no longer shows is gone. One it never showed
+// is checked against the API server first: a ledger seeded from a
+// consistent read may know claims the cache has not delivered yet, and
+// forgetting one of those would free its capacity twice.
 func (r *consumerReconciler) releaseGone(ctx context.Context, consumer quotav1alpha1.ConsumerRef, l *ledger, obs *observation) error {
 	for uid, e := range l.entries {
 		c, ok := obs.byUID[uid]
@@ -262,6 +301,10 @@ func (r *consumerReconciler) releaseGone(ctx context.Context, consumer quotav1al
 			if c.DeletionTimestamp != nil {
 				delete(l.entries, uid)
 			}
+			continue
+		}
+		if e.seen {
+			delete(l.entries, uid)
 			continue
 		}
 		fresh := &quotav1alpha1.ResourceClaim{}
@@ -303,7 +346,7 @@ func decideCandidates(l *ledger, obs *observation, now time.Time) ([]*quotav1alp
 		for _, req := range claims[i].Spec.Requests {
 			a[req.ResourceType] += req.Amount
 		}
-		l.entries[claims[i].UID] = entry{key: keyOf(claims[i]), amounts: a}
+		l.entries[claims[i].UID] = entry{key: keyOf(claims[i]), amounts: a, seen: true}
 	}
 	return claims, decisions
 }
@@ -327,7 +370,7 @@ func (r *consumerReconciler) recordBuckets(ctx context.Context, consumer quotav1
 	// they are written at once, and every write has landed (or the
 	// reconcile fails) before any claim is answered.
 	types := slices.Sorted(maps.Keys(wanted))
-	acked := make([]string, len(types))
+	acked := make([]*quotav1alpha1.AllowanceBucket, len(types))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, t := range types {
 		b := obs.buckets[t]
@@ -351,23 +394,24 @@ func (r *consumerReconciler) recordBuckets(ctx context.Context, consumer quotav1
 					return fmt.Errorf("failed to record allocations in AllowanceBucket %s: %w", b.Name, err)
 				}
 			}
-			acked[i] = b.ResourceVersion
+			acked[i] = b
 			return nil
 		})
 	}
 	err := g.Wait()
 	for i, t := range types {
-		if acked[i] != "" {
-			l.acked[t] = acked[i]
+		if acked[i] != nil {
+			l.ack(t, acked[i])
 		}
 	}
 	return err
 }
 
 // applyClaims writes what the decisions and the ledger say: granted claims
-// get the finalizer, then Granted; denied and pending claims their answer;
-// claims being deleted lose the finalizer, their allocation being released.
-// Only changed statuses are written. It reports whether a write lost an
+// their Granted status, denied and pending claims their answer; claims being
+// deleted that still carry the finalizer earlier versions of the service put
+// on granted claims lose it, their allocation being released. Only changed
+// statuses are written. It reports whether a write lost an
 // optimistic-concurrency race.
 func (r *consumerReconciler) applyClaims(ctx context.Context, consumer quotav1alpha1.ConsumerRef, l *ledger, obs *observation,
 	cands []*quotav1alpha1.ResourceClaim, decisions []decision, now time.Time,
@@ -381,16 +425,11 @@ func (r *consumerReconciler) applyClaims(ctx context.Context, consumer quotav1al
 		if c == nil || c.DeletionTimestamp != nil || r.own.Stale(keyOf(c), c.UID, c.ResourceVersion) {
 			continue
 		}
-		_, isGranted := grantedAmounts(c)
-		if isGranted && controllerutil.ContainsFinalizer(c, Finalizer) {
+		if _, isGranted := grantedAmounts(c); isGranted {
 			continue
 		}
-		var status *quotav1alpha1.ResourceClaimStatus
-		if !isGranted {
-			s := grantedStatus(c, e.amounts, bucketOf, ts)
-			status = &s
-		}
-		writes = append(writes, func(ctx context.Context) error { return r.grant(ctx, c, status) })
+		s := grantedStatus(c, e.amounts, bucketOf, ts)
+		writes = append(writes, func(ctx context.Context) error { return r.grant(ctx, c, s) })
 	}
 	for i, c := range cands {
 		if decisions[i].verdict == granted || r.own.Stale(keyOf(c), c.UID, c.ResourceVersion) {
@@ -432,23 +471,11 @@ func (r *consumerReconciler) applyClaims(ctx context.Context, consumer quotav1al
 	return conflicted, errors.Join(errs...)
 }
 
-// grant puts the finalizer on a claim the ledger counts and, when status is
-// set, marks it Granted (guarded by the resourceVersion the finalizer write
-// returned, so a claim replaced under the same name is never marked).
-func (r *consumerReconciler) grant(ctx context.Context, c *quotav1alpha1.ResourceClaim, status *quotav1alpha1.ResourceClaimStatus) error {
-	c = c.DeepCopy()
-	if !controllerutil.ContainsFinalizer(c, Finalizer) {
-		before := c.DeepCopy()
-		controllerutil.AddFinalizer(c, Finalizer)
-		if err := r.client.Patch(ctx, c, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-			return fmt.Errorf("failed to add the finalizer to ResourceClaim %s: %w", keyOf(c), err)
-		}
-		r.own.Wrote(keyOf(c), c.UID, c.ResourceVersion)
-	}
-	if status == nil {
-		return nil
-	}
-	if err := r.patchStatus(ctx, c, *status); err != nil {
+// grant marks a claim the ledger counts Granted, guarded by the
+// resourceVersion the decision was made on (so a claim replaced under the
+// same name is never marked).
+func (r *consumerReconciler) grant(ctx context.Context, c *quotav1alpha1.ResourceClaim, s quotav1alpha1.ResourceClaimStatus) error {
+	if err := r.patchStatus(ctx, c, s); err != nil {
 		return err
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Granted ResourceClaim", "claim", keyOf(c))
@@ -468,7 +495,8 @@ func (r *consumerReconciler) patchStatus(ctx context.Context, c *quotav1alpha1.R
 	return err
 }
 
-// removeFinalizer lets a deleted claim go once its allocation is released.
+// removeFinalizer lets a deleted claim that an earlier version of the
+// service granted go, once its allocation is released.
 func (r *consumerReconciler) removeFinalizer(ctx context.Context, c *quotav1alpha1.ResourceClaim) error {
 	c = c.DeepCopy()
 	before := c.DeepCopy()

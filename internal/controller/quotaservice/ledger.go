@@ -28,6 +28,11 @@ func (a amounts) add(b amounts) {
 type entry struct {
 	key     types.NamespacedName
 	amounts amounts
+	// seen is true once the informer cache has shown the claim: from then
+	// on, the cache no longer showing it means it is gone (an informer
+	// drops an object only when it was deleted), so its release needs no
+	// read from the API server.
+	seen bool
 }
 
 // hold is capacity a bucket records that no granted claim visible to this
@@ -58,11 +63,16 @@ type ledger struct {
 	// ledger was last reconciled with: written by this process, or read
 	// when seeding. Any other version means someone else wrote the bucket.
 	acked map[string]string
+	// buckets are, per resource type, the bucket objects at the acked
+	// versions: the loop writes from these copies instead of reading the
+	// buckets from the API server on every pass.
+	buckets map[string]*quotav1alpha1.AllowanceBucket
 }
 
 // newLedger returns an empty, unseeded ledger.
 func newLedger() *ledger {
-	return &ledger{entries: map[types.UID]entry{}, holds: map[string]hold{}, acked: map[string]string{}}
+	return &ledger{entries: map[types.UID]entry{}, holds: map[string]hold{}, acked: map[string]string{},
+		buckets: map[string]*quotav1alpha1.AllowanceBucket{}}
 }
 
 // stale reports whether the ledger must be reseeded before it can be
@@ -90,16 +100,24 @@ func (l *ledger) stale(versions map[string]string) bool {
 func (l *ledger) seed(granted map[types.UID]entry, buckets map[string]*quotav1alpha1.AllowanceBucket, now time.Time, grace time.Duration) {
 	l.entries = granted
 	l.acked = map[string]string{}
+	l.buckets = map[string]*quotav1alpha1.AllowanceBucket{}
 	holds := map[string]hold{}
 	used := l.claimed()
 	for t, b := range buckets {
-		l.acked[t] = b.ResourceVersion
+		l.ack(t, b)
 		if excess := b.Status.Allocated - used[t]; excess > 0 {
 			holds[t] = hold{amount: excess, until: now.Add(grace)}
 		}
 	}
 	l.holds = holds
 	l.seeded = true
+}
+
+// ack records that the ledger is reconciled with bucket b of resource type
+// t, as read or as written by this loop.
+func (l *ledger) ack(t string, b *quotav1alpha1.AllowanceBucket) {
+	l.acked[t] = b.ResourceVersion
+	l.buckets[t] = b.DeepCopy()
 }
 
 // adopt counts a claim observed granted that the ledger does not know: it

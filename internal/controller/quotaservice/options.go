@@ -33,8 +33,10 @@ const (
 	DefaultMaxConcurrentConsumers = 4
 )
 
-// Finalizer is put on every claim the service grants, so the allocation is
-// released (recorded in the buckets) before the claim disappears.
+// Finalizer is the finalizer earlier versions of the service put on every
+// claim they granted. The service no longer adds it (a grant is one status
+// write); when a claim carrying it is deleted, the service releases the
+// allocation in the buckets and then removes it, so such claims never wedge.
 const Finalizer = "quota.miloapis.com/allocation"
 
 // Options configures the quota service of one project plane.
