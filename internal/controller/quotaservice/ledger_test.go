@@ -258,3 +258,39 @@ func TestGrantedAmounts(t *testing.T) {
 		})
 	}
 }
+
+func TestOwnCopyCurrent(t *testing.T) {
+	bucket := func(uid types.UID, rv string) *quotav1alpha1.AllowanceBucket {
+		return &quotav1alpha1.AllowanceBucket{ObjectMeta: metav1.ObjectMeta{UID: uid, ResourceVersion: rv}}
+	}
+	tests := map[string]struct {
+		own, cached *quotav1alpha1.AllowanceBucket
+		want        bool
+	}{
+		"the cache shows the version the loop wrote":    {own: bucket("a", "20"), cached: bucket("a", "20"), want: true},
+		"the cache trails the loop's own write":         {own: bucket("a", "20"), cached: bucket("a", "9"), want: true},
+		"someone wrote the bucket after the loop":       {own: bucket("a", "20"), cached: bucket("a", "21"), want: false},
+		"the cache does not show the bucket":            {own: bucket("a", "20"), cached: nil, want: false},
+		"the bucket was replaced under the same name":   {own: bucket("a", "20"), cached: bucket("b", "5"), want: false},
+		"versions that cannot be compared are not used": {own: bucket("a", "x"), cached: bucket("a", "20"), want: false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ownCopyCurrent(tt.own, tt.cached); got != tt.want {
+				t.Errorf("ownCopyCurrent = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAckKeepsACopy(t *testing.T) {
+	l := newLedger()
+	b := &quotav1alpha1.AllowanceBucket{ObjectMeta: metav1.ObjectMeta{UID: "a", ResourceVersion: "7"}}
+	b.Status.Allocated = 3
+	l.ack(instances, b)
+	b.Status.Allocated = 99
+	b.ResourceVersion = "8"
+	if got := l.buckets[instances]; got.Status.Allocated != 3 || got.ResourceVersion != "7" || l.acked[instances] != "7" {
+		t.Errorf("the ledger's copy changed with the caller's object: %+v, acked %q", got, l.acked[instances])
+	}
+}
