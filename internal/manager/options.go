@@ -48,6 +48,9 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr is where /healthz and /readyz are served.
 	ProbeAddr string
+	// PprofAddr is where Go's pprof endpoints (/debug/pprof/) are served;
+	// empty or "0" serves none.
+	PprofAddr string
 	// LeaderElect enables leader election.
 	LeaderElect bool
 	// LeaderElectionNamespace holds the leader election lease.
@@ -124,6 +127,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Kubeconfig of the federation plane (the Karmada apiserver). Required by the management role; the cell role writes its Instances back through it.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `Address of the Prometheus metrics endpoint; "0" disables it.`)
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "Address of the /healthz and /readyz endpoints.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr,
+		`Address of Go's profiling endpoints (/debug/pprof/: heap, goroutines, CPU), unauthenticated; empty or "0" (the default) serves none. Bind it to loopback (127.0.0.1:6060) and reach it with kubectl port-forward.`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
 		"Namespace of the leader election lease (defaults to the in-cluster namespace).")

@@ -37,6 +37,7 @@ func Run(ctx context.Context, o *Options) error {
 		Scheme:                 management.NewScheme(),
 		Metrics:                o.Serving.Metrics(o.MetricsAddr),
 		HealthProbeBindAddress: o.ProbeAddr,
+		PprofBindAddress:       o.PprofAddr,
 		// No controller reads managedFields: the caches keep objects
 		// without them (a third or more of an Instance's size), which
 		// saves memory and the cost of every deep copy of a cached
