@@ -190,6 +190,12 @@ func TestManagerArgs(t *testing.T) {
 		t.Errorf("the federation kubeconfig is not passed: %v", mgmt)
 	}
 
+	withCity := parseManagerFlags(help + "\n      --cell-city-code string")
+	cell, _ = managerArgs(managerRole{kubeconfig: "/s/cell-dfw.kubeconfig", cell: true, cityCode: "DFW"}, withCity, "/s/hub.kubeconfig", ports)
+	if !slices.Contains(cell, "--cell-city-code=DFW") {
+		t.Errorf("the cell's city code is not passed: %v", cell)
+	}
+
 	if _, ok := managerArgs(managerRole{cell: true}, parseManagerFlags("--kubeconfig string"), "/h", ports); ok {
 		t.Error("a binary without the cell role runs it")
 	}

@@ -77,6 +77,9 @@ type managerRole struct {
 	quotaKubeconfig string
 	// location is the cell role's Location as namespace/name.
 	location string
+	// cityCode is the city the cell role serves: its hub cache holds only
+	// that city's objects.
+	cityCode string
 	// providerDelay is the cell role's --simulated-provider-delay; nil
 	// keeps the binary's default.
 	providerDelay *time.Duration
@@ -132,6 +135,9 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 		optional[flagCellName] = r.plane
 		if r.location != "" {
 			optional["cell-location"] = r.location
+		}
+		if r.cityCode != "" {
+			optional["cell-city-code"] = r.cityCode
 		}
 		if r.providerDelay != nil {
 			optional[flagSimulatedProviderDelay] = r.providerDelay.String()
@@ -299,6 +305,7 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 		r := managerRole{
 			name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
 			hubKubeconfig: p.cellHubKubeconfig(city), location: LocationNamespace + "/" + strings.ToLower(city),
+			cityCode:      city,
 			providerDelay: p.cfg.ProviderDelay, featureGates: p.cfg.FeatureGates,
 		}
 		if p.cfg.networkingIntegration() {

@@ -22,6 +22,9 @@ import (
 	"github.com/citycells/compute/internal/simnetwork"
 )
 
+// CellCityCodeFlag names the city code the cell serves.
+const CellCityCodeFlag = "cell-city-code"
+
 // Options is compute-manager's configuration.
 type Options struct {
 	// EnableManagement runs the management role: Workload, federator,
@@ -63,6 +66,11 @@ type Options struct {
 	// (spec.location) and WorkloadDeployments (status.location). Empty
 	// leaves both unset.
 	CellLocation string
+	// CellCityCode is the city code the cell serves (its
+	// WorkloadDeployments' spec.cityCode). When set, the cell's cache of
+	// the federation plane holds only that city's WorkloadDeployments and
+	// Instances instead of every city's; empty caches them all.
+	CellCityCode string
 
 	// SimulatedProviderDelay is how long the simulated provider waits before
 	// an instance becomes available.
@@ -135,6 +143,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader election lease.")
 	fs.StringVar(&o.CellLocation, "cell-location", o.CellLocation,
 		"Location the cell serves, as namespace/name (e.g. datum-cloud/dfw); recorded on its Instances and WorkloadDeployments.")
+	fs.StringVar(&o.CellCityCode, CellCityCodeFlag, o.CellCityCode,
+		"City code the cell serves (its WorkloadDeployments' spec.cityCode, e.g. DFW). Set, the cell caches only that city's WorkloadDeployments and Instances of the federation plane instead of every city's (memory grows with the city, not the federation); an Instance of another city is then not written back. Empty caches every city's.")
 	fs.DurationVar(&o.SimulatedProviderDelay, "simulated-provider-delay", o.SimulatedProviderDelay,
 		"How long the simulated provider takes to make an instance available.")
 	fs.StringVar(&o.SimulatedProviderCIDR, "simulated-provider-cidr", o.SimulatedProviderCIDR,
@@ -192,6 +202,11 @@ func (o *Options) Validate() error {
 	}
 	if _, err := o.cellLocation(); err != nil {
 		errs = append(errs, err)
+	}
+	if c := o.CellCityCode; c != "" {
+		if msgs := validation.IsValidLabelValue(c); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--%s %q is not a valid city code: %s", CellCityCodeFlag, c, strings.Join(msgs, "; ")))
+		}
 	}
 	if name := o.Quota.CellName; name != "" {
 		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {

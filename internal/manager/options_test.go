@@ -45,6 +45,13 @@ func TestValidate(t *testing.T) {
 			args:    []string{"--enable-cell-controllers", "--cell-name=Cell_DFW"},
 			wantErr: []string{`--cell-name "Cell_DFW" is not a valid name`},
 		},
+		"a city code that is no label value names the flag": {
+			args:    []string{"--enable-cell-controllers", "--cell-city-code=D F W"},
+			wantErr: []string{`--cell-city-code "D F W" is not a valid city code`},
+		},
+		"a city code is valid": {
+			args: []string{"--enable-cell-controllers", "--cell-city-code=DFW"},
+		},
 		"FEATURE_GATES is read when the flag is absent": {
 			args: []string{"--enable-cell-controllers"}, env: "NetworkingIntegration=true",
 		},

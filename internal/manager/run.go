@@ -97,7 +97,7 @@ func Run(ctx context.Context, o *Options) error {
 		if hubCfg == nil {
 			ctrl.Log.WithName("compute-manager").Info("Instance write-back is off: --" + hub.KubeconfigFlag +
 				" is not set, so this cell's Instances are not projected into their projects")
-		} else if err := cell.SetupWriteBack(mgr, hubCfg, o.Quota.CellName); err != nil {
+		} else if err := cell.SetupWriteBack(mgr, hubCfg, cell.WriteBackOptions{CellName: o.Quota.CellName, City: o.CellCityCode}); err != nil {
 			return err
 		}
 	}

@@ -42,6 +42,10 @@ type Reconciler struct {
 	HubReader client.Reader
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// City, when set, is the one city whose hub objects Hub's cache holds
+	// (hub.ForCity, --cell-city-code): an Instance of another city cannot
+	// be written back through it and fails with an error naming the flag.
+	City string
 }
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;create;patch;delete
@@ -137,6 +141,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		// The WorkloadDeployment controller stamps the label; its update
 		// brings the Instance back.
 		return ctrl.Result{}, nil
+	}
+	if city := inst.Labels[computev1alpha.CityCodeLabel]; r.City != "" && city != r.City {
+		if city == "" {
+			// Its copy would not be in the city's cache: wait for the
+			// WorkloadDeployment controller to stamp the label; that
+			// update brings the Instance back.
+			return ctrl.Result{}, nil
+		}
+		// The hub cache holds only r.City's deployments: this Instance's
+		// owner would never be seen there.
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf(
+			"instance of city %q is not written back: this cell caches the federation plane of city %q only (--cell-city-code); set the flag to the city the cell serves", city, r.City))
 	}
 	owner := &computev1alpha.WorkloadDeployment{}
 	if err := r.Hub.Get(ctx, types.NamespacedName{Namespace: inst.Namespace, Name: deployment}, owner); err != nil {

@@ -119,22 +119,34 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	return nil
 }
 
+// WriteBackOptions configure the Instance write-back. The zero value
+// writes back without a heartbeat and caches every city's hub objects.
+type WriteBackOptions struct {
+	// CellName is the cell's Karmada Cluster name; when set, a heartbeat
+	// tells the management plane this cell is heard from.
+	CellName string
+	// City is the city code the cell serves (its WorkloadDeployments'
+	// spec.cityCode); when set, the cell caches only that city's
+	// WorkloadDeployments and Instances of the federation plane
+	// (hub.ForCity).
+	City string
+}
+
 // SetupWriteBack registers the Instance write-back on mgr, the cell's
-// manager, writing to the federation plane at hubConfig, and — when
-// cellName, the cell's Karmada Cluster name, is set — the heartbeat that
-// tells the management plane this cell is heard from.
-func SetupWriteBack(mgr ctrl.Manager, hubConfig *rest.Config, cellName string) error {
-	hubCluster, err := hub.AddCluster(mgr, hubConfig)
+// manager, writing to the federation plane at hubConfig, and the
+// heartbeat when opts name the cell.
+func SetupWriteBack(mgr ctrl.Manager, hubConfig *rest.Config, opts WriteBackOptions) error {
+	hubCluster, err := hub.AddCluster(mgr, hubConfig, hub.ForCity(opts.City))
 	if err != nil {
 		return err
 	}
-	if err := (&writeback.Reconciler{}).SetupWithManager(mgr, hubCluster); err != nil {
+	if err := (&writeback.Reconciler{City: opts.City}).SetupWithManager(mgr, hubCluster); err != nil {
 		return fmt.Errorf("failed to set up the Instance write-back: %w", err)
 	}
-	if cellName == "" {
+	if opts.CellName == "" {
 		return nil
 	}
-	if err := mgr.Add(&cellhealth.Heartbeat{Config: hubConfig, Name: cellName}); err != nil {
+	if err := mgr.Add(&cellhealth.Heartbeat{Config: hubConfig, Name: opts.CellName}); err != nil {
 		return fmt.Errorf("failed to add the cell heartbeat: %w", err)
 	}
 	return nil

@@ -67,38 +67,72 @@ func LoadConfig(path string) (*rest.Config, error) {
 // compute reads there: of namespaces only those compute maps project
 // namespaces to (they carry the upstream cluster label), of
 // PropagationPolicies only compute's own, of Leases only the cells'
-// heartbeats. WorkloadDeployments and
-// Instances are cached whole, when a controller first reads them.
+// heartbeats. WorkloadDeployments and Instances are cached whole (of one
+// city's only, with ForCity), when a controller first reads them. No
+// object keeps its managedFields in the cache: no controller reads them
+// and every hub write is a patch, a create or a server-side apply, so
+// nothing writes a cached object back whole.
 func NewCluster(cfg *rest.Config, opts ...cluster.Option) (cluster.Cluster, error) {
 	if cfg == nil {
 		return nil, errors.New("the federation plane has no client configuration")
 	}
-	mapped, err := labels.NewRequirement(computev1alpha.UpstreamClusterNameLabel, selection.Exists, nil)
-	utilruntime.Must(err)
-	all := append([]cluster.Option{func(o *cluster.Options) {
-		o.Scheme = NewScheme()
-		o.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Namespace{}:                 {Label: labels.NewSelector().Add(*mapped)},
-			&policyv1alpha1.PropagationPolicy{}: {Label: labels.SelectorFromSet(labels.Set{computev1alpha.ManagedByLabel: computev1alpha.ManagedByCompute})},
-			&coordinationv1.Lease{}:             {Namespaces: map[string]cache.Config{cellhealth.Namespace: {}}},
-		}}
-	}}, opts...)
-	cl, err := cluster.New(cfg, all...)
+	cl, err := cluster.New(cfg, append([]cluster.Option{defaults}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the federation plane client: %w", err)
 	}
 	return cl, nil
 }
 
+// defaults are the hub cluster's scheme and cache (see NewCluster).
+func defaults(o *cluster.Options) {
+	mapped, err := labels.NewRequirement(computev1alpha.UpstreamClusterNameLabel, selection.Exists, nil)
+	utilruntime.Must(err)
+	o.Scheme = NewScheme()
+	o.Cache = cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Namespace{}:                 {Label: labels.NewSelector().Add(*mapped)},
+			&policyv1alpha1.PropagationPolicy{}: {Label: labels.SelectorFromSet(labels.Set{computev1alpha.ManagedByLabel: computev1alpha.ManagedByCompute})},
+			&coordinationv1.Lease{}:             {Namespaces: map[string]cache.Config{cellhealth.Namespace: {}}},
+		},
+	}
+}
+
+// ForCity narrows a cell's hub cache to its own city: of
+// WorkloadDeployments only those routed to city (the
+// topology.datum.net/city-code label the federator stamps on every hub
+// copy), of Instances only those of city (the compute.datumapis.com/city-code
+// label every Instance carries from its cell). A cell's write-back reads
+// no other city's objects (it leaves them alone when it sees them), so the
+// other cities' copies — most of the hub at scale — need not be held in
+// its memory. An empty city narrows nothing.
+func ForCity(city string) cluster.Option {
+	return func(o *cluster.Options) {
+		if city == "" {
+			return
+		}
+		if o.Cache.ByObject == nil {
+			o.Cache.ByObject = map[client.Object]cache.ByObject{}
+		}
+		o.Cache.ByObject[&computev1alpha.WorkloadDeployment{}] = cache.ByObject{
+			Label: labels.SelectorFromSet(labels.Set{computev1alpha.CityCodeTopologyLabel: city}),
+		}
+		o.Cache.ByObject[&computev1alpha.Instance{}] = cache.ByObject{
+			Label: labels.SelectorFromSet(labels.Set{computev1alpha.CityCodeLabel: city}),
+		}
+	}
+}
+
 // AddCluster creates the hub cluster for cfg and adds it to mgr, which
-// starts its cache with the manager's other caches.
-func AddCluster(mgr ctrl.Manager, cfg *rest.Config) (cluster.Cluster, error) {
+// starts its cache with the manager's other caches. opts apply after
+// NewCluster's own (ForCity, say).
+func AddCluster(mgr ctrl.Manager, cfg *rest.Config, opts ...cluster.Option) (cluster.Cluster, error) {
 	if mgr == nil {
 		return nil, errors.New("the federation plane needs a manager to join")
 	}
-	hubCluster, err := NewCluster(cfg, func(o *cluster.Options) {
+	hubCluster, err := NewCluster(cfg, append([]cluster.Option{func(o *cluster.Options) {
 		o.Logger = mgr.GetLogger().WithName("federation-plane")
-	})
+	}}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -295,11 +295,16 @@ func narrowCache(c *cache.Options, p projects.Options) {
 }
 
 // projectCache is the cache of a project plane: ControllerRevisions narrowed
-// to those compute records for Workloads.
+// to those compute records for Workloads, and no object's managedFields
+// (no controller reads them; the manager's own cache, the project plane in
+// single mode, strips them too).
 func projectCache() cache.Options {
 	req, err := labels.NewRequirement(computev1alpha.WorkloadUIDLabel, selection.Exists, nil)
 	utilruntime.Must(err)
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&appsv1.ControllerRevision{}: {Label: labels.NewSelector().Add(*req)},
-	}}
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&appsv1.ControllerRevision{}: {Label: labels.NewSelector().Add(*req)},
+		},
+	}
 }
