@@ -123,8 +123,9 @@ func ReconcileCityPolicy(ctx context.Context, locks *CityLocks, c client.Client,
 // that is not being deleted exists in namespace.
 func cityWanted(ctx context.Context, reader client.Reader, namespace, city string) (bool, error) {
 	var list computev1alpha.WorkloadDeploymentList
+	// Read-only: a cache need not copy the city's deployments.
 	if err := reader.List(ctx, &list, client.InNamespace(namespace),
-		client.MatchingLabels{computev1alpha.CityCodeTopologyLabel: city}); err != nil {
+		client.MatchingLabels{computev1alpha.CityCodeTopologyLabel: city}, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("failed to list the WorkloadDeployments of %s in namespace %s of the federation plane: %w", city, namespace, err)
 	}
 	for i := range list.Items {

@@ -112,7 +112,8 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 // instancesIn maps a hub namespace to the hub Instances in it.
 func (r *Reconciler) instancesIn(ctx context.Context, ns *corev1.Namespace) []reconcile.Request {
 	var list computev1alpha.InstanceList
-	if err := r.Hub.List(ctx, &list, client.InNamespace(ns.Name)); err != nil {
+	// Only the keys are read: no copies of the namespace's Instances.
+	if err := r.Hub.List(ctx, &list, client.InNamespace(ns.Name), client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the Instances of a namespace of the federation plane", "namespace", ns.Name)
 		return nil
 	}

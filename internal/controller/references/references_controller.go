@@ -83,7 +83,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	var wds computev1alpha.WorkloadDeploymentList
-	if err := c.List(ctx, &wds, client.InNamespace(w.Namespace)); err != nil {
+	// Read-only: annotate copies the one it patches.
+	if err := c.List(ctx, &wds, client.InNamespace(w.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to list WorkloadDeployments in namespace %s: %w", w.Namespace, err)
 	}
 	value := Format(missing)
@@ -138,7 +139,7 @@ func annotate(ctx context.Context, c client.Client, wd *computev1alpha.WorkloadD
 func enqueueNamespace(clusterName string, cl cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []mcreconcile.Request {
 		var list computev1alpha.WorkloadList
-		if err := cl.GetCache().List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		if err := cl.GetCache().List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Failed to list Workloads to map a Secret or ConfigMap change",
 				"cluster", clusterName, "namespace", obj.GetNamespace())
 			return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,8 +167,11 @@ func observe(ctx context.Context, c client.Client, w *computev1alpha.Workload) (
 	if err != nil {
 		return nil, err
 	}
+	// The namespace's deployments are read from the cache without a copy
+	// each (thousands at scale, every reconcile); only those that can
+	// matter to w are copied (deploymentsOf).
 	var wds computev1alpha.WorkloadDeploymentList
-	if err := c.List(ctx, &wds, client.InNamespace(w.Namespace)); err != nil {
+	if err := c.List(ctx, &wds, client.InNamespace(w.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("failed to list WorkloadDeployments in namespace %s: %w", w.Namespace, err)
 	}
 	var revs appsv1.ControllerRevisionList
@@ -179,7 +183,7 @@ func observe(ctx context.Context, c client.Client, w *computev1alpha.Workload) (
 		client:      c,
 		workload:    w,
 		cities:      cities,
-		deployments: wds.Items,
+		deployments: deploymentsOf(w, wds.Items),
 		revisions:   revision.Owned(w, revs.Items),
 	}, nil
 }
@@ -194,6 +198,32 @@ func observedCities(plan placement.Plan, current map[string]*computev1alpha.Work
 			oc.Deployment = current[t.Name]
 		}
 		out = append(out, oc)
+	}
+	return out
+}
+
+// deploymentNamePrefixLength bounds the part of a Workload's name that
+// begins every WorkloadDeployment name it plans: names.WorkloadDeploymentName
+// keeps at least the first 63 − 13 = 50 characters for a three-letter city
+// code (the only codes the API admits); 16 leaves room for any code up to
+// 37 characters.
+const deploymentNamePrefixLength = 16
+
+// deploymentsOf returns deep copies of the deployments of the namespace,
+// listed from the cache without copies, that can matter to w: those that
+// belong to w or carry its UID label (its own, to update or delete) and
+// those whose name begins like every deployment name planned for w (a name
+// taken by another Workload's deployment is a conflict). Any other
+// deployment is neither updated, deleted nor a conflict for w, so leaving it
+// out changes nothing but the memory and time of the copies.
+func deploymentsOf(w *computev1alpha.Workload, all []computev1alpha.WorkloadDeployment) []computev1alpha.WorkloadDeployment {
+	prefix := strings.TrimRight(w.Name[:min(len(w.Name), deploymentNamePrefixLength)], "-.")
+	var out []computev1alpha.WorkloadDeployment
+	for i := range all {
+		wd := &all[i]
+		if placement.BelongsTo(wd, w.UID) || wd.Labels[computev1alpha.WorkloadUIDLabel] == string(w.UID) || strings.HasPrefix(wd.Name, prefix) {
+			out = append(out, *wd.DeepCopy())
+		}
 	}
 	return out
 }
