@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -49,8 +50,14 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		WithOptions(controller.TypedOptions[mcreconcile.Request]{
 			SkipNameValidation: mgr.GetControllerOptions().SkipNameValidation,
 		}).
-		For(&computev1alpha.Workload{}).
-		Owns(&computev1alpha.WorkloadDeployment{}).
+		// What is decided depends on the Workload's template, each
+		// deployment's spec (its workloadRef) and annotations, and the
+		// Secrets and ConfigMaps: status updates, most of the events at
+		// scale, change none of them and are not reconciled (each
+		// reconcile lists the namespace's deployments).
+		For(&computev1alpha.Workload{}, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&computev1alpha.WorkloadDeployment{}, mcbuilder.WithPredicates(
+			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WatchesMetadata(&corev1.Secret{}, enqueueNamespace).
 		WatchesMetadata(&corev1.ConfigMap{}, enqueueNamespace).
 		Complete(r)
