@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
@@ -196,6 +197,11 @@ func Run(ctx context.Context, o *Options) error {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// No controller reads managedFields (a large part of every
+		// claim, grant and bucket): the caches keep objects without them.
+		// A status update of a cached bucket sends none, and the
+		// apiserver then keeps the object's own.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	}, o.service)
 	if err != nil {
 		return err
