@@ -64,7 +64,8 @@ type Reconciler struct {
 	// own recognises WorkloadDeployment versions this controller's status
 	// patches superseded.
 	own ownwrites.Tracker
-	// pace spaces out status writes that only report progress.
+	// pace holds status changes that only report progress back, so that
+	// the ones after them are written together.
 	pace pace
 }
 
@@ -158,7 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := errors.Join(applyErr, statusErr); err != nil {
 		return ctrl.Result{}, err
 	}
-	// A status held back by the pace is written when the interval is up.
+	// A status held back by the pace is written when its interval is up.
 	return r.wakeUp(wd, held, s.statusHeld), nil
 }
 
@@ -243,17 +244,23 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a rollout.Assess
 		st.ObservedGeneration = s.wd.Generation
 	}
 	key := client.ObjectKeyFromObject(s.wd)
-	if !equality.Semantic.DeepEqual(s.wd.Status, st) {
-		if s.statusHeld = r.pace.hold(key, &s.wd.Status, &st, now.Time); s.statusHeld > 0 {
-			return nil
-		}
+	if equality.Semantic.DeepEqual(s.wd.Status, st) {
+		// Nothing to write, and nothing held: a change held back and
+		// undone meanwhile is never written.
+		r.pace.settled(key)
+		return nil
+	}
+	if s.statusHeld = r.pace.hold(key, &s.wd.Status, &st, now.Time); s.statusHeld > 0 {
+		return nil
 	}
 	wrote, err := patch.Status(ctx, r.Client, s.wd, func(wd *computev1alpha.WorkloadDeployment) { wd.Status = st })
-	if err != nil || !wrote {
+	if err != nil {
 		return err
 	}
-	r.own.Wrote(key, s.wd.UID, s.wd.ResourceVersion)
-	r.pace.wrote(key, now.Time)
+	r.pace.settled(key)
+	if wrote {
+		r.own.Wrote(key, s.wd.UID, s.wd.ResourceVersion)
+	}
 	return nil
 }
 
