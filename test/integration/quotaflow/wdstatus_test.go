@@ -9,10 +9,13 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/workloaddeployment"
+	"github.com/citycells/compute/internal/status"
 )
 
 // statusWrite is one version of a WorkloadDeployment's status as a watch
@@ -96,7 +99,14 @@ func equalLocation(a, b *computev1alpha.LocationReference) bool {
 	return *a == *b
 }
 
-func TestAWorkloadDeploymentsStatusOnItsWayToReady(t *testing.T) {
+// TestAWorkloadDeploymentsStatusIsWrittenInFewSteps follows one cell
+// WorkloadDeployment of two replicas from its creation to both Instances
+// Ready, with real quota, and logs every status it was seen with and what
+// changed. The generation it observes and the desired state are written at
+// once; the progress between them is held back and written together, so a
+// progress-only write never follows the one before it sooner than about
+// the interval; and no write changes nothing a reader could see.
+func TestAWorkloadDeploymentsStatusIsWrittenInFewSteps(t *testing.T) {
 	g := NewWithT(t)
 	p := newProject(t, 10, "40", "80Gi")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -105,34 +115,77 @@ func TestAWorkloadDeploymentsStatusOnItsWayToReady(t *testing.T) {
 	ready, writes := make(chan struct{}), make(chan statusWrite, 100)
 	go recordStatusWrites(ctx, t, p.cellNS, start, ready, writes)
 	<-ready
-	wd := p.newWD(t, "web", 2)
+	p.newWD(t, "web", 2)
 
 	var seen []statusWrite
 	g.Eventually(func(g Gomega) {
-		for {
+		for drained := false; !drained; {
 			select {
 			case w := <-writes:
 				seen = append(seen, w)
-				continue
 			default:
+				drained = true
 			}
-			break
 		}
 		g.Expect(seen).NotTo(BeEmpty())
-		last := seen[len(seen)-1].status
-		g.Expect(last.ReplicaCounts.ReadyReplicas).To(Equal(int32(2)))
-		g.Expect(meta.IsStatusConditionTrue(last.Conditions, computev1alpha.ConditionReplicasReady)).To(BeTrue())
+		g.Expect(desired(&seen[len(seen)-1].status)).To(BeTrue(), "both replicas ready")
 	}, settle).WithPolling(10 * time.Millisecond).Should(Succeed())
-	// Anything written after Ready.
-	time.Sleep(2 * time.Second)
+	// Nothing is written once it is Ready: let a stray write show.
+	time.Sleep(2 * workloaddeployment.StatusInterval)
 	cancel()
 	for w := range writes {
 		seen = append(seen, w)
 	}
+
+	// The first version seen is the one created, with no status.
+	g.Expect(seen[0].status.ObservedGeneration).To(BeZero())
+	versions := seen[1:]
 	var prev *computev1alpha.WorkloadDeploymentStatus
-	for i, w := range seen {
-		t.Logf("write %d at %s: %s", i+1, w.at.Round(time.Millisecond), describeChange(prev, &w.status))
-		prev = &seen[i].status
+	for i, w := range versions {
+		t.Logf("status write %d at %s: %s", i+1, w.at.Round(time.Millisecond), describeChange(prev, &w.status))
+		prev = &versions[i].status
 	}
-	_ = wd
+	g.Expect(versions).NotTo(BeEmpty())
+	g.Expect(versions[0].status.ObservedGeneration).To(Equal(int64(1)), "the first status written observes the generation")
+	g.Expect(desired(&versions[len(versions)-1].status)).To(BeTrue(), "the last status written is the desired state")
+	for i := 1; i < len(versions); i++ {
+		before, after := &versions[i-1].status, &versions[i].status
+		g.Expect(visible(before, after)).To(BeTrue(), "status write %d changes something visible", i+1)
+		if progressOnly(before, after) {
+			g.Expect(versions[i].at-versions[i-1].at).To(BeNumerically(">=", workloaddeployment.StatusInterval/2),
+				"status write %d only reports progress: it was held back", i+1)
+		}
+	}
+}
+
+// desired reports whether a status says both replicas are ready.
+func desired(s *computev1alpha.WorkloadDeploymentStatus) bool {
+	return s.ReadyReplicas == 2 && meta.IsStatusConditionTrue(s.Conditions, computev1alpha.ConditionReplicasReady)
+}
+
+// visible reports whether a status differs from the one before in more
+// than transition times.
+func visible(before, after *computev1alpha.WorkloadDeploymentStatus) bool {
+	d := describeChange(before, after)
+	for _, part := range strings.Split(d, "; ") {
+		if !strings.HasSuffix(part, "transition time or generation only") {
+			return true
+		}
+	}
+	return false
+}
+
+// progressOnly reports whether a status change only reports progress: the
+// same generation, the desired state neither reached nor left, no
+// availability lost and no failure on either side.
+func progressOnly(before, after *computev1alpha.WorkloadDeploymentStatus) bool {
+	if before.ObservedGeneration != after.ObservedGeneration || desired(before) || desired(after) {
+		return false
+	}
+	b := meta.FindStatusCondition(before.Conditions, computev1alpha.ConditionAvailable)
+	a := meta.FindStatusCondition(after.Conditions, computev1alpha.ConditionAvailable)
+	if b == nil || a == nil {
+		return false
+	}
+	return (b.Status != metav1.ConditionTrue || a.Status == metav1.ConditionTrue) && !status.Failing(b.Reason) && !status.Failing(a.Reason)
 }
