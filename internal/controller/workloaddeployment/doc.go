@@ -9,4 +9,17 @@
 // labels to back-fill) come from the pure planner in internal/rollout; this
 // package applies them and reports what it observes in the
 // WorkloadDeployment's status.
+//
+// The status is computed from what the cache shows on every reconcile, but
+// written only when it changed, and not always at once: every write of a
+// cell deployment's status is copied on the hub (Karmada's Work and
+// ResourceBinding status, the hub copy's, their events), and a deployment
+// coming up changes several times on the way (its Instances appear, wait
+// for quota, are released, provisioned, become ready). A change that only
+// reports that progress is held back for StatusInterval from the first
+// such change and written then with everything that came after it (the
+// reconcile asks to be woken when the interval is up; a change undone
+// meanwhile is never written). A newly observed generation, the desired
+// state reached or left, availability lost and a failure appearing,
+// changing or clearing are written at once (see urgent).
 package workloaddeployment

@@ -22,7 +22,9 @@ import (
 // copy's, with events. Progress is not urgent; what a person or another
 // controller acts on is written at once (see urgent): a newly observed
 // generation, reaching or leaving the desired state, losing availability,
-// a failure appearing or clearing.
+// a failure appearing or clearing. A condition that turned while its change
+// was held carries the time of the write as its lastTransitionTime, at most
+// one interval late.
 const StatusInterval = time.Second
 
 // pace remembers, per WorkloadDeployment, since when a progress-only status
