@@ -149,6 +149,11 @@ func TestUrgent(t *testing.T) {
 			makeStatus().condition(available, f, computev1alpha.ReasonImageUnavailable, ""),
 			makeStatus().condition(available, f, computev1alpha.ReasonInstanceCrashing, ""), true,
 		},
+		"a new template's failure on ReplicasReady while old replicas serve is urgent": {
+			makeStatus().counts(1, 1, 1).condition(available, tr, computev1alpha.ReasonReplicasAvailable, ""),
+			makeStatus().counts(1, 1, 1).condition(available, tr, computev1alpha.ReasonReplicasAvailable, "").
+				condition(computev1alpha.ConditionReplicasReady, f, computev1alpha.ReasonImageUnavailable, ""), true,
+		},
 		"a failure clearing is urgent": {
 			makeStatus().condition(available, f, computev1alpha.ReasonQuotaExceeded, ""),
 			makeStatus().condition(available, f, computev1alpha.ReasonProvisioning, ""), true,
