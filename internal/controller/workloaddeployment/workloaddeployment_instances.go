@@ -228,7 +228,8 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in rollout.In
 			// A deployment of the same name that was deleted and created
 			// again (Karmada recreating a cell copy) finds its slot taken
 			// by the predecessor's Instance, which the garbage collector
-			// is removing. It is not ours: expecting it would wait for an
+			// is removing — or by one the cache no longer shows because it
+			// has just gone. It is not ours: expecting it would wait for an
 			// Instance that never comes. Wait for the name instead.
 			ctrl.LoggerFrom(ctx).V(1).Info("Instance name still held by a predecessor's Instance", "instance", inst.Name)
 			return errNameHeld
@@ -256,13 +257,18 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in rollout.In
 // nameHeldWait is the safety net).
 var errNameHeld = errors.New("instance name held by a predecessor's Instance")
 
-// heldByPredecessor reports whether the Instance called name exists and is
-// controlled by something other than wd (a deleted deployment of the same
-// name). When the cache does not show it, it cannot tell, and says no.
+// heldByPredecessor reports whether the Instance called name, which the
+// API server says exists, is held by something other than wd: the cache
+// shows it controlled by another owner (a deleted deployment of the same
+// name), or does not show it at all. In the second case the holder has just
+// gone (its delete already in the cache, which brings wd back at once) or
+// the cache is behind on wd's own create; waiting for the name is right in
+// both, where expecting a create would wait for expectationTTL for an
+// Instance that may never come.
 func (r *Reconciler) heldByPredecessor(ctx context.Context, wd *computev1alpha.WorkloadDeployment, name string) bool {
 	existing := &computev1alpha.Instance{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: wd.Namespace, Name: name}, existing); err != nil {
-		return false
+		return true
 	}
 	owner := metav1.GetControllerOf(existing)
 	return owner == nil || owner.UID != wd.UID
