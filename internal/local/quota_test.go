@@ -160,3 +160,27 @@ func TestTheQuotaKubeconfigHasAContextPerProject(t *testing.T) {
 		t.Error("a kubeconfig without a current context is accepted")
 	}
 }
+
+func TestQuotaConditionSaysWhetherComputeQuotaRuns(t *testing.T) {
+	tests := map[string]struct {
+		state State
+		want  string
+	}{
+		"running": {
+			state: State{Components: []ComponentRecord{{Name: "compute-manager-cell-dfw"}, {Name: componentQuotaPrefix + "project-default"}}},
+			want:  "quota on (compute-quota)",
+		},
+		"skipped, with the reason": {
+			state: State{Skipped: []SkippedRecord{{Name: componentQuotaPrefix + "*", Reason: "compute-quota is not next to /x/compute-manager"}}},
+			want:  "quota off (compute-quota-* not started: compute-quota is not next to /x/compute-manager)",
+		},
+		"absent": {want: "quota off (compute-quota not started)"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.state.QuotaCondition(); got != tc.want {
+				t.Errorf("QuotaCondition() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

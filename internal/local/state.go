@@ -259,3 +259,21 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
+
+// QuotaCondition says, for a benchmark's or report's conditions line,
+// whether compute-quota runs: "quota on (compute-quota)", or "quota off"
+// with the reason it was not started (a compute-manager binary given
+// without compute-quota beside it, say).
+func (s State) QuotaCondition() string {
+	for _, c := range s.Components {
+		if strings.HasPrefix(c.Name, componentQuotaPrefix) {
+			return "quota on (compute-quota)"
+		}
+	}
+	for _, sk := range s.Skipped {
+		if strings.HasPrefix(sk.Name, componentQuotaPrefix) {
+			return fmt.Sprintf("quota off (%s not started: %s)", sk.Name, sk.Reason)
+		}
+	}
+	return "quota off (compute-quota not started)"
+}

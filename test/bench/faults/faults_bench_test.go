@@ -166,8 +166,8 @@ func BenchmarkFaults(b *testing.B) {
 		rows = append(rows, r)
 	}
 
-	report(b, "conditions: 3 cities x 2 replicas, image rollout (OrderedReady), simulated provider delay 2s, quota on (compute-quota), "+
-		"%d run(s) per fault, load average %s", runs, procstat.LoadAverage())
+	report(b, "conditions: 3 cities x 2 replicas, image rollout (OrderedReady), simulated provider delay 2s, %s, "+
+		"%d run(s) per fault, load average %s", p.State().QuotaCondition(), runs, procstat.LoadAverage())
 	report(b, "%-48s %10s %10s %14s %s", "FAULT (mid image rollout)", "p50", "max", "writes p50", "not converged")
 	for _, r := range rows {
 		slices.Sort(r.converge)

@@ -122,8 +122,8 @@ func BenchmarkFederation(b *testing.B) {
 		warm = p1[1:]
 	}
 
-	report("conditions: %d runs; simulated provider delay %s; quota on (compute-quota); Parallel; %d CPUs; load average before %s, after %s",
-		runs, delay, runtime.NumCPU(), loadBefore, procstat.LoadAverage())
+	report("conditions: %d runs; simulated provider delay %s; %s; Parallel; %d CPUs; load average before %s, after %s",
+		runs, delay, p.State().QuotaCondition(), runtime.NumCPU(), loadBefore, procstat.LoadAverage())
 	report("  (a shared machine: compare the ratios to raw Karmada of the same run, not the seconds; p99 of %d runs is their maximum when runs < 100)", runs)
 	report("raw Karmada (watched): 3 ConfigMaps (one per city) hub → all cells   p50 %s  p99 %s", pct(rawAll, 50), pct(rawAll, 99))
 	report("raw Karmada (watched): one ConfigMap hub → its cell                    p50 %s  p99 %s", pct(rawOne, 50), pct(rawOne, 99))

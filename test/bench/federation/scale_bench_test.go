@@ -145,8 +145,8 @@ func BenchmarkScale(b *testing.B) {
 	loadAfter := procstat.LoadAverage()
 
 	instances := n * perWorkload
-	report("scale (P4) conditions: %d Workloads × %d cities × %d = %d Instances; Parallel; delay 0; quota on (compute-quota); %d CPUs; load average before %s, after %s",
-		n, len(benchCities), replicasPerCity, instances, runtime.NumCPU(), loadBefore, loadAfter)
+	report("scale (P4) conditions: %d Workloads × %d cities × %d = %d Instances; Parallel; delay 0; %s; %d CPUs; load average before %s, after %s",
+		n, len(benchCities), replicasPerCity, instances, p.State().QuotaCondition(), runtime.NumCPU(), loadBefore, loadAfter)
 	report("scale: %d Workloads created (8 at a time; %d creates retried after a server error) in %s; all Available with %d ready in %s (%.1f Instances/s)",
 		n, retried.Load(), created.Round(time.Millisecond), perWorkload, converged.Round(time.Millisecond), float64(instances)/converged.Seconds())
 	m.printWrites("scale", before, after, instances)
