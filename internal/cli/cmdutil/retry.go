@@ -45,7 +45,8 @@ func Transient(err error) (reason string, ok bool) {
 		return "connection refused", true
 	case utilnet.IsConnectionReset(err):
 		return "connection reset", true
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), utilnet.IsProbableEOF(err):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), utilnet.IsProbableEOF(err),
+		strings.Contains(err.Error(), serverClosedIdle):
 		return "connection closed", true
 	case errors.Is(err, context.DeadlineExceeded):
 		return "the request timed out", true
@@ -60,6 +61,13 @@ func Transient(err error) (reason string, ok bool) {
 	}
 	return "", false
 }
+
+// serverClosedIdle is net/http's unexported error for a request sent on a
+// kept-alive connection the server closed at that moment (a restart, or a
+// proxy dropping its connections). net/http retries it only for requests it
+// can replay on its own; a watch reopened through a wrapping transport sees
+// it.
+const serverClosedIdle = "http: server closed idle connection"
 
 // Unauthorized reports whether the server rejected the credentials (401).
 // The Datum token source forgets the rejected token, so one retry asks the

@@ -25,13 +25,15 @@ func TestTransientErrorsAreThoseRetryingCanFix(t *testing.T) {
 		err       error
 		transient bool
 	}{
-		"429 too many requests":       {apierrors.NewTooManyRequests("slow down", 1), true},
-		"503 service unavailable":     {apierrors.NewServiceUnavailable("restarting"), true},
-		"500 internal error":          {apierrors.NewInternalError(errors.New("etcd")), true},
-		"504 server timeout":          {apierrors.NewServerTimeout(gr, "list", 1), true},
-		"a refused connection":        {dial(syscall.ECONNREFUSED), true},
-		"a reset connection":          {dial(syscall.ECONNRESET), true},
-		"a dropped stream":            {fmt.Errorf("watch: %w", io.ErrUnexpectedEOF), true},
+		"429 too many requests":   {apierrors.NewTooManyRequests("slow down", 1), true},
+		"503 service unavailable": {apierrors.NewServiceUnavailable("restarting"), true},
+		"500 internal error":      {apierrors.NewInternalError(errors.New("etcd")), true},
+		"504 server timeout":      {apierrors.NewServerTimeout(gr, "list", 1), true},
+		"a refused connection":    {dial(syscall.ECONNREFUSED), true},
+		"a reset connection":      {dial(syscall.ECONNRESET), true},
+		"a dropped stream":        {fmt.Errorf("watch: %w", io.ErrUnexpectedEOF), true},
+		"a kept-alive connection the server closed": {&url.Error{Op: "Get", URL: "https://x",
+			Err: errors.New("http: server closed idle connection")}, true},
 		"a request timeout":           {fmt.Errorf("get: %w", context.DeadlineExceeded), true},
 		"403 forbidden":               {apierrors.NewForbidden(gr, "web", errors.New("no")), false},
 		"404 not found":               {apierrors.NewNotFound(gr, "web"), false},
