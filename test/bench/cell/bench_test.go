@@ -25,8 +25,11 @@
 //	go test -tags bench -run '^$' -bench Cell -benchtime 1x -timeout 30m ./test/bench/cell/
 //
 // COMPUTE_BENCH_REPLICAS sets N (default 1000); COMPUTE_BENCH_LOG=<dir>
-// keeps compute-manager's logs there; COMPUTE_BENCH_MANAGER_BINARY runs
-// that compute-manager instead of building this tree's. Nothing is asserted about the
+// keeps compute-manager's logs there; COMPUTE_BENCH_PROFILE=<dir> writes a
+// CPU profile of compute-manager there (cpu-quota-off.pprof, ...) covering
+// COMPUTE_BENCH_PROFILE_SECONDS (default 30) from the timed create;
+// COMPUTE_BENCH_MANAGER_BINARY runs that compute-manager instead of
+// building this tree's. Nothing is asserted about the
 // figures: they are printed with the conditions they were taken under (a
 // shared machine's load average among them) and reported as metrics.
 package cell
@@ -36,6 +39,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,6 +225,11 @@ func (p *plane) runCell(b *testing.B, ns string, replicas int, quota bool) resul
 		}
 		args = append(args, "--quota-kubeconfig="+kubeconfig, "--cell-name="+cellName)
 	}
+	profileAddr := ""
+	if os.Getenv("COMPUTE_BENCH_PROFILE") != "" {
+		profileAddr = freeAddr(b)
+		args = append(args, "--pprof-bind-address="+profileAddr)
+	}
 	mgr := p.startManager(b, ns, args)
 	defer mgr.stop()
 
@@ -235,6 +245,8 @@ func (p *plane) runCell(b *testing.B, ns string, replicas int, quota bool) resul
 	w = newWatcher(b, ctx, p, cellNS, quota)
 	before, quotaBefore, cpu := p.writes(b, cellPlane), p.writes(b, quotaPlane), p.cpu(mgr.pid)
 	start := time.Now()
+	profiled := profile(b, profileAddr, strings.ReplaceAll(name, " ", "-"))
+	defer profiled()
 	w.start(start, replicas)
 	must(b, p.cell.Create(ctx, workloadDeployment(cellNS, replicas)))
 	w.wait(b, func(s *watcher) bool { return s.readyCount() == replicas })
@@ -495,6 +507,47 @@ func follow(ctx context.Context, c client.WithWatch, list client.ObjectList, ns 
 		}
 	}()
 	<-opened
+}
+
+// freeAddr returns a free loopback address.
+func freeAddr(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+// profile starts fetching a CPU profile from compute-manager's pprof
+// endpoint at addr into COMPUTE_BENCH_PROFILE/cpu-<name>.pprof; the
+// returned function waits for it. Without addr it does nothing.
+func profile(b *testing.B, addr, name string) (wait func()) {
+	if addr == "" {
+		return func() {}
+	}
+	seconds := envInt("COMPUTE_BENCH_PROFILE_SECONDS", 30)
+	path := filepath.Join(os.Getenv("COMPUTE_BENCH_PROFILE"), "cpu-"+name+".pprof")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds))
+		if err != nil {
+			b.Errorf("CPU profile: %v", err)
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(path, data, 0o644)
+		}
+		if err != nil {
+			b.Errorf("CPU profile: %v", err)
+			return
+		}
+		fmt.Printf("    CPU profile of compute-manager (%s, %d s from the create): %s\n", name, seconds, path)
+	}()
+	return func() { <-done }
 }
 
 // managerProcess is a running compute-manager.
