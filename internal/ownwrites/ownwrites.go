@@ -17,6 +17,7 @@ package ownwrites
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -33,6 +34,7 @@ type Tracker struct {
 type written struct {
 	uid types.UID
 	rv  string
+	at  time.Time
 }
 
 // Wrote records that a write to the object (uid) produced resource version
@@ -51,7 +53,29 @@ func (t *Tracker) Wrote(key types.NamespacedName, uid types.UID, rv string) {
 			return
 		}
 	}
-	t.objects[key] = written{uid: uid, rv: rv}
+	t.objects[key] = written{uid: uid, rv: rv, at: time.Now()}
+}
+
+// Unseen is for an object the cache does not show: it returns how much of
+// ttl is left since the controller's latest write to it, zero when the
+// controller has not written it within ttl. A positive answer means the
+// cache has not caught up with the controller's own create yet, and the
+// event of that create is on its way; ttl bounds the wait for an object
+// that went again before the cache saw it (the watch may then bring no
+// event at all).
+func (t *Tracker) Unseen(key types.NamespacedName, ttl time.Duration) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w, ok := t.objects[key]
+	if !ok {
+		return 0
+	}
+	left := ttl - time.Since(w.at)
+	if left <= 0 {
+		delete(t.objects, key)
+		return 0
+	}
+	return left
 }
 
 // Stale reports whether version rv of the object (uid) is older than the

@@ -2,6 +2,7 @@ package ownwrites
 
 import (
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -69,5 +70,28 @@ func TestTracker(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestUnseen(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "web-0"}
+	var tr Tracker
+	if left := tr.Unseen(key, time.Minute); left != 0 {
+		t.Errorf("an object never written: Unseen = %s, want 0", left)
+	}
+	tr.Wrote(key, "a", "20")
+	if left := tr.Unseen(key, time.Minute); left <= 0 || left > time.Minute {
+		t.Errorf("just created: Unseen = %s, want in (0, 1m]", left)
+	}
+	if tr.Stale(key, "a", "20") || tr.Unseen(key, time.Minute) != 0 {
+		t.Error("once the cache shows the write, the object is forgotten")
+	}
+	tr.Wrote(key, "a", "30")
+	time.Sleep(2 * time.Millisecond)
+	if left := tr.Unseen(key, time.Millisecond); left != 0 {
+		t.Errorf("past the ttl: Unseen = %s, want 0 (a create the cache never saw must not be waited for forever)", left)
+	}
+	if tr.Stale(key, "a", "25") {
+		t.Error("past the ttl the write is forgotten")
 	}
 }

@@ -17,7 +17,11 @@
 //   - only when something changed: metadata and spec by one patch, status
 //     by another, each skipped when equal;
 //   - with labels and annotations merged over what the copy has, so keys
-//     others add in the hub are kept.
+//     others add in the hub are kept;
+//   - never from a hub cache that has not caught up with the write-back's
+//     own latest write to the copy (internal/ownwrites): that write's event
+//     brings the Instance back, so a copy just created is not created again
+//     (AlreadyExists) nor patched from the version before the write.
 //
 // When the cell Instance is gone, the copy is deleted — after a live read
 // confirms it is gone, and only if the cell runs the copy's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +19,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/mirror"
+	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/patch"
 )
 
@@ -46,7 +48,18 @@ type Reconciler struct {
 	// (hub.ForCity, --cell-city-code): an Instance of another city cannot
 	// be written back through it and fails with an error naming the flag.
 	City string
+
+	// own remembers the write-back's latest write to each copy, so a
+	// reconcile on a hub cache that has not caught up with it waits for
+	// its event instead of writing again (a create answered AlreadyExists,
+	// a patch from a stale base).
+	own ownwrites.Tracker
 }
+
+// unseenCopyWait bounds how long a copy the write-back created is waited
+// for in the hub cache before it is created again (it may have gone before
+// the cache saw it).
+const unseenCopyWait = 15 * time.Second
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;patch;update
@@ -163,24 +176,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if owner.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.writeBack(ctx, Copy(inst, owner))
+	return r.writeBack(ctx, Copy(inst, owner))
 }
 
 // writeBack creates the copy desired, or updates the existing copy where
-// it differs.
-func (r *Reconciler) writeBack(ctx context.Context, desired *computev1alpha.Instance) error {
+// it differs. While the hub cache has not shown the write-back's own latest
+// write to the copy, it waits for that write's event (the copy's watch
+// brings the Instance back) rather than decide from an older version.
+func (r *Reconciler) writeBack(ctx context.Context, desired *computev1alpha.Instance) (ctrl.Result, error) {
+	key := client.ObjectKeyFromObject(desired)
 	existing := &computev1alpha.Instance{}
-	err := r.Hub.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	err := r.Hub.Get(ctx, key, existing)
 	if apierrors.IsNotFound(err) {
-		return r.create(ctx, desired)
+		if left := r.own.Unseen(key, unseenCopyWait); left > 0 {
+			return ctrl.Result{RequeueAfter: left}, nil
+		}
+		return ctrl.Result{}, r.create(ctx, desired)
 	}
 	if err != nil {
-		return fmt.Errorf("failed to read the copy of Instance %s in the federation plane: %w", desired.Name, err)
+		return ctrl.Result{}, fmt.Errorf("failed to read the copy of Instance %s in the federation plane: %w", desired.Name, err)
+	}
+	if r.own.Stale(key, existing.UID, existing.ResourceVersion) {
+		return ctrl.Result{}, nil
 	}
 	if mirror.Replaced(existing, desired) {
-		return r.replace(ctx, existing, desired)
+		return ctrl.Result{}, r.replace(ctx, existing, desired)
 	}
-	return r.update(ctx, existing, desired)
+	return ctrl.Result{}, r.update(ctx, existing, desired)
 }
 
 // replace deletes a copy of a cell Instance the cell has since recreated
@@ -227,6 +249,7 @@ func (r *Reconciler) create(ctx context.Context, desired *computev1alpha.Instanc
 	if err != nil {
 		return fmt.Errorf("failed to create the copy of Instance %s in the federation plane: %w", desired.Name, err)
 	}
+	r.own.Wrote(client.ObjectKeyFromObject(created), created.UID, created.ResourceVersion)
 	ctrl.LoggerFrom(ctx).V(1).Info("Wrote the Instance back to the federation plane")
 	return r.patchStatus(ctx, created, desired.Status)
 }
@@ -241,6 +264,7 @@ func (r *Reconciler) update(ctx context.Context, existing, desired *computev1alp
 			}
 			return fmt.Errorf("failed to update the copy of Instance %s in the federation plane: %w", desired.Name, err)
 		}
+		r.own.Wrote(client.ObjectKeyFromObject(merged), merged.UID, merged.ResourceVersion)
 		existing = merged
 	}
 	return r.patchStatus(ctx, existing, desired.Status)
@@ -248,7 +272,10 @@ func (r *Reconciler) update(ctx context.Context, existing, desired *computev1alp
 
 // patchStatus writes status onto hubCopy when it differs.
 func (r *Reconciler) patchStatus(ctx context.Context, hubCopy *computev1alpha.Instance, status computev1alpha.InstanceStatus) error {
-	_, err := patch.Status(ctx, r.Hub, hubCopy, func(i *computev1alpha.Instance) { i.Status = *status.DeepCopy() })
+	wrote, err := patch.Status(ctx, r.Hub, hubCopy, func(i *computev1alpha.Instance) { i.Status = *status.DeepCopy() })
+	if wrote && err == nil {
+		r.own.Wrote(client.ObjectKeyFromObject(hubCopy), hubCopy.UID, hubCopy.ResourceVersion)
+	}
 	return err
 }
 
@@ -258,6 +285,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, hubCopy *computev1alpha.In
 func (r *Reconciler) removeCopy(ctx context.Context, key types.NamespacedName) error {
 	existing := &computev1alpha.Instance{}
 	if err := r.Hub.Get(ctx, key, existing); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.own.Forget(key)
+		}
 		return client.IgnoreNotFound(err)
 	}
 	if !ownedBy(existing, r.cellDeployment(ctx, key.Namespace, existing.Labels[computev1alpha.WorkloadDeploymentNameLabel])) {
@@ -277,6 +307,7 @@ func (r *Reconciler) removeCopy(ctx context.Context, key types.NamespacedName) e
 		}
 		return fmt.Errorf("failed to delete the copy of Instance %s in the federation plane: %w", key.Name, err)
 	}
+	r.own.Forget(key)
 	ctrl.LoggerFrom(ctx).V(1).Info("Deleted the copy of an Instance that is gone from the federation plane", "instance", key)
 	return nil
 }
