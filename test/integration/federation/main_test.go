@@ -55,6 +55,9 @@ var (
 	projectClient, hubClient, cellClient client.Client
 	// hubWritesFromCell counts the cell manager's write requests to the hub.
 	hubWritesFromCell atomic.Int64
+	// hubCreatesFromCell counts the cell manager's creates in the hub, and
+	// hubCreatesRefused those the hub answered AlreadyExists.
+	hubCreatesFromCell, hubCreatesRefused atomic.Int64
 	// scheme knows every kind the tests use.
 	scheme = newScheme()
 )
@@ -155,7 +158,14 @@ func startCell(ctx context.Context) (<-chan error, error) {
 			if req.Method != http.MethodGet {
 				hubWritesFromCell.Add(1)
 			}
-			return rt.RoundTrip(req)
+			resp, err := rt.RoundTrip(req)
+			if req.Method == http.MethodPost {
+				hubCreatesFromCell.Add(1)
+				if err == nil && resp.StatusCode == http.StatusConflict {
+					hubCreatesRefused.Add(1)
+				}
+			}
+			return resp, err
 		})
 	})
 	// No heartbeat: the hub writes counted here are the write-back's alone

@@ -2,6 +2,8 @@ package federation
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +181,41 @@ func TestARecreatedCellInstanceReplacesItsHubCopy(t *testing.T) {
 		g.Expect(back.UID).NotTo(Equal(secondCopy))
 		g.Expect(back.Annotations).To(HaveKeyWithValue(computev1alpha.SourceUIDAnnotation, string(recreated.UID)))
 	}, timeout, interval).Should(Succeed())
+}
+
+// An Instance whose status changes while its copy is being created (the
+// provider reporting, the Instance controller writing Ready) is written
+// back with one create: the write-back waits for its hub cache to show the
+// copy it created instead of creating it again.
+func TestInstancesChangingWhileTheirCopiesAreMadeAreCreatedOnce(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := karmadaNamespace(t)
+	_, cellWD := deployInHubAndCell(t, ns, "burst-dfw", "DFW", true)
+	const n = 20
+	creates, refused := hubCreatesFromCell.Load(), hubCreatesRefused.Load()
+	insts := make([]*computev1alpha.Instance, n)
+	var wg sync.WaitGroup
+	for i := range insts {
+		insts[i] = makeInstance(ns, cellWD, fmt.Sprint(i))
+		wg.Go(func() {
+			// Created and then reported on at once, as a busy cell does.
+			if err := cellClient.Create(ctx, insts[i]); err != nil {
+				t.Errorf("failed to create Instance %s: %v", insts[i].Name, err)
+				return
+			}
+			setReady(t, cellClient, insts[i], metav1.ConditionFalse, computev1alpha.ReasonProvisioning)
+			setReady(t, cellClient, insts[i], metav1.ConditionTrue, computev1alpha.ReasonAvailable)
+		})
+	}
+	wg.Wait()
+	g.Eventually(func(g Gomega) {
+		for _, inst := range insts {
+			back := &computev1alpha.Instance{}
+			g.Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(inst), back)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(back.Status.Conditions, computev1alpha.ConditionReady)).To(BeTrue())
+		}
+	}, timeout, interval).Should(Succeed())
+	g.Expect(hubCreatesRefused.Load()-refused).To(BeZero(), "creates the hub answered AlreadyExists")
+	g.Expect(hubCreatesFromCell.Load()-creates).To(BeEquivalentTo(n), "creates in the hub, one per Instance")
 }
