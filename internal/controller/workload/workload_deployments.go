@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,9 +87,14 @@ func reconcileDeployments(ctx context.Context, s *scope, targets []placement.Tar
 	}
 	for _, wd := range plan.Update {
 		base := before[wd.Name]
+		// The rollout's bookkeeping (revision annotations, labels) is
+		// written without an event: the event is for a new spec.
+		newSpec := base == nil || !equality.Semantic.DeepEqual(base.Spec, wd.Spec)
 		write(wd.Name, func() error { return s.client.Patch(ctx, wd, client.MergeFrom(base)) }, wd, "Update", wd, func() {
-			s.recorder.Eventf(w, wd, corev1.EventTypeNormal, EventDeploymentUpdated, "Update",
-				"Updated WorkloadDeployment %s for placement %s in %s", wd.Name, wd.Spec.PlacementName, wd.Spec.CityCode)
+			if newSpec {
+				s.recorder.Eventf(w, wd, corev1.EventTypeNormal, EventDeploymentUpdated, "Update",
+					"Updated WorkloadDeployment %s for placement %s in %s", wd.Name, wd.Spec.PlacementName, wd.Spec.CityCode)
+			}
 		})
 	}
 	for _, wd := range plan.Delete {

@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/workload"
 	"github.com/citycells/compute/internal/revision"
 )
 
@@ -103,6 +106,15 @@ func TestRolloutTravelsInWavesSoaksHaltsOnABadImageAndUndoRestores(t *testing.T)
 		g.Expect(cur.Status.Rollout).NotTo(gomega.BeNil())
 		g.Expect(cur.Status.Rollout.Phase).To(gomega.Equal(computev1alpha.RolloutPhaseComplete))
 	}, timeout, interval).Should(gomega.Succeed())
+	// The cities soak (an annotation on each deployment); that bookkeeping
+	// is not announced as an update of the deployments.
+	g.Eventually(func(g gomega.Gomega) {
+		for city, wd := range deploymentsOf(g, projectA, w) {
+			g.Expect(wd.Annotations).To(gomega.HaveKey(computev1alpha.RevisionSoakedAnnotation), "city %s", city)
+		}
+	}, timeout, interval).Should(gomega.Succeed())
+	g.Eventually(func() int { return len(workloadEvents(g, projectA, w, workload.EventDeploymentCreated)) }, timeout, interval).Should(gomega.Equal(3))
+	g.Consistently(func() int { return len(workloadEvents(g, projectA, w, workload.EventDeploymentUpdated)) }, time.Second, interval).Should(gomega.BeZero())
 
 	// A new image goes to DFW only; a scale change mid-rollout reaches
 	// every city at once.
@@ -121,6 +133,8 @@ func TestRolloutTravelsInWavesSoaksHaltsOnABadImageAndUndoRestores(t *testing.T)
 			"DFW": computev1alpha.CityUpdating, "LHR": computev1alpha.CityWaiting, "SIN": computev1alpha.CityWaiting}))
 	}, timeout, interval).Should(gomega.Succeed())
 	reportAll(true, "", "LHR", "SIN") // the scale change, at the old revision
+	g.Eventually(func() int { return len(workloadEvents(g, projectA, w, workload.EventDeploymentUpdated)) }, timeout, interval).
+		Should(gomega.BeNumerically(">=", 3), "a new spec for every city is announced")
 
 	// DFW ready: it soaks, then LHR and SIN follow.
 	reportAll(true, "", "DFW")
@@ -256,4 +270,17 @@ func TestRolloutWaitsForApprovalAndRollsBackOnFailure(t *testing.T) {
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(tpl.Spec.Runtime.Sandbox.Containers[0].Image).To(gomega.Equal("ghcr.io/example/app:crash"))
 	}, timeout, interval).Should(gomega.Succeed())
+}
+
+// workloadEvents returns the events about Workload w with reason.
+func workloadEvents(g gomega.Gomega, plane string, w *computev1alpha.Workload, reason string) []eventsv1.Event {
+	list := &eventsv1.EventList{}
+	g.Expect(clients[plane].List(context.Background(), list, client.InNamespace(w.Namespace))).To(gomega.Succeed())
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.UID == w.UID && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
 }
