@@ -19,7 +19,7 @@ import (
 )
 
 // customizations are the scripts of workloaddeployment-interpreter.yaml.
-func customizations(t *testing.T) configv1alpha1.CustomizationRules {
+func customizations(t testing.TB) configv1alpha1.CustomizationRules {
 	t.Helper()
 	data, err := os.ReadFile("workloaddeployment-interpreter.yaml")
 	if err != nil {
@@ -37,11 +37,26 @@ func customizations(t *testing.T) configv1alpha1.CustomizationRules {
 
 // call runs fn of script with args (JSON-able values) and returns its
 // results converted back to Go through JSON-like values.
-func call(t *testing.T, script, fn string, nret int, args ...any) []any {
+func call(t testing.TB, script, fn string, nret int, args ...any) []any {
+	t.Helper()
+	L := newState(t)
+	defer L.Close()
+	jargs := make([]any, len(args))
+	for i, a := range args {
+		jargs[i] = jsonValue(t, a)
+	}
+	out, err := run(L, script, fn, nret, jargs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// newState is a Lua state with the libraries Karmada opens (its string and
+// os are safe subsets).
+func newState(t testing.TB) *lua.LState {
 	t.Helper()
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
-	defer L.Close()
-	// The libraries Karmada opens (its string and os are safe subsets).
 	for name, open := range map[string]lua.LGFunction{
 		lua.BaseLibName: lua.OpenBase, lua.TabLibName: lua.OpenTable,
 		lua.StringLibName: lua.OpenString, lua.MathLibName: lua.OpenMath,
@@ -50,26 +65,35 @@ func call(t *testing.T, script, fn string, nret int, args ...any) []any {
 			t.Fatal(err)
 		}
 	}
+	return L
+}
+
+// run does what Karmada's luavm.RunScript does on a state from its pool:
+// loads (compiles) script, converts args (JSON values) into Lua, calls fn
+// and converts its nret results back.
+func run(L *lua.LState, script, fn string, nret int, args ...any) ([]any, error) {
+	L.Pop(L.GetTop())
 	if err := L.DoString(script); err != nil {
-		t.Fatalf("%s does not load: %v", fn, err)
+		return nil, fmt.Errorf("%s does not load: %w", fn, err)
 	}
 	largs := make([]lua.LValue, len(args))
 	for i, a := range args {
-		largs[i] = toLua(L, jsonValue(t, a))
+		largs[i] = toLua(L, a)
 	}
 	if err := L.CallByParam(lua.P{Fn: L.GetGlobal(fn), NRet: nret, Protect: true}, largs...); err != nil {
-		t.Fatalf("%s failed: %v", fn, err)
+		return nil, fmt.Errorf("%s failed: %w", fn, err)
 	}
 	out := make([]any, nret)
 	for i := range nret {
 		out[i] = fromLua(L.Get(i + 1))
 	}
-	return out
+	L.Pop(L.GetTop())
+	return out, nil
 }
 
 // jsonValue turns v into what decoding its JSON gives: maps, slices,
 // float64, strings, bools and nils.
-func jsonValue(t *testing.T, v any) any {
+func jsonValue(t testing.TB, v any) any {
 	t.Helper()
 	if s, ok := v.(string); ok {
 		v = json.RawMessage(s)
@@ -203,7 +227,7 @@ type member struct {
 
 // items reflects each member's status with the interpreter's own
 // statusReflection, as Karmada records them in the ResourceBinding.
-func items(t *testing.T, rules configv1alpha1.CustomizationRules, members ...member) []any {
+func items(t testing.TB, rules configv1alpha1.CustomizationRules, members ...member) []any {
 	t.Helper()
 	out := make([]any, 0, len(members))
 	for _, m := range members {
