@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Karmada component names, also their process and log file names.
@@ -94,18 +95,55 @@ func webhookArgs(hubKubeconfig, certDir string, ports karmadaPorts) []string {
 	})
 }
 
+// unusedKarmadaControllers are the karmada-controller-manager controllers
+// compute has no use for: multi-cluster services and endpoint slices,
+// federated HPAs and resource quotas (compute has its own quota), the
+// aggregated apiserver's member RBAC (unifiedAuth), pull-mode agents' CSRs,
+// workload rebalancing, remedies and cluster taint policies. Each one
+// watches the hub, and some every member cluster, for kinds compute never
+// creates. What compute relies on stays: cluster and clusterStatus,
+// binding, execution, workStatus and bindingStatus, namespace (it creates
+// the federation namespaces in the cells), gracefulEviction and
+// applicationFailover. docs/install.md recommends the same list.
+var unusedKarmadaControllers = []string{
+	"serviceExport", "endpointSlice", "serviceImport", "multiclusterservice",
+	"endpointsliceCollect", "endpointsliceDispatch",
+	"federatedHorizontalPodAutoscaler", "cronFederatedHorizontalPodAutoscaler",
+	"federatedResourceQuotaSync", "federatedResourceQuotaStatus", "federatedResourceQuotaEnforcement",
+	"unifiedAuth", "agentcsrapproving", "workloadRebalancer", "remedy", "clustertaintpolicy",
+}
+
+// skippedPropagatingAPIs are the kinds of the hub Karmada's resource
+// detector must not watch: compute propagates WorkloadDeployments only, and
+// the hub's Instances (the cells' write-backs, whose status changes all the
+// time) and Workloads are never propagated. Without it the detector keeps
+// every hub Instance in its cache and reconciles each one, twice, on every
+// change of its metadata.
+const skippedPropagatingAPIs = "compute.datumapis.com/v1alpha/Instance,Workload"
+
 // controllerManagerArgs are karmada-controller-manager's flags: every
-// default port overridden, no leader election, fast cluster health.
+// default port overridden, no leader election, fast cluster health, only
+// the controllers compute needs, no resource modeling (compute schedules
+// by city label, never by the members' free Pods and Nodes, which
+// --enable-cluster-resource-modeling watches in every cell) and the
+// detector kept off the kinds compute never propagates.
 func controllerManagerArgs(hubKubeconfig string, ports karmadaPorts) []string {
+	controllers := []string{"*"}
+	for _, c := range unusedKarmadaControllers {
+		controllers = append(controllers, "-"+c)
+	}
 	flags := map[string]string{
-		"kubeconfig":                hubKubeconfig,
-		"leader-elect":              "false",
-		"health-probe-bind-address": hostPort(ports.controllerHealth),
-		"metrics-bind-address":      hostPort(ports.controllerMetric),
-		"kube-api-qps":              "200",
-		"kube-api-burst":            "400",
-		"cluster-api-qps":           "200",
-		"cluster-api-burst":         "400",
+		"kubeconfig":                       hubKubeconfig,
+		"leader-elect":                     "false",
+		"health-probe-bind-address":        hostPort(ports.controllerHealth),
+		"metrics-bind-address":             hostPort(ports.controllerMetric),
+		"kube-api-qps":                     "200",
+		"kube-api-burst":                   "400",
+		"cluster-api-qps":                  "200",
+		"cluster-api-burst":                "400",
+		"controllers":                      strings.Join(controllers, ","),
+		"enable-cluster-resource-modeling": "false",
+		"skipped-propagating-apis":         skippedPropagatingAPIs,
 	}
 	maps.Copy(flags, clusterHealthArgs)
 	return flagList(flags)

@@ -54,6 +54,43 @@ func TestControllerManagerArgs(t *testing.T) {
 	}
 }
 
+func TestControllerManagerRunsOnlyWhatComputeNeeds(t *testing.T) {
+	args := controllerManagerArgs("/s/hub.kubeconfig", testPorts)
+	flag := func(name string) string {
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no --%s in %v", name, args)
+		return ""
+	}
+	controllers := strings.Split(flag("controllers"), ",")
+	if controllers[0] != "*" {
+		t.Errorf("--controllers must start from Karmada's defaults (*): %v", controllers)
+	}
+	// What compute relies on: propagation, status collection, the
+	// federation namespaces in the cells and cluster health.
+	for _, needed := range []string{"cluster", "clusterStatus", "binding", "bindingStatus", "execution", "workStatus", "namespace", "gracefulEviction", "applicationFailover"} {
+		if slices.Contains(controllers, "-"+needed) {
+			t.Errorf("--controllers disables %s, which compute needs", needed)
+		}
+	}
+	for _, unused := range []string{"serviceExport", "endpointSlice", "federatedHorizontalPodAutoscaler", "federatedResourceQuotaSync", "unifiedAuth"} {
+		if !slices.Contains(controllers, "-"+unused) {
+			t.Errorf("--controllers keeps %s: %v", unused, controllers)
+		}
+	}
+	if got := flag("enable-cluster-resource-modeling"); got != "false" {
+		t.Errorf("--enable-cluster-resource-modeling=%s, want false", got)
+	}
+	// The detector skips the hub kinds compute never propagates, and
+	// only those: WorkloadDeployments must stay propagated.
+	if got := flag("skipped-propagating-apis"); got != "compute.datumapis.com/v1alpha/Instance,Workload" {
+		t.Errorf("--skipped-propagating-apis=%s", got)
+	}
+}
+
 func TestAggregatedAPIServerArgs(t *testing.T) {
 	got := aggregatedAPIServerArgs("/s/hub.kubeconfig", "http://127.0.0.1:2379", "/c.crt", "/c.key", 1001)
 	want := []string{
