@@ -440,3 +440,26 @@ func TestReplicasAndHealth(t *testing.T) {
 		})
 	}
 }
+
+// TestSpecDigestIsStable pins the spec digest. Members' digests live in
+// ResourceBindings, reflected by whatever script ran then, and aggregation
+// compares them with the hub's, computed by the current script: a change
+// to the digest would hold every hub copy's observedGeneration back until
+// each member's status changes again.
+func TestSpecDigestIsStable(t *testing.T) {
+	rules := customizations(t)
+	for name, tc := range map[string]struct {
+		spec map[string]any
+		want string
+	}{
+		"a small spec":                    {spec(3, "v1"), "c4fd2d9546190d06"},
+		"a spec of two containers, a NIC": {benchSpec(), "cc2fab7d1000d98a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := call(t, rules.StatusReflection.LuaScript, "ReflectStatus", 1, wd(1, 1, tc.spec, nil))[0].(map[string]any)
+			if got["specDigest"] != tc.want {
+				t.Errorf("specDigest = %v, want %s", got["specDigest"], tc.want)
+			}
+		})
+	}
+}
