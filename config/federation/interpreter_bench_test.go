@@ -40,11 +40,11 @@ func BenchmarkInterpreter(b *testing.B) {
 		{"AggregateStatus of 3 members", rules.StatusAggregation.LuaScript, "AggregateStatus", 1, []any{hub, statuses}},
 	} {
 		b.Run(op.name+"/call", func(b *testing.B) {
-			L := newState(b)
-			defer L.Close()
+			ls := newState(b)
+			defer ls.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				out, err := run(L, op.script, op.fn, op.nret, op.args...)
+				out, err := run(ls, op.script, op.fn, op.nret, op.args...)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -55,11 +55,11 @@ func BenchmarkInterpreter(b *testing.B) {
 			}
 		})
 		b.Run(op.name+"/load only", func(b *testing.B) {
-			L := newState(b)
-			defer L.Close()
+			ls := newState(b)
+			defer ls.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := L.DoString(op.script); err != nil {
+				if err := ls.DoString(op.script); err != nil {
 					b.Fatal(err)
 				}
 			}

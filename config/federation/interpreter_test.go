@@ -39,13 +39,13 @@ func customizations(t testing.TB) configv1alpha1.CustomizationRules {
 // results converted back to Go through JSON-like values.
 func call(t testing.TB, script, fn string, nret int, args ...any) []any {
 	t.Helper()
-	L := newState(t)
-	defer L.Close()
+	ls := newState(t)
+	defer ls.Close()
 	jargs := make([]any, len(args))
 	for i, a := range args {
 		jargs[i] = jsonValue(t, a)
 	}
-	out, err := run(L, script, fn, nret, jargs...)
+	out, err := run(ls, script, fn, nret, jargs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,38 +56,38 @@ func call(t testing.TB, script, fn string, nret int, args ...any) []any {
 // os are safe subsets).
 func newState(t testing.TB) *lua.LState {
 	t.Helper()
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	ls := lua.NewState(lua.Options{SkipOpenLibs: true})
 	for name, open := range map[string]lua.LGFunction{
 		lua.BaseLibName: lua.OpenBase, lua.TabLibName: lua.OpenTable,
 		lua.StringLibName: lua.OpenString, lua.MathLibName: lua.OpenMath,
 	} {
-		if err := L.CallByParam(lua.P{Fn: L.NewFunction(open), Protect: true}, lua.LString(name)); err != nil {
+		if err := ls.CallByParam(lua.P{Fn: ls.NewFunction(open), Protect: true}, lua.LString(name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return L
+	return ls
 }
 
 // run does what Karmada's luavm.RunScript does on a state from its pool:
 // loads (compiles) script, converts args (JSON values) into Lua, calls fn
 // and converts its nret results back.
-func run(L *lua.LState, script, fn string, nret int, args ...any) ([]any, error) {
-	L.Pop(L.GetTop())
-	if err := L.DoString(script); err != nil {
+func run(ls *lua.LState, script, fn string, nret int, args ...any) ([]any, error) {
+	ls.Pop(ls.GetTop())
+	if err := ls.DoString(script); err != nil {
 		return nil, fmt.Errorf("%s does not load: %w", fn, err)
 	}
 	largs := make([]lua.LValue, len(args))
 	for i, a := range args {
-		largs[i] = toLua(L, a)
+		largs[i] = toLua(ls, a)
 	}
-	if err := L.CallByParam(lua.P{Fn: L.GetGlobal(fn), NRet: nret, Protect: true}, largs...); err != nil {
+	if err := ls.CallByParam(lua.P{Fn: ls.GetGlobal(fn), NRet: nret, Protect: true}, largs...); err != nil {
 		return nil, fmt.Errorf("%s failed: %w", fn, err)
 	}
 	out := make([]any, nret)
 	for i := range nret {
-		out[i] = fromLua(L.Get(i + 1))
+		out[i] = fromLua(ls.Get(i + 1))
 	}
-	L.Pop(L.GetTop())
+	ls.Pop(ls.GetTop())
 	return out, nil
 }
 
