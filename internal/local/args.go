@@ -121,6 +121,14 @@ var unusedKarmadaControllers = []string{
 // change of its metadata.
 const skippedPropagatingAPIs = "compute.datumapis.com/v1alpha/Instance,Workload"
 
+// skippedPropagatingNamespaces are the hub namespaces Karmada's namespace
+// controller must not copy into every cell: Karmada's default (kube-.*)
+// and compute's own hub namespaces. compute-system exists in every cell
+// already (the cell's install makes it), so copying it fails over and over
+// ("already exists … Karmada will not manage this resource"); compute-cells
+// holds the cells' hub identities and means nothing in a cell.
+const skippedPropagatingNamespaces = "kube-.*,compute-system,compute-cells"
+
 // controllerManagerArgs are karmada-controller-manager's flags: every
 // default port overridden, no leader election, fast cluster health, only
 // the controllers compute needs, no resource modeling (compute schedules
@@ -144,6 +152,7 @@ func controllerManagerArgs(hubKubeconfig string, ports karmadaPorts) []string {
 		"controllers":                      strings.Join(controllers, ","),
 		"enable-cluster-resource-modeling": "false",
 		"skipped-propagating-apis":         skippedPropagatingAPIs,
+		"skipped-propagating-namespaces":   skippedPropagatingNamespaces,
 	}
 	maps.Copy(flags, clusterHealthArgs)
 	return flagList(flags)

@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -88,6 +89,19 @@ func TestControllerManagerRunsOnlyWhatComputeNeeds(t *testing.T) {
 	// only those: WorkloadDeployments must stay propagated.
 	if got := flag("skipped-propagating-apis"); got != "compute.datumapis.com/v1alpha/Instance,Workload" {
 		t.Errorf("--skipped-propagating-apis=%s", got)
+	}
+	// compute's own hub namespaces stay in the hub; the federation
+	// namespaces (ns-<uid>) must still reach the cells.
+	skipped := strings.Split(flag("skipped-propagating-namespaces"), ",")
+	for _, ns := range []string{"kube-system", "compute-system", "compute-cells"} {
+		if !slices.ContainsFunc(skipped, func(re string) bool { return regexp.MustCompile("^(" + re + ")$").MatchString(ns) }) {
+			t.Errorf("--skipped-propagating-namespaces=%v lets Karmada copy %s into the cells", skipped, ns)
+		}
+	}
+	for _, re := range skipped {
+		if regexp.MustCompile("^(" + re + ")$").MatchString("ns-11e68f8d-5505-4b1a-893b-c032100149fb") {
+			t.Errorf("--skipped-propagating-namespaces entry %q skips the federation namespaces", re)
+		}
 	}
 }
 
