@@ -15,7 +15,7 @@ func TestMissingReferencesChanged(t *testing.T) {
 		if missing != "" {
 			d.Annotations = map[string]string{computev1alpha.MissingReferencesAnnotation: missing}
 		}
-		d.Status.ReplicaCounts.Replicas = replicas
+		d.Status.Replicas = replicas
 		return d
 	}
 	cases := map[string]struct {

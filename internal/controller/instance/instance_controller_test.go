@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -54,7 +55,7 @@ func TestReadyIsComputedForTheInstanceAsTheReconcileLeavesIt(t *testing.T) {
 			if diff := cmp.Diff(before, inst); diff != "" {
 				t.Fatalf("the Instance itself changed (-before +after):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantGates, gates(got)); diff != "" && !(len(tc.wantGates) == 0 && len(gates(got)) == 0) {
+			if diff := cmp.Diff(tc.wantGates, gates(got), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("gates left (-want +got):\n%s", diff)
 			}
 			if r := readyCondition(got, tc.quota).Reason; r != tc.wantReason {
