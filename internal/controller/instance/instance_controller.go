@@ -39,13 +39,7 @@ const FieldOwner = "compute-instance-controller"
 
 // DefaultMaxConcurrentReconciles is the number of Instances reconciled at
 // once unless Reconciler.MaxConcurrentReconciles says otherwise.
-// Each reconcile that acts waits on API round trips (a status apply, a
-// claim create, a gate patch) and costs little CPU, so throughput is set by
-// how many are in flight: with 8, a thousand Instances coming up at once
-// queued behind one another (the StatefulSet controller creates its Pods
-// hundreds at a time). Idle workers cost nothing, and the client's QPS
-// limit still bounds the rate.
-const DefaultMaxConcurrentReconciles = 64
+const DefaultMaxConcurrentReconciles = 8
 
 // Reconciler computes the Ready and QuotaGranted conditions of the
 // Instances in a cell and releases their Quota scheduling gate (and, with
