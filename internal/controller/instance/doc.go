@@ -33,7 +33,8 @@
 // own: the gate removal is the one added write, and QuotaGranted=True is
 // written with Ready when the provider reports — four writes. A grant that
 // comes later finds its waiting reported and is written before the gate
-// goes.
+// goes, with Ready as the Instance is once the gate is gone (waiting for
+// the provider), so the event of the release finds nothing to write.
 //
 // It calls the quota backend as internal/quota's package documentation
 // prescribes: QuotaGranted (with observedGeneration) is written before

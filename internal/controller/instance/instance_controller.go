@@ -162,7 +162,13 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (phases.Resu
 func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Result, error) {
 	quota, requeue := r.evaluateQuota(ctx, s.inst)
 	s.quota = quota
-	ready := withNetwork(readyCondition(s.inst, quota), s.network)
+	// Ready is computed for the Instance as this reconcile leaves it: when
+	// it releases gates (releaseGate, right after this write), Ready says
+	// what holds the Instance once they are gone, not that they are being
+	// released. Otherwise the event of the release would find Ready out of
+	// date and cost a write of its own before the provider reports.
+	released := withoutReleasedGates(s.inst, quota, r.networkReady(s))
+	ready := withNetwork(readyCondition(released, quota), s.network)
 	if wait := r.nothingToReportYet(s.inst, quota, ready); wait > 0 && s.network.refused == "" {
 		// The grant or the provider's first report is moments away and
 		// brings the Instance back; one write then says it all. A grant
@@ -187,7 +193,7 @@ func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Res
 // changed the Instance while the gate is on: its update event brings it
 // back, and the requeue bounds the wait without error backoff.
 func (r *Reconciler) releaseGate(ctx context.Context, s *scope) (phases.Result, error) {
-	err := r.releaseQuotaGate(ctx, s.inst, s.quota, !r.NetworkingIntegration || s.network.ready)
+	err := r.releaseQuotaGate(ctx, s.inst, s.quota, r.networkReady(s))
 	if apierrors.IsConflict(err) {
 		return phases.Result{RequeueAfter: r.quotaRequeue(s.inst), Stop: true}, nil
 	}
@@ -285,10 +291,7 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, inst *computev1alpha.I
 // (or of the status write that recorded it), so a spec changed meanwhile is
 // never released by a grant for an older one.
 func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.Instance, quota metav1.Condition, networkReady bool) error {
-	release := map[string]bool{
-		computev1alpha.QuotaSchedulingGate:   hasGate(inst, computev1alpha.QuotaSchedulingGate) && quotaAdmits(inst, quota),
-		computev1alpha.NetworkSchedulingGate: hasGate(inst, computev1alpha.NetworkSchedulingGate) && networkReady,
-	}
+	release := releasable(inst, quota, networkReady)
 	if !release[computev1alpha.QuotaSchedulingGate] && !release[computev1alpha.NetworkSchedulingGate] {
 		return nil
 	}
@@ -312,6 +315,38 @@ func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.
 	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, inst.ResourceVersion)
 	ctrl.LoggerFrom(ctx).V(1).Info("Released scheduling gates", "gates", released)
 	return nil
+}
+
+// networkReady reports whether the Network gate may go: every
+// NetworkBinding Ready with its addresses recorded, and always with the
+// NetworkingIntegration gate off, which binds nothing.
+func (r *Reconciler) networkReady(s *scope) bool {
+	return !r.NetworkingIntegration || s.network.ready
+}
+
+// releasable returns which of the gates this controller holds may go:
+// Quota once quota admits the Instance's current generation, Network once
+// networkReady.
+func releasable(inst *computev1alpha.Instance, quota metav1.Condition, networkReady bool) map[string]bool {
+	return map[string]bool{
+		computev1alpha.QuotaSchedulingGate:   hasGate(inst, computev1alpha.QuotaSchedulingGate) && quotaAdmits(inst, quota),
+		computev1alpha.NetworkSchedulingGate: hasGate(inst, computev1alpha.NetworkSchedulingGate) && networkReady,
+	}
+}
+
+// withoutReleasedGates returns inst as it is once the gates releasable
+// lets go are gone: inst itself when none is, otherwise a copy without
+// them.
+func withoutReleasedGates(inst *computev1alpha.Instance, quota metav1.Condition, networkReady bool) *computev1alpha.Instance {
+	release := releasable(inst, quota, networkReady)
+	if !release[computev1alpha.QuotaSchedulingGate] && !release[computev1alpha.NetworkSchedulingGate] {
+		return inst
+	}
+	out := inst.DeepCopy()
+	out.Spec.Controller.SchedulingGates = slices.DeleteFunc(out.Spec.Controller.SchedulingGates, func(g computev1alpha.SchedulingGate) bool {
+		return release[g.Name]
+	})
+	return out
 }
 
 // applyConditions writes the conditions this controller owns, with

@@ -22,4 +22,11 @@
 // meanwhile is never written). A newly observed generation, the desired
 // state reached or left, availability lost and a failure appearing,
 // changing or clearing are written at once (see urgent).
+//
+// Every reconcile reads all of a deployment's Instances, so the Instance
+// events that bring it back are coalesced in a window that grows with the
+// deployment (20 µs per Instance, at most 20 ms): the thousands of events
+// of a thousand Instances coming up make tens of reconciles a second, not
+// one per event, while a deployment of a few Instances is brought back at
+// once.
 package workloaddeployment

@@ -67,6 +67,8 @@ type Reconciler struct {
 	// pace holds status changes that only report progress back, so that
 	// the ones after them are written together.
 	pace pace
+	// sizes sets the window in which Instance events are coalesced.
+	sizes sizes
 }
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch
@@ -95,7 +97,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.WorkloadDeployment{}).
-		Owns(&computev1alpha.Instance{}).
+		Watches(&computev1alpha.Instance{}, instanceEvents{sizes: &r.sizes}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -192,6 +194,7 @@ func (r *Reconciler) observe(ctx context.Context, wd *computev1alpha.WorkloadDep
 	if err := r.Client.List(ctx, list, client.InNamespace(wd.Namespace), client.MatchingFields{InstanceOwnerIndex: string(wd.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("failed to list Instances of WorkloadDeployment %s: %w", wd.Name, err)
 	}
+	r.sizes.observed(client.ObjectKeyFromObject(wd), len(list.Items))
 	s := &scope{
 		wd:        wd,
 		instances: list.Items,
@@ -270,4 +273,5 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.expect.forget(key)
 	r.own.Forget(key)
 	r.pace.forget(key)
+	r.sizes.forget(key)
 }
