@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/names"
@@ -97,7 +98,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.WorkloadDeployment{}).
-		Watches(&computev1alpha.Instance{}, instanceEvents{sizes: &r.sizes}).
+		// Like Owns, events of the initial list and resyncs go behind
+		// the ones that change something (the priority queue).
+		Watches(&computev1alpha.Instance{}, handler.WithLowPriorityWhenUnchanged(handler.EventHandler(instanceEvents{sizes: &r.sizes}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
