@@ -160,6 +160,9 @@ webhooks:
 - name: validate.workloads.compute.datumapis.com
   clientConfig:
     service: {name: webhook-service, namespace: system, path: /validate-workload}
+- name: projection.instances.compute.datumapis.com
+  clientConfig:
+    service: {name: webhook-service, namespace: system, path: /validate-projection}
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
@@ -173,7 +176,7 @@ webhooks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := localWebhooks(objs, "https://127.0.0.1:9", "Q0E=")
+	got, err := localWebhooks(objs, "https://127.0.0.1:9", "Q0E=", []string{"system:serviceaccount:compute-system:compute-manager"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,11 +191,21 @@ webhooks:
 			t.Errorf("%s clientConfig (-want +got):\n%s", o.GetName(), diff)
 		}
 	}
+	// Only the projection guard leaves the manager's own requests out.
+	hooks, _, _ := unstructured.NestedSlice(got[0].Object, "webhooks")
+	if _, ok := hooks[0].(map[string]any)["matchConditions"]; ok {
+		t.Error("the Workload webhook skips the manager's requests")
+	}
+	wantConditions := []any{map[string]any{"name": "not-a-skipped-writer",
+		"expression": `!(request.userInfo.username in ["system:serviceaccount:compute-system:compute-manager"])`}}
+	if diff := cmp.Diff(wantConditions, hooks[1].(map[string]any)["matchConditions"]); diff != "" {
+		t.Errorf("projection guard's matchConditions (-want +got):\n%s", diff)
+	}
 	if objs[0].GetName() != "validating-webhook-configuration" {
 		t.Error("localWebhooks mutated its input")
 	}
 	bad := &unstructured.Unstructured{Object: map[string]any{"kind": "Service", "metadata": map[string]any{"name": "x"}}}
-	if _, err := localWebhooks([]*unstructured.Unstructured{bad}, "https://x", ""); err == nil {
+	if _, err := localWebhooks([]*unstructured.Unstructured{bad}, "https://x", "", nil); err == nil {
 		t.Error("a Service among the webhook configurations is accepted")
 	}
 }

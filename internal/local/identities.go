@@ -281,6 +281,12 @@ func (p *Platform) writeIdentityKubeconfigs(ctx context.Context) (*identities, e
 	return ids, nil
 }
 
+// serviceAccountUser is the user name the ServiceAccount namespace/name
+// authenticates as.
+func serviceAccountUser(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
 // tokenKubeconfig returns a kubeconfig reaching server (plane's apiserver,
 // or a link to it) as the ServiceAccount namespace/name of plane, with a
 // token from the TokenRequest API valid for IdentityTokenTTL.
@@ -289,7 +295,7 @@ func (p *Platform) tokenKubeconfig(ctx context.Context, plane, server, namespace
 	if err != nil {
 		return nil, err
 	}
-	user := "system:serviceaccount:" + namespace + ":" + name
+	user := serviceAccountUser(namespace, name)
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[plane] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: p.env.Plane(plane).CAPEM()}
 	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"strconv"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -9,6 +10,10 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
+
+// ProjectionGuardName names the validating webhook that keeps projections
+// read-only.
+const ProjectionGuardName = "projection.instances.compute.datumapis.com"
 
 // DefaultConfigurationName names the webhook configurations Configurations
 // returns.
@@ -32,6 +37,36 @@ type ClientConfig struct {
 	Cluster string
 	// Name names the configurations; DefaultConfigurationName when empty.
 	Name string
+	// SkipProjectionWriters are user names whose requests the API server
+	// does not send to the projection guard at all (a match condition,
+	// see SkipUsersCondition): compute-manager's own identity in the
+	// plane, which the guard would admit anyway. Every projection the
+	// manager creates, patches or writes the status of otherwise costs
+	// an admission round trip — three or four per Instance. Anyone not
+	// listed is still reviewed, the manager included.
+	SkipProjectionWriters []string
+}
+
+// skipUsers returns the match conditions leaving users out, none without
+// users.
+func skipUsers(users []string) []admissionregistrationv1.MatchCondition {
+	if len(users) == 0 {
+		return nil
+	}
+	return []admissionregistrationv1.MatchCondition{SkipUsersCondition(users)}
+}
+
+// SkipUsersCondition is the match condition that leaves the requests of
+// users out of a webhook.
+func SkipUsersCondition(users []string) admissionregistrationv1.MatchCondition {
+	quoted := make([]string, len(users))
+	for i, u := range users {
+		quoted[i] = strconv.Quote(u)
+	}
+	return admissionregistrationv1.MatchCondition{
+		Name:       "not-a-skipped-writer",
+		Expression: "!(request.userInfo.username in [" + strings.Join(quoted, ", ") + "])",
+	}
 }
 
 // Configurations returns the mutating and validating webhook
@@ -77,7 +112,7 @@ func Configurations(cc ClientConfig) (*admissionregistrationv1.MutatingWebhookCo
 				TimeoutSeconds:          ptr.To[int32](10),
 			},
 			{
-				Name:         "projection.instances.compute.datumapis.com",
+				Name:         ProjectionGuardName,
 				ClientConfig: cc.webhookClientConfig(ValidateProjectionPath),
 				Rules: []admissionregistrationv1.RuleWithOperations{rule([]string{"instances", "instances/status"},
 					admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete)},
@@ -86,6 +121,7 @@ func Configurations(cc ClientConfig) (*admissionregistrationv1.MutatingWebhookCo
 				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 					Key: computev1alpha.ProjectionLabel, Operator: metav1.LabelSelectorOpExists,
 				}}},
+				MatchConditions:         skipUsers(cc.SkipProjectionWriters),
 				FailurePolicy:           &fail,
 				SideEffects:             &none,
 				AdmissionReviewVersions: []string{"v1"},

@@ -145,3 +145,28 @@ func TestClusterPathsCarryTheCluster(t *testing.T) {
 		t.Fatalf("URL = %q, want %q", got, want)
 	}
 }
+
+func TestTheManagerCanSkipTheProjectionGuard(t *testing.T) {
+	_, validating := Configurations(ClientConfig{URL: "https://manager:9443/"})
+	for _, h := range validating.Webhooks {
+		if len(h.MatchConditions) > 0 {
+			t.Fatalf("webhook %s has match conditions without writers to skip: %v", h.Name, h.MatchConditions)
+		}
+	}
+	_, validating = Configurations(ClientConfig{URL: "https://manager:9443/", SkipProjectionWriters: []string{"system:serviceaccount:compute-system:compute-manager", `odd"name`}})
+	for _, h := range validating.Webhooks {
+		want := 0
+		if h.Name == "projection.instances.compute.datumapis.com" {
+			want = 1
+		}
+		if len(h.MatchConditions) != want {
+			t.Fatalf("webhook %s has %d match conditions, want %d", h.Name, len(h.MatchConditions), want)
+		}
+		if want == 1 {
+			got := h.MatchConditions[0].Expression
+			if wantExpr := `!(request.userInfo.username in ["system:serviceaccount:compute-system:compute-manager", "odd\"name"])`; got != wantExpr {
+				t.Fatalf("expression = %s, want %s", got, wantExpr)
+			}
+		}
+	}
+}

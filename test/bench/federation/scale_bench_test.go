@@ -62,6 +62,8 @@ import (
 //
 //	COMPUTE_BENCH_WORKLOADS=1000 go test -tags bench -run '^$' -bench Scale -benchtime 1x -timeout 60m ./test/bench/federation/
 //
+// COMPUTE_BENCH_KEEP=1 keeps the platform's state directory (and every
+// process's log in it) after a run that passed, as a failed run always does.
 // Nothing is asserted about the figures.
 func BenchmarkScale(b *testing.B) {
 	n := 1000
@@ -74,7 +76,7 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() {
-		if b.Failed() {
+		if b.Failed() || os.Getenv("COMPUTE_BENCH_KEEP") != "" {
 			fmt.Fprintf(os.Stderr, "keeping the platform state for inspection: %s (logs in %s/logs)\n", dir, dir)
 			return
 		}

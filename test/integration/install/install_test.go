@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/citycells/compute/internal/webhook"
 )
 
 // overlayPlanes say where each overlay goes. The first four are applied for
@@ -379,4 +381,46 @@ func TestProjectUsersCannotWriteHubObjects(t *testing.T) {
 		{"create", policies, "default", forbid},
 		{"list", wds, "", forbid},
 	})
+}
+
+// TestTheProjectionGuardSkipsOnlyTheManager: every overlay that registers
+// the projection guard leaves out the requests of the ServiceAccount its
+// manager Deployment runs as, and no one else's (the condition the API
+// server evaluates; TestEveryOverlayAppliesToItsPlane proves it compiles).
+func TestTheProjectionGuardSkipsOnlyTheManager(t *testing.T) {
+	guarded := 0
+	for _, o := range overlayPlanes {
+		objs := render(t, o.overlay)
+		var manager string
+		var conditions []any
+		for _, obj := range objs {
+			switch obj.GetKind() {
+			case "Deployment":
+				sa, _, _ := unstructured.NestedString(obj.Object, "spec", "template", "spec", "serviceAccountName")
+				manager = "system:serviceaccount:" + obj.GetNamespace() + ":" + sa
+			case "ValidatingWebhookConfiguration":
+				hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+				for _, h := range hooks {
+					if h := h.(map[string]any); h["name"] == webhook.ProjectionGuardName {
+						conditions, _, _ = unstructured.NestedSlice(h, "matchConditions")
+						if conditions == nil {
+							t.Errorf("%s: the projection guard reviews the manager's own writes (no matchConditions)", o.overlay)
+						}
+					}
+				}
+			}
+		}
+		if conditions == nil {
+			continue
+		}
+		guarded++
+		want := webhook.SkipUsersCondition([]string{manager})
+		got := conditions[0].(map[string]any)
+		if len(conditions) != 1 || got["name"] != want.Name || got["expression"] != want.Expression {
+			t.Errorf("%s: the projection guard's matchConditions are %v, want only %q", o.overlay, conditions, want.Expression)
+		}
+	}
+	if guarded < 3 {
+		t.Errorf("only %d overlays register the projection guard with its condition; management-plane, single-cluster and dev do", guarded)
+	}
 }

@@ -2,6 +2,7 @@ package management
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -304,9 +306,14 @@ func TestProjectedInstancesAreReadOnlyForUsers(t *testing.T) {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	manager := clientFor(managerCfg)
 
-	// alice may not create a projection; the manager may.
-	g.Expect(isDenied(alice.Create(ctx, projection(ns, "web-dfw-0")))).To(gomega.BeTrue())
+	// alice may not create a projection; the manager may, and its
+	// requests do not even reach the guard (a match condition): only
+	// alice's create is reviewed.
+	reviewed := guardReviews(g, projectA)
 	g.Expect(manager.Create(ctx, projection(ns, "web-dfw-0"))).To(gomega.Succeed())
+	g.Expect(guardReviews(g, projectA)).To(gomega.Equal(reviewed), "the manager's create was sent to the guard")
+	g.Expect(isDenied(alice.Create(ctx, projection(ns, "web-dfw-1")))).To(gomega.BeTrue())
+	g.Expect(guardReviews(g, projectA)).To(gomega.Equal(reviewed+1), "alice's create was not reviewed")
 
 	// Nobody else may change or delete it: not alice, not an admin.
 	for who, c := range map[string]client.Client{"alice": alice, "an admin": clients[projectA]} {
@@ -328,6 +335,28 @@ func TestProjectedInstancesAreReadOnlyForUsers(t *testing.T) {
 
 	// The manager may delete its projection.
 	g.Expect(manager.Delete(ctx, projection(ns, "web-dfw-0"))).To(gomega.Succeed())
+}
+
+// guardReviews returns how many creates the API server of plane has sent
+// to the projection guard, from its own metrics.
+func guardReviews(g gomega.Gomega, plane string) int {
+	cfg, err := env.Plane(plane).ClientConfig("metrics-reader", "system:masters")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	cs, err := kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	body, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	n := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "apiserver_admission_webhook_request_total{") ||
+			!strings.Contains(line, `name="projection.instances.compute.datumapis.com"`) || !strings.Contains(line, `operation="CREATE"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		n += int(v)
+	}
+	return n
 }
 
 // projection returns a projected Instance as the projector writes it.
