@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,10 +139,28 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	}
 	s.recorder = recorder
 
-	current, revErr := r.reconcileRevisions(ctx, s)
+	revPlan, revErr := r.planRevisions(s)
+	var current *revision.Current
+	if revErr == nil {
+		current = &revPlan.Current
+	}
 	targets := placement.Expand(w, s.cities)
 	ro := r.planRollout(s, targets, current)
+	// The revision is written while the deployments are: they carry the
+	// template's hash, never the revision object, so a new Workload
+	// reaches its cities one round trip sooner. A revision that could not
+	// be recorded is reported as none, and the error retries both.
+	var wg sync.WaitGroup
+	if revErr == nil {
+		wg.Go(func() {
+			var recorded bool
+			if recorded, revErr = r.writeRevisions(ctx, s, revPlan); !recorded {
+				current = nil
+			}
+		})
+	}
 	cities, deployErr := reconcileDeployments(ctx, s, targets)
+	wg.Wait()
 	ro.recordRollout(s)
 
 	st := computeStatus(statusInput{

@@ -13,19 +13,21 @@ import (
 	"github.com/citycells/compute/internal/revision"
 )
 
-// reconcileRevisions records the Workload's template as the current
-// revision and trims the history. It returns the current revision, nil when
-// it could not be recorded.
-func (r *Reconciler) reconcileRevisions(ctx context.Context, s *scope) (*revision.Current, error) {
-	w := s.workload
+// planRevisions plans the recording of the Workload's template as the
+// current revision and the trimming of the history (see writeRevisions).
+func (r *Reconciler) planRevisions(s *scope) (revision.Plan, error) {
 	now := time.Now()
 	if r.Clock != nil {
 		now = r.Clock.Now()
 	}
-	plan, err := revision.Compute(w, s.revisions, now)
-	if err != nil {
-		return nil, err
-	}
+	return revision.Compute(s.workload, s.revisions, now)
+}
+
+// writeRevisions records the current revision of plan and trims the
+// history. recorded is false when the current revision could not be
+// recorded (the error says why); a failed trim leaves it recorded.
+func (r *Reconciler) writeRevisions(ctx context.Context, s *scope, plan revision.Plan) (recorded bool, err error) {
+	w := s.workload
 	switch {
 	case plan.Create != nil:
 		if err := s.client.Create(ctx, plan.Create); err != nil {
@@ -33,14 +35,14 @@ func (r *Reconciler) reconcileRevisions(ctx context.Context, s *scope) (*revisio
 				s.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventRevisionFailed, "Create",
 					"Failed to record revision %d: %s", plan.Current.Number, apiMessage(err))
 			}
-			return nil, fmt.Errorf("failed to create ControllerRevision %s: %w", plan.Create.Name, err)
+			return false, fmt.Errorf("failed to create ControllerRevision %s: %w", plan.Create.Name, err)
 		}
 		s.recorder.Eventf(w, plan.Create, corev1.EventTypeNormal, EventRevisionRecorded, "Create",
 			"Recorded revision %d (template hash %s)", plan.Current.Number, plan.Current.TemplateHash)
 	case plan.Renumber != nil:
 		old := findRevision(s, plan.Renumber.Name)
 		if err := s.client.Patch(ctx, plan.Renumber, client.MergeFrom(old)); err != nil {
-			return nil, fmt.Errorf("failed to renumber ControllerRevision %s: %w", plan.Renumber.Name, err)
+			return false, fmt.Errorf("failed to renumber ControllerRevision %s: %w", plan.Renumber.Name, err)
 		}
 		s.recorder.Eventf(w, plan.Renumber, corev1.EventTypeNormal, EventRevisionRecorded, "Update",
 			"Returned to an earlier template, now revision %d (template hash %s)", plan.Current.Number, plan.Current.TemplateHash)
@@ -53,7 +55,7 @@ func (r *Reconciler) reconcileRevisions(ctx context.Context, s *scope) (*revisio
 			errs = append(errs, fmt.Errorf("failed to delete old ControllerRevision %s: %w", old.Name, err))
 		}
 	}
-	return &plan.Current, errors.Join(errs...)
+	return true, errors.Join(errs...)
 }
 
 // findRevision returns the observed revision called name.
