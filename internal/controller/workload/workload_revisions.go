@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,11 +15,7 @@ import (
 // planRevisions plans the recording of the Workload's template as the
 // current revision and the trimming of the history (see writeRevisions).
 func (r *Reconciler) planRevisions(s *scope) (revision.Plan, error) {
-	now := time.Now()
-	if r.Clock != nil {
-		now = r.Clock.Now()
-	}
-	return revision.Compute(s.workload, s.revisions, now)
+	return revision.Compute(s.workload, s.revisions, r.now())
 }
 
 // writeRevisions records the current revision of plan and trims the
