@@ -28,7 +28,7 @@ var layers = []struct {
 		"internal/planes", "internal/projects", "internal/quota", "internal/revision", "internal/rollout",
 		"internal/serving", "internal/status", "internal/toolchain",
 	}},
-	{"controllers and webhooks", []string{"internal/controller/", "internal/simnetwork", "internal/simprovider", "internal/webhook"}},
+	{"controllers and webhooks", []string{"internal/controller/", "internal/standin/", "internal/provider/", "internal/webhook"}},
 	{"role wiring", []string{"internal/manager/"}},
 	{"programs' insides", []string{"internal/manager", "internal/local", "internal/cli", "internal/images"}},
 	{"programs, tools and tests", []string{"cmd/", "hack/", "test/", "config/"}},

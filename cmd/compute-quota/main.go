@@ -1,7 +1,7 @@
 // Command compute-quota is compute's quota service for the local platform
 // and tests: it plays Milo's part against one project's quota plane,
 // granting ResourceClaims against ResourceGrants through AllowanceBuckets
-// without ever over-granting (see internal/controller/quotaservice). It
+// without ever over-granting (see internal/standin/quotaservice). It
 // creates the compute ResourceRegistrations and the project's default grant
 // when they are missing. Run one per project plane. Its flags and wiring
 // live in internal/manager/quotaserver.

@@ -131,9 +131,9 @@ var markerRoles = map[string][]string{
 	"internal/controller/workloaddeployment": {"cell"},
 	"internal/controller/instance":           {"cell"},
 	"internal/controller/writeback":          {"cell", "cell-writeback"},
-	"internal/simprovider":                   {"cell", "simulated-provider"},
-	"internal/simnetwork":                    {"cell", "simulated-provider"},
-	"internal/controller/entitlement":        {"quota"},
+	"internal/standin/simprovider":           {"cell", "simulated-provider"},
+	"internal/standin/simnetwork":            {"cell", "simulated-provider"},
+	"internal/standin/entitlement":           {"quota"},
 	// A directory whose files run as different identities is split by file.
 	"internal/controller/cellhealth/heartbeat.go": {"cell", "cell-writeback"},
 	"internal/controller/cellhealth/tracker.go":   {"management", "federation"},

@@ -25,7 +25,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/simprovider"
+	"github.com/citycells/compute/internal/standin/simprovider"
 )
 
 // growIntoLHR rolls workload web out in DFW, then adds LHR to its

@@ -11,7 +11,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/simprovider"
+	"github.com/citycells/compute/internal/standin/simprovider"
 )
 
 // wavesWorkload is web rolled DFW first, then LHR.

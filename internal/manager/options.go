@@ -19,7 +19,7 @@ import (
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/serving"
-	"github.com/citycells/compute/internal/simnetwork"
+	"github.com/citycells/compute/internal/standin/simnetwork"
 )
 
 // CellCityCodeFlag names the city code the cell serves.

@@ -27,13 +27,13 @@ import (
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/manager/cell"
 	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/quota"
-	"github.com/citycells/compute/internal/simprovider"
+	"github.com/citycells/compute/internal/standin/quotaservice"
+	"github.com/citycells/compute/internal/standin/simprovider"
 )
 
 // LivePlane is the plane where the real controllers run (StartControllers):
@@ -65,9 +65,9 @@ var liveCaches struct{ controllers, quota client.Reader }
 //     Instance controllers;
 //   - the cell's quota client (internal/quota) claiming every Instance in
 //     the plane, and compute-quota's quota service
-//     (internal/controller/quotaservice) granting or denying the claims
+//     (internal/standin/quotaservice) granting or denying the claims
 //     against each project's grant, as Milo's quota system does;
-//   - the simulated runtime provider (internal/simprovider) in place of a
+//   - the simulated runtime provider (internal/standin/simprovider) in place of a
 //     real one, with ProviderDelay.
 //
 // What is not run: Karmada and a separate cell plane. The cell controllers

@@ -23,8 +23,8 @@ import (
 	"github.com/citycells/compute/internal/controller/workloaddeployment"
 	"github.com/citycells/compute/internal/controller/writeback"
 	"github.com/citycells/compute/internal/manager/hub"
-	"github.com/citycells/compute/internal/simnetwork"
-	"github.com/citycells/compute/internal/simprovider"
+	"github.com/citycells/compute/internal/standin/simnetwork"
+	"github.com/citycells/compute/internal/standin/simprovider"
 )
 
 // Event reporting controllers: the component named in the events each

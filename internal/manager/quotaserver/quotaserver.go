@@ -1,8 +1,8 @@
 // Package quotaserver is compute-quota's configuration and wiring: its
 // flags (Options with AddFlags, Complete and Validate, like
 // compute-manager's), and Run, which starts the quota service of one
-// project plane (internal/controller/quotaservice) and, on the local
-// platform, the service catalog's stand-in (internal/controller/entitlement).
+// project plane (internal/standin/quotaservice) and, on the local
+// platform, the service catalog's stand-in (internal/standin/entitlement).
 package quotaserver
 
 import (
@@ -17,10 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
-	"github.com/citycells/compute/internal/controller/entitlement"
-	"github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/probes"
 	"github.com/citycells/compute/internal/serving"
+	"github.com/citycells/compute/internal/standin/entitlement"
+	"github.com/citycells/compute/internal/standin/quotaservice"
 )
 
 // Options is compute-quota's configuration.

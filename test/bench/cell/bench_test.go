@@ -73,9 +73,9 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	service "github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
+	service "github.com/citycells/compute/internal/standin/quotaservice"
 	"github.com/citycells/compute/test/bench/internal/apimetrics"
 	"github.com/citycells/compute/test/bench/internal/procstat"
 )

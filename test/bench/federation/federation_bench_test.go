@@ -57,7 +57,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local"
 	"github.com/citycells/compute/internal/names"
-	"github.com/citycells/compute/internal/simprovider"
+	"github.com/citycells/compute/internal/standin/simprovider"
 	"github.com/citycells/compute/test/bench/internal/procstat"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/standin/quotaservice"
 )
 
 // quotaClient returns a client of the project plane that also knows the

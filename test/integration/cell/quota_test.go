@@ -15,7 +15,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/quota"
-	"github.com/citycells/compute/internal/simprovider"
+	"github.com/citycells/compute/internal/standin/simprovider"
 )
 
 // fakeQuota is a quota backend whose decisions the tests set per

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/simprovider"
+	"github.com/citycells/compute/internal/standin/simprovider"
 )
 
 func init() {

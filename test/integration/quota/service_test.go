@@ -18,8 +18,8 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/controller/quotaservice"
 	"github.com/citycells/compute/internal/planes"
+	"github.com/citycells/compute/internal/standin/quotaservice"
 )
 
 const (

@@ -32,9 +32,9 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/controller/quotaservice"
 	cellmanager "github.com/citycells/compute/internal/manager"
 	"github.com/citycells/compute/internal/planes"
+	"github.com/citycells/compute/internal/standin/quotaservice"
 )
 
 // cellName is the cell's --cell-name: the source-cluster label of its
