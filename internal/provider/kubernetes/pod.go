@@ -1,0 +1,482 @@
+package kubernetes
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/quota/sizing"
+)
+
+// InstanceLabel marks every Pod the provider runs, naming its Instance
+// (shortened with a hash when the name is too long for a label value). The
+// manager caches only Pods that carry it (CacheByObject).
+const InstanceLabel = "compute.datumapis.com/instance"
+
+// TemplateHashAnnotation on a Pod is the template hash of the Instance it
+// was built from: the provider replaces a Pod whose hash is not the
+// Instance's, and reports it as status.controller.observedTemplateHash.
+const TemplateHashAnnotation = "compute.datumapis.com/template-hash"
+
+// Kinds of the referenced data an Instance reads, for CompanionName.
+const (
+	// KindConfigMap is a ConfigMap.
+	KindConfigMap = "ConfigMap"
+	// KindSecret is a Secret.
+	KindSecret = "Secret"
+)
+
+// CompanionName returns the name of the cell object that carries the
+// project's object of a kind (KindConfigMap or KindSecret) and name, in the
+// Instance's namespace: `configmap.<name>` or `secret.<name>`, the names of
+// Datum's referenced-data companions. Pods read those, never the project's
+// names, so an object of the cell's own can never be read by mistake.
+func CompanionName(kind, name string) string {
+	return strings.ToLower(kind) + "." + name
+}
+
+// ErrVirtualMachine is the configuration error of a virtual-machine
+// Instance.
+var ErrVirtualMachine = errors.New("the kubernetes runtime provider runs containers only: it cannot boot a virtual machine")
+
+// reference is a ConfigMap or Secret of the cell a Pod cannot start
+// without.
+type reference struct {
+	// kind is KindConfigMap or KindSecret.
+	kind string
+	// object is the name of the cell's object (the companion).
+	object string
+}
+
+func (r reference) String() string { return fmt.Sprintf("%s %q", r.kind, r.object) }
+
+// projectName returns the name of the project's object a companion
+// carries.
+func (r reference) projectName() string {
+	return strings.TrimPrefix(r.object, strings.ToLower(r.kind)+".")
+}
+
+// podFor builds the Pod that runs inst, or returns why the provider cannot
+// run it (a configuration error: the message says what to change). It is
+// pure: the same Instance always gives the same Pod.
+func podFor(inst *computev1alpha.Instance) (*corev1.Pod, error) {
+	rt := &inst.Spec.Runtime
+	switch {
+	case rt.VirtualMachine != nil:
+		return nil, ErrVirtualMachine
+	case rt.Sandbox == nil:
+		return nil, errors.New("the instance has no sandbox: the kubernetes runtime provider runs containers only")
+	case len(rt.Sandbox.Containers) == 0:
+		return nil, errors.New("the sandbox has no containers")
+	}
+	sb := rt.Sandbox
+	resources, err := containerResources(inst)
+	if err != nil {
+		return nil, err
+	}
+	volumes, err := podVolumes(inst)
+	if err != nil {
+		return nil, err
+	}
+	containers := make([]corev1.Container, 0, len(sb.Containers))
+	for i := range sb.Containers {
+		c, err := container(&sb.Containers[i], volumes)
+		if err != nil {
+			return nil, err
+		}
+		c.Resources = corev1.ResourceRequirements{Requests: resources[i], Limits: resources[i].DeepCopy()}
+		containers = append(containers, c)
+	}
+	var pullSecrets []corev1.LocalObjectReference
+	for _, s := range sb.ImagePullSecrets {
+		if s.Name == "" {
+			return nil, errors.New("an image pull secret has no name")
+		}
+		pullSecrets = append(pullSecrets, corev1.LocalObjectReference{Name: CompanionName(KindSecret, s.Name)})
+	}
+
+	labels := make(map[string]string, len(inst.Labels)+1)
+	for k, v := range inst.Labels {
+		labels[k] = v
+	}
+	labels[InstanceLabel] = labelValue(inst.Name)
+	return &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        inst.Name,
+			Namespace:   inst.Namespace,
+			Labels:      labels,
+			Annotations: map[string]string{TemplateHashAnnotation: templateHash(inst)},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         computev1alpha.GroupVersion.String(),
+				Kind:               computev1alpha.InstanceKind,
+				Name:               inst.Name,
+				UID:                inst.UID,
+				Controller:         ptr.To(true),
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: corev1.PodSpec{
+			Containers:                   containers,
+			Volumes:                      usedVolumes(volumes, sb.Containers),
+			ImagePullSecrets:             pullSecrets,
+			RestartPolicy:                corev1.RestartPolicyAlways,
+			AutomountServiceAccountToken: ptr.To(false),
+			EnableServiceLinks:           ptr.To(false),
+		},
+	}, nil
+}
+
+// container builds the Pod container of a sandbox container.
+func container(c *computev1alpha.SandboxContainer, volumes map[string]corev1.Volume) (corev1.Container, error) {
+	out := corev1.Container{
+		Name:    c.Name,
+		Image:   c.Image,
+		Command: slices.Clone(c.Command),
+		Args:    slices.Clone(c.Args),
+	}
+	for i := range c.Env {
+		e, err := envVar(c.Name, &c.Env[i])
+		if err != nil {
+			return corev1.Container{}, err
+		}
+		out.Env = append(out.Env, e)
+	}
+	for _, p := range c.Ports {
+		proto := p.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		out.Ports = append(out.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: proto})
+	}
+	for _, a := range c.VolumeAttachments {
+		if _, ok := volumes[a.Name]; !ok {
+			return corev1.Container{}, fmt.Errorf("container %q attaches volume %q, which the instance does not define", c.Name, a.Name)
+		}
+		if a.MountPath == nil || *a.MountPath == "" {
+			return corev1.Container{}, fmt.Errorf("container %q attaches volume %q without a mount path", c.Name, a.Name)
+		}
+		out.VolumeMounts = append(out.VolumeMounts, corev1.VolumeMount{Name: a.Name, MountPath: *a.MountPath, ReadOnly: true})
+	}
+	return out, nil
+}
+
+// envVar builds a Pod environment variable; values read from a ConfigMap
+// or Secret read its companion in the cell.
+func envVar(container string, e *computev1alpha.EnvVar) (corev1.EnvVar, error) {
+	out := corev1.EnvVar{Name: e.Name, Value: e.Value}
+	src := e.ValueFrom
+	switch {
+	case src == nil:
+	case src.ConfigMapKeyRef != nil:
+		ref := src.ConfigMapKeyRef
+		out.ValueFrom = &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: CompanionName(KindConfigMap, ref.Name)},
+			Key:                  ref.Key,
+			Optional:             ptr.To(ptr.Deref(ref.Optional, false)),
+		}}
+	case src.SecretKeyRef != nil:
+		ref := src.SecretKeyRef
+		out.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: CompanionName(KindSecret, ref.Name)},
+			Key:                  ref.Key,
+			Optional:             ptr.To(ptr.Deref(ref.Optional, false)),
+		}}
+	case src.FieldRef != nil || src.ResourceFieldRef != nil:
+		return corev1.EnvVar{}, fmt.Errorf("environment variable %q of container %q reads a pod field (fieldRef or resourceFieldRef), which an instance cannot: use a literal value, a ConfigMap or a Secret", e.Name, container)
+	default:
+		return corev1.EnvVar{}, fmt.Errorf("environment variable %q of container %q has an empty valueFrom: name a ConfigMap or Secret key", e.Name, container)
+	}
+	return out, nil
+}
+
+// podVolumes builds the Pod volumes of an Instance's ConfigMap and Secret
+// volumes, by name; a disk volume a container attaches is an error (a Pod
+// here has no disks), one nobody attaches is left out.
+func podVolumes(inst *computev1alpha.Instance) (map[string]corev1.Volume, error) {
+	attached := map[string]string{}
+	for _, c := range inst.Spec.Runtime.Sandbox.Containers {
+		for _, a := range c.VolumeAttachments {
+			if _, ok := attached[a.Name]; !ok {
+				attached[a.Name] = c.Name
+			}
+		}
+	}
+	out := map[string]corev1.Volume{}
+	for i := range inst.Spec.Volumes {
+		v := &inst.Spec.Volumes[i]
+		switch {
+		case v.ConfigMap != nil:
+			if v.ConfigMap.Name == "" {
+				return nil, fmt.Errorf("volume %q names no ConfigMap", v.Name)
+			}
+			out[v.Name] = corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: CompanionName(KindConfigMap, v.ConfigMap.Name)},
+				Items:                keyPaths(v.ConfigMap.Items),
+				DefaultMode:          copyPtr(v.ConfigMap.DefaultMode),
+				Optional:             ptr.To(ptr.Deref(v.ConfigMap.Optional, false)),
+			}}}
+		case v.Secret != nil:
+			name := v.Secret.SecretName
+			if name == "" {
+				name = v.Secret.Name
+			}
+			if name == "" {
+				return nil, fmt.Errorf("volume %q names no Secret", v.Name)
+			}
+			out[v.Name] = corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName:  CompanionName(KindSecret, name),
+				Items:       keyPaths(v.Secret.Items),
+				DefaultMode: copyPtr(v.Secret.DefaultMode),
+				Optional:    ptr.To(ptr.Deref(v.Secret.Optional, false)),
+			}}}
+		case v.Disk != nil:
+			if c, ok := attached[v.Name]; ok {
+				return nil, fmt.Errorf("container %q attaches disk volume %q: the kubernetes runtime provider mounts ConfigMap and Secret volumes only", c, v.Name)
+			}
+		default:
+			if c, ok := attached[v.Name]; ok {
+				return nil, fmt.Errorf("container %q attaches volume %q, which has no source", c, v.Name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// usedVolumes returns the volumes the containers attach, in the order they
+// first attach them: a volume nobody mounts would only be one more thing
+// for the Pod to wait for.
+func usedVolumes(volumes map[string]corev1.Volume, containers []computev1alpha.SandboxContainer) []corev1.Volume {
+	var out []corev1.Volume
+	seen := map[string]bool{}
+	for _, c := range containers {
+		for _, a := range c.VolumeAttachments {
+			if v, ok := volumes[a.Name]; ok && !seen[a.Name] {
+				seen[a.Name] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// containerResources returns each container's resources, which are both
+// its requests and its limits (a Guaranteed Pod: an instance gets what its
+// type says, no more and no less). A container's own limit, else its own
+// request, sizes it; the containers that set neither share what is left of
+// the instance's size (internal/quota/sizing: its runtime requests, else
+// its instance type) evenly, the first taking the remainder.
+func containerResources(inst *computev1alpha.Instance) ([]corev1.ResourceList, error) {
+	cs := inst.Spec.Runtime.Sandbox.Containers
+	out := make([]corev1.ResourceList, len(cs))
+	for i := range out {
+		out[i] = corev1.ResourceList{}
+	}
+	var size *sizing.Size
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		var set int64
+		var unsized []int
+		for i := range cs {
+			q, ok := ownResource(&cs[i], name)
+			if !ok {
+				unsized = append(unsized, i)
+				continue
+			}
+			out[i][name] = q
+			set += amount(name, q)
+		}
+		if len(unsized) == 0 {
+			continue
+		}
+		if size == nil {
+			s, err := sizing.Of(inst)
+			if err != nil {
+				return nil, err
+			}
+			size = &s
+		}
+		total := size.MilliCPU
+		if name == corev1.ResourceMemory {
+			total = size.MemoryMiB * mebibyte
+		}
+		shares, ok := split(name, total-set, len(unsized))
+		if !ok {
+			whole := quantity(name, total)
+			return nil, fmt.Errorf("the containers that set their own %s leave nothing of the instance's %s for %s: set theirs too, or choose a larger instance type",
+				name, whole.String(), containerNames(cs, unsized))
+		}
+		for k, i := range unsized {
+			out[i][name] = quantity(name, shares[k])
+		}
+	}
+	return out, nil
+}
+
+// mebibyte is the number of bytes in a MiB.
+const mebibyte = 1 << 20
+
+// split divides left (millicores or bytes) among n containers: equal
+// shares (memory in whole MiB when there is at least one per container),
+// the first taking the remainder; false when a share would be nothing.
+func split(name corev1.ResourceName, left int64, n int) ([]int64, bool) {
+	unit := int64(1)
+	if name == corev1.ResourceMemory && left >= int64(n)*mebibyte {
+		unit = mebibyte
+	}
+	share := left / int64(n) / unit * unit
+	if share <= 0 {
+		return nil, false
+	}
+	out := make([]int64, n)
+	for k := range out {
+		out[k] = share
+	}
+	out[0] += left - share*int64(n)
+	return out, true
+}
+
+// ownResource returns what a container asks for itself: its limit, else
+// its request.
+func ownResource(c *computev1alpha.SandboxContainer, name corev1.ResourceName) (resource.Quantity, bool) {
+	if c.Resources == nil {
+		return resource.Quantity{}, false
+	}
+	for _, list := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+		if q, ok := list[name]; ok && q.Sign() > 0 {
+			return q.DeepCopy(), true
+		}
+	}
+	return resource.Quantity{}, false
+}
+
+// amount returns a quantity in the unit of its resource: millicores or
+// bytes.
+func amount(name corev1.ResourceName, q resource.Quantity) int64 {
+	if name == corev1.ResourceCPU {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
+
+// quantity is the inverse of amount.
+func quantity(name corev1.ResourceName, n int64) resource.Quantity {
+	if name == corev1.ResourceCPU {
+		return *resource.NewMilliQuantity(n, resource.DecimalSI)
+	}
+	return *resource.NewQuantity(n, resource.BinarySI)
+}
+
+// containerNames names the containers at idx, for messages.
+func containerNames(cs []computev1alpha.SandboxContainer, idx []int) string {
+	names := make([]string, len(idx))
+	for k, i := range idx {
+		names[k] = strconv.Quote(cs[i].Name)
+	}
+	if len(names) == 1 {
+		return "container " + names[0]
+	}
+	return "containers " + strings.Join(names, ", ")
+}
+
+// references returns the ConfigMaps and Secrets of the cell a Pod cannot
+// start without (those not marked optional), sorted and without repeats.
+func references(pod *corev1.Pod) []reference {
+	seen := map[reference]bool{}
+	add := func(kind, name string, optional *bool) {
+		if name != "" && !ptr.Deref(optional, false) {
+			seen[reference{kind: kind, object: name}] = true
+		}
+	}
+	for _, v := range pod.Spec.Volumes {
+		if cm := v.ConfigMap; cm != nil {
+			add(KindConfigMap, cm.Name, cm.Optional)
+		}
+		if s := v.Secret; s != nil {
+			add(KindSecret, s.SecretName, s.Optional)
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+				add(KindConfigMap, r.Name, r.Optional)
+			}
+			if r := e.ValueFrom.SecretKeyRef; r != nil {
+				add(KindSecret, r.Name, r.Optional)
+			}
+		}
+	}
+	for _, s := range pod.Spec.ImagePullSecrets {
+		add(KindSecret, s.Name, nil)
+	}
+	out := make([]reference, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b reference) int {
+		return strings.Compare(a.kind+"/"+a.object, b.kind+"/"+b.object)
+	})
+	return out
+}
+
+// templateHash returns the template hash an Instance was created from.
+func templateHash(inst *computev1alpha.Instance) string {
+	if inst.Spec.Controller == nil {
+		return ""
+	}
+	return inst.Spec.Controller.TemplateHash
+}
+
+// labelValue returns name as a label value: itself when it is one,
+// otherwise its first characters and a hash of the whole.
+func labelValue(name string) string {
+	if len(validation.IsValidLabelValue(name)) == 0 {
+		return name
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	suffix := fmt.Sprintf("%08x", h.Sum32())
+	keep := make([]byte, 0, validation.LabelValueMaxLength)
+	for i := 0; i < len(name) && len(keep) < validation.LabelValueMaxLength-len(suffix)-1; i++ {
+		if c := name[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' {
+			keep = append(keep, c)
+		}
+	}
+	prefix := strings.TrimRight(strings.TrimLeft(string(keep), "-._"), "-._")
+	if prefix == "" {
+		return suffix
+	}
+	return prefix + "-" + suffix
+}
+
+// keyPaths copies projected keys.
+func keyPaths(items []corev1.KeyToPath) []corev1.KeyToPath {
+	if items == nil {
+		return nil
+	}
+	out := make([]corev1.KeyToPath, len(items))
+	for i := range items {
+		items[i].DeepCopyInto(&out[i])
+	}
+	return out
+}
+
+// copyPtr copies a pointed-to value.
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	return ptr.To(*p)
+}

@@ -1,0 +1,262 @@
+package kubernetes
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+func TestPodForMetadataAndPodSettings(t *testing.T) {
+	pod, err := podFor(makeInst().build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMeta := metav1.ObjectMeta{
+		Name: "web-0", Namespace: "ns",
+		Labels:      map[string]string{computev1alpha.WorkloadNameLabel: "web", InstanceLabel: "web-0"},
+		Annotations: map[string]string{TemplateHashAnnotation: "h1"},
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "compute.datumapis.com/v1alpha", Kind: "Instance", Name: "web-0", UID: "uid-1",
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+		}},
+	}
+	if diff := cmp.Diff(wantMeta, pod.ObjectMeta); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+	if ptr.Deref(pod.Spec.EnableServiceLinks, true) || ptr.Deref(pod.Spec.AutomountServiceAccountToken, true) {
+		t.Errorf("the pod must mount no token and get no service links: %+v", pod.Spec)
+	}
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		t.Errorf("restartPolicy = %q, want Always", pod.Spec.RestartPolicy)
+	}
+}
+
+func TestPodForContainers(t *testing.T) {
+	cmEnv := computev1alpha.EnvVar{Name: "MODE", ValueFrom: &computev1alpha.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: "mode"}}}
+	secretEnv := computev1alpha.EnvVar{Name: "PASSWORD", ValueFrom: &computev1alpha.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password", Optional: ptr.To(true)}}}
+	tests := map[string]struct {
+		inst *computev1alpha.Instance
+		want []corev1.Container
+	}{
+		"a container gets the whole instance type as requests and limits": {
+			inst: makeInst().build(),
+			want: []corev1.Container{{Name: "app", Image: "ghcr.io/x/app:1",
+				Resources: corev1.ResourceRequirements{Requests: res("1", "2Gi"), Limits: res("1", "2Gi")}}},
+		},
+		"command, args, literal env and ports are passed on, TCP by default": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.Command, c.Args = []string{"/app"}, []string{"--port", "8080"}
+				c.Env = []computev1alpha.EnvVar{{Name: "A", Value: "b"}}
+				c.Ports = []computev1alpha.NamedPort{{Name: "http", Port: 8080}, {Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}
+			}).build(),
+			want: []corev1.Container{{Name: "app", Image: "ghcr.io/x/app:1", Command: []string{"/app"}, Args: []string{"--port", "8080"},
+				Env:       []corev1.EnvVar{{Name: "A", Value: "b"}},
+				Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}, {Name: "dns", ContainerPort: 53, Protocol: corev1.ProtocolUDP}},
+				Resources: corev1.ResourceRequirements{Requests: res("1", "2Gi"), Limits: res("1", "2Gi")}}},
+		},
+		"env from ConfigMap and Secret keys reads the cell's companions": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) { c.Env = []computev1alpha.EnvVar{cmEnv, secretEnv} }).build(),
+			want: []corev1.Container{{Name: "app", Image: "ghcr.io/x/app:1",
+				Env: []corev1.EnvVar{
+					{Name: "MODE", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "configmap.app"}, Key: "mode", Optional: ptr.To(false)}}},
+					{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "secret.db"}, Key: "password", Optional: ptr.To(true)}}},
+				},
+				Resources: corev1.ResourceRequirements{Requests: res("1", "2Gi"), Limits: res("1", "2Gi")}}},
+		},
+		"the instance's runtime requests size it rather than its type": {
+			inst: makeInst().with(func(i *computev1alpha.Instance) { i.Spec.Runtime.Resources.Requests = res("500m", "1Gi") }).build(),
+			want: []corev1.Container{{Name: "app", Image: "ghcr.io/x/app:1",
+				Resources: corev1.ResourceRequirements{Requests: res("500m", "1Gi"), Limits: res("500m", "1Gi")}}},
+		},
+		"a sidecar with its own limits leaves the rest to the main container": {
+			inst: makeInst().container(computev1alpha.SandboxContainer{Name: "proxy", Image: "envoy",
+				Resources: &computev1alpha.ContainerResourceRequirements{Limits: res("100m", "128Mi")}}).build(),
+			want: []corev1.Container{
+				{Name: "app", Image: "ghcr.io/x/app:1", Resources: corev1.ResourceRequirements{Requests: res("900m", "1920Mi"), Limits: res("900m", "1920Mi")}},
+				{Name: "proxy", Image: "envoy", Resources: corev1.ResourceRequirements{Requests: res("100m", "128Mi"), Limits: res("100m", "128Mi")}},
+			},
+		},
+		"a container's own request is also its limit": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.Resources = &computev1alpha.ContainerResourceRequirements{Requests: res("250m", "256Mi")}
+			}).build(),
+			want: []corev1.Container{{Name: "app", Image: "ghcr.io/x/app:1",
+				Resources: corev1.ResourceRequirements{Requests: res("250m", "256Mi"), Limits: res("250m", "256Mi")}}},
+		},
+		"containers without their own share the instance evenly, the first taking the remainder": {
+			inst: makeInst().container(computev1alpha.SandboxContainer{Name: "b", Image: "b"}).container(computev1alpha.SandboxContainer{Name: "c", Image: "c"}).build(),
+			want: []corev1.Container{
+				{Name: "app", Image: "ghcr.io/x/app:1", Resources: corev1.ResourceRequirements{Requests: res("334m", "684Mi"), Limits: res("334m", "684Mi")}},
+				{Name: "b", Image: "b", Resources: corev1.ResourceRequirements{Requests: res("333m", "682Mi"), Limits: res("333m", "682Mi")}},
+				{Name: "c", Image: "c", Resources: corev1.ResourceRequirements{Requests: res("333m", "682Mi"), Limits: res("333m", "682Mi")}},
+			},
+		},
+		"ConfigMap and Secret volumes are mounted read-only": {
+			inst: makeInst().
+				volume(computev1alpha.InstanceVolume{Name: "conf", ConfigMap: &computev1alpha.ConfigMapVolumeSource{Name: "app"}}, "/etc/app").
+				volume(computev1alpha.InstanceVolume{Name: "creds", Secret: &computev1alpha.SecretVolumeSource{SecretName: "db"}}, "/etc/creds").build(),
+			want: []corev1.Container{{Name: "app", Image: "ghcr.io/x/app:1",
+				VolumeMounts: []corev1.VolumeMount{{Name: "conf", MountPath: "/etc/app", ReadOnly: true}, {Name: "creds", MountPath: "/etc/creds", ReadOnly: true}},
+				Resources:    corev1.ResourceRequirements{Requests: res("1", "2Gi"), Limits: res("1", "2Gi")}}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod, err := podFor(tc.inst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, pod.Spec.Containers); diff != "" {
+				t.Errorf("containers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPodForVolumesAndPullSecrets(t *testing.T) {
+	inst := makeInst().
+		volume(computev1alpha.InstanceVolume{Name: "conf", ConfigMap: &computev1alpha.ConfigMapVolumeSource{
+			Name: "app", Items: []corev1.KeyToPath{{Key: "k", Path: "p"}}, DefaultMode: ptr.To[int32](0o400)}}, "/etc/app").
+		volume(computev1alpha.InstanceVolume{Name: "legacy", Secret: &computev1alpha.SecretVolumeSource{Name: "old", Optional: ptr.To(true)}}, "/etc/old").
+		volume(computev1alpha.InstanceVolume{Name: "unused", ConfigMap: &computev1alpha.ConfigMapVolumeSource{Name: "nobody"}}, "").
+		volume(computev1alpha.InstanceVolume{Name: "data", Disk: &computev1alpha.DiskTemplateVolumeSource{}}, "").
+		with(func(i *computev1alpha.Instance) {
+			i.Spec.Runtime.Sandbox.ImagePullSecrets = []computev1alpha.LocalSecretReference{{Name: "registry"}}
+		}).build()
+	pod, err := podFor(inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []corev1.Volume{
+		{Name: "conf", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "configmap.app"},
+			Items:                []corev1.KeyToPath{{Key: "k", Path: "p"}}, DefaultMode: ptr.To[int32](0o400), Optional: ptr.To(false)}}},
+		{Name: "legacy", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "secret.old", Optional: ptr.To(true)}}},
+	}
+	if diff := cmp.Diff(want, pod.Spec.Volumes); diff != "" {
+		t.Errorf("volumes: only the attached ones, reading the companions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]corev1.LocalObjectReference{{Name: "secret.registry"}}, pod.Spec.ImagePullSecrets); diff != "" {
+		t.Errorf("image pull secrets (-want +got):\n%s", diff)
+	}
+	wantRefs := []reference{{kind: KindConfigMap, object: "configmap.app"}, {kind: KindSecret, object: "secret.registry"}}
+	if diff := cmp.Diff(wantRefs, references(pod), cmp.AllowUnexported(reference{})); diff != "" {
+		t.Errorf("references: the ones not optional (-want +got):\n%s", diff)
+	}
+}
+
+func TestPodForRefuses(t *testing.T) {
+	tests := map[string]struct {
+		inst *computev1alpha.Instance
+		want string
+	}{
+		"a virtual machine": {
+			inst: makeInst().vm().build(),
+			want: "the kubernetes runtime provider runs containers only",
+		},
+		"a disk attached to a container": {
+			inst: makeInst().volume(computev1alpha.InstanceVolume{Name: "data", Disk: &computev1alpha.DiskTemplateVolumeSource{}}, "/data").build(),
+			want: `container "app" attaches disk volume "data"`,
+		},
+		"an environment variable read from a pod field": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.Env = []computev1alpha.EnvVar{{Name: "NODE", ValueFrom: &computev1alpha.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}}
+			}).build(),
+			want: `environment variable "NODE" of container "app" reads a pod field`,
+		},
+		"an unknown instance type with a container left to size": {
+			inst: makeInst().with(func(i *computev1alpha.Instance) { i.Spec.Runtime.Resources.InstanceType = "datumcloud/x" }).build(),
+			want: `instance type "datumcloud/x" is not in the catalog`,
+		},
+		"containers whose own limits take the whole instance": {
+			inst: makeInst().container(computev1alpha.SandboxContainer{Name: "big", Image: "b",
+				Resources: &computev1alpha.ContainerResourceRequirements{Limits: res("1", "128Mi")}}).build(),
+			want: `leave nothing of the instance's 1 for container "app"`,
+		},
+		"a mount of a volume that does not exist": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "nope", MountPath: ptr.To("/x")}}
+			}).build(),
+			want: `container "app" attaches volume "nope", which the instance does not define`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod, err := podFor(tc.inst)
+			if err == nil {
+				t.Fatalf("podFor() = %v, want an error mentioning %q", pod.Spec, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompanionName(t *testing.T) {
+	if got := CompanionName(KindConfigMap, "app"); got != "configmap.app" {
+		t.Errorf("CompanionName(ConfigMap, app) = %q", got)
+	}
+	if got := CompanionName(KindSecret, "db"); got != "secret.db" {
+		t.Errorf("CompanionName(Secret, db) = %q", got)
+	}
+}
+
+func TestLabelValue(t *testing.T) {
+	long := strings.Repeat("web-", 16) + "0"
+	tests := map[string]struct {
+		name, want string
+	}{
+		"a short name is itself":                           {name: "web-0", want: "web-0"},
+		"a name of 63 characters is itself":                {name: strings.Repeat("a", 63), want: strings.Repeat("a", 63)},
+		"a longer name is shortened, with a hash of it all": {name: long, want: long[:54] + "-" + labelValue(long)[55:]},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := labelValue(tc.name)
+			if got != tc.want {
+				t.Errorf("labelValue(%q) = %q, want %q", tc.name, got, tc.want)
+			}
+			if msgs := validation.IsValidLabelValue(got); len(msgs) > 0 {
+				t.Errorf("labelValue(%q) = %q is no label value: %v", tc.name, got, msgs)
+			}
+		})
+	}
+	if labelValue(long) == labelValue(long+"1") {
+		t.Error("two long names that differ after the cut get the same label value")
+	}
+}
+
+func TestSplitNeverLosesAnything(t *testing.T) {
+	for _, left := range []int64{1, 2, 999, 1000, 1 << 20, 3<<20 + 1} {
+		for n := 1; n <= 4; n++ {
+			for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				shares, ok := split(name, left, n)
+				if !ok {
+					if left >= int64(n) {
+						t.Errorf("split(%s, %d, %d) refused", name, left, n)
+					}
+					continue
+				}
+				var sum int64
+				for _, s := range shares {
+					sum += s
+				}
+				if sum != left {
+					t.Errorf("split(%s, %d, %d) = %v sums to %d", name, left, n, shares, sum)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,444 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/ownwrites"
+	"github.com/citycells/compute/internal/status"
+)
+
+// ControllerName names the controller in logs and metrics.
+const ControllerName = "kubernetes-provider"
+
+// FieldOwner is the server-side apply field manager of everything the
+// provider writes on Instances (its finalizer and its status fields).
+const FieldOwner = "compute-kubernetes-provider"
+
+// Finalizer gates the deletion of every Instance the provider runs until
+// its Pod is gone.
+const Finalizer = "compute.datumapis.com/kubernetes-provider"
+
+// DefaultRecheckAfter is how soon an Instance whose ConfigMaps or Secrets
+// are missing in the cell is looked at again: the provider does not watch
+// them (a cluster-wide watch of every Secret is more than it needs).
+const DefaultRecheckAfter = 10 * time.Second
+
+// DefaultMaxConcurrentReconciles is the number of Instances handled at once
+// unless Reconciler.MaxConcurrentReconciles says otherwise: each reconcile
+// that acts waits on API round trips and costs little CPU.
+const DefaultMaxConcurrentReconciles = 32
+
+// createdTTL bounds the wait for a Pod the provider created to show in
+// its cache; past it the provider looks again as if it had created none.
+const createdTTL = 10 * time.Second
+
+// CacheByObject returns the manager cache options the provider needs: Pods
+// cached only when they carry InstanceLabel, so the cell's other Pods
+// (kube-system, the manager's own) are never held in memory. Merge it into
+// the manager's cache.Options.ByObject.
+func CacheByObject() map[client.Object]cache.ByObject {
+	req, err := labels.NewRequirement(InstanceLabel, selection.Exists, nil)
+	if err != nil {
+		panic(fmt.Sprintf("the selector of %s does not parse: %v", InstanceLabel, err)) // a constant: never happens
+	}
+	return map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Label: labels.NewSelector().Add(*req)},
+	}
+}
+
+// Reconciler is the Kubernetes runtime provider: it runs each Instance of
+// the cell as a Pod in the cell's own API.
+type Reconciler struct {
+	// Client reads Instances and Pods from the manager's cache (Pods
+	// restricted by CacheByObject) and writes to the cell.
+	Client client.Client
+	// APIReader reads, uncached, the ConfigMaps and Secrets a Pod needs
+	// (their metadata only) and a Pod the cache does not hold.
+	APIReader client.Reader
+	// Clock stamps conditions.
+	Clock clock.PassiveClock
+	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
+	// AddressesFromNetwork says the networking integration records the
+	// Instances' addresses: the provider writes none.
+	AddressesFromNetwork bool
+	// RecheckAfter defaults to DefaultRecheckAfter.
+	RecheckAfter time.Duration
+
+	// own recognises Instance versions the provider's writes superseded.
+	own ownwrites.Tracker
+	// created remembers the Pods the provider created until its cache
+	// shows them, so it does not create them twice.
+	created ownwrites.Tracker
+}
+
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get
+
+// SetupWithManager checks the provider's settings and registers it. The
+// manager's scheme must know core/v1 and the compute API, and its cache
+// should select Pods with CacheByObject.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	switch {
+	case r.Client == nil:
+		return errors.New("kubernetes provider: Client is required")
+	case r.APIReader == nil:
+		return errors.New("kubernetes provider: APIReader is required")
+	case r.Clock == nil:
+		return errors.New("kubernetes provider: Clock is required")
+	case r.RecheckAfter < 0:
+		return fmt.Errorf("kubernetes provider: RecheckAfter %s is negative", r.RecheckAfter)
+	case !mgr.GetScheme().Recognizes(corev1.SchemeGroupVersion.WithKind("Pod")):
+		return errors.New("kubernetes provider: the manager's scheme does not know core/v1: add clientgoscheme.AddToScheme to it")
+	}
+	if r.RecheckAfter == 0 {
+		r.RecheckAfter = DefaultRecheckAfter
+	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&computev1alpha.Instance{}).
+		Owns(&corev1.Pod{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Complete(r)
+}
+
+// Reconcile runs, reports on or tears down one Instance.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	inst := &computev1alpha.Instance{}
+	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.own.Forget(req.NamespacedName)
+			r.created.Forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.own.Stale(req.NamespacedName, inst.UID, inst.ResourceVersion) {
+		// The event of the provider's last write is on its way.
+		return ctrl.Result{}, nil
+	}
+	if inst.DeletionTimestamp != nil {
+		return r.teardown(ctx, inst)
+	}
+	if inst.Spec.Controller != nil && len(inst.Spec.Controller.SchedulingGates) > 0 {
+		return ctrl.Result{}, nil
+	}
+
+	want, obs, err := r.observe(ctx, inst)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	out := decide(inst, obs, r.RecheckAfter)
+	switch out.action {
+	case create:
+		if out, err = r.createPod(ctx, inst, want, out); err != nil {
+			return ctrl.Result{}, err
+		}
+	case remove:
+		if err := r.deletePod(ctx, obs.pod); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.applyStatus(ctx, inst, r.statusOf(inst, out)); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: out.requeueAfter}, nil
+}
+
+// observe builds the Pod the Instance needs and reads the Pod of its name
+// and, when there is none to report on, the ConfigMaps and Secrets the new
+// one would need.
+func (r *Reconciler) observe(ctx context.Context, inst *computev1alpha.Instance) (*corev1.Pod, observation, error) {
+	var obs observation
+	want, err := podFor(inst)
+	if err != nil {
+		obs.problem = err.Error()
+	}
+	key := client.ObjectKeyFromObject(inst)
+	pod := &corev1.Pod{}
+	switch err := r.Client.Get(ctx, key, pod); {
+	case apierrors.IsNotFound(err):
+		pod = nil
+	case err != nil:
+		return nil, obs, fmt.Errorf("failed to get the Pod of Instance %s: %w", inst.Name, err)
+	default:
+		r.created.Forget(key)
+		obs.pod = pod
+	}
+	if pod != nil || want == nil {
+		return want, obs, nil
+	}
+	if obs.creating = r.created.Unseen(key, createdTTL); obs.creating > 0 {
+		return want, obs, nil
+	}
+	for _, ref := range references(want) {
+		md := &metav1.PartialObjectMetadata{}
+		md.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.kind))
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: inst.Namespace, Name: ref.object}, md)
+		switch {
+		case apierrors.IsNotFound(err):
+			obs.missing = append(obs.missing, ref)
+		case err != nil:
+			return nil, obs, fmt.Errorf("failed to get %s of Instance %s: %w", ref, inst.Name, err)
+		}
+	}
+	return want, obs, nil
+}
+
+// createPod holds the provider's finalizer on the Instance and creates its
+// Pod. It returns the outcome to report: out, unless the API refused the
+// Pod or a Pod the provider did not create holds its name.
+func (r *Reconciler) createPod(ctx context.Context, inst *computev1alpha.Instance, pod *corev1.Pod, out outcome) (outcome, error) {
+	if !controllerutil.ContainsFinalizer(inst, Finalizer) {
+		if err := r.applyFinalizer(ctx, inst, true); err != nil {
+			return out, err
+		}
+	}
+	log := ctrl.LoggerFrom(ctx)
+	err := r.Client.Create(ctx, pod, client.FieldOwner(FieldOwner))
+	switch {
+	case err == nil:
+		log.V(1).Info("Created the Pod of an Instance", "pod", klog.KObj(pod))
+		r.created.Wrote(client.ObjectKeyFromObject(inst), pod.UID, pod.ResourceVersion)
+		return out, nil
+	case apierrors.IsInvalid(err):
+		// The same Instance builds the same Pod: retrying cannot help, a
+		// new Instance (a new template) brings a new Pod.
+		return refused("the cell's API server refused the pod: " + apiMessage(err)), nil
+	case !apierrors.IsAlreadyExists(err):
+		return out, fmt.Errorf("failed to create the Pod of Instance %s: %w", inst.Name, err)
+	}
+	// The name is taken by a Pod the cache does not show: one the provider
+	// created that the cache has not seen yet, or someone else's.
+	md := &metav1.PartialObjectMetadata{}
+	md.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), md); err != nil {
+		return out, fmt.Errorf("failed to get Pod %s, which exists: %w", pod.Name, err)
+	}
+	if _, ours := md.Labels[InstanceLabel]; ours {
+		out.requeueAfter = time.Second
+		return out, nil
+	}
+	out = refused(fmt.Sprintf("pod %s in namespace %s was not created by the kubernetes runtime provider (it has no %s label) and holds the instance's name: delete it",
+		pod.Name, pod.Namespace, InstanceLabel))
+	out.requeueAfter = r.RecheckAfter
+	return out, nil
+}
+
+// deletePod deletes a Pod (that very Pod: a newer one of the same name is
+// left alone).
+func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to delete Pod %s: %w", pod.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Deleted a Pod", "pod", klog.KObj(pod))
+	return nil
+}
+
+// teardown stops a deleting Instance: it deletes the Pod, waits for it to
+// be gone, then lets the Instance go.
+func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(inst, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	key := client.ObjectKeyFromObject(inst)
+	pod := &corev1.Pod{}
+	switch err := r.Client.Get(ctx, key, pod); {
+	case apierrors.IsNotFound(err):
+		if left := r.created.Unseen(key, createdTTL); left > 0 {
+			// A Pod just created may not have reached the cache.
+			return ctrl.Result{RequeueAfter: left}, nil
+		}
+		if err := r.applyFinalizer(ctx, inst, false); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("failed to get the Pod of Instance %s: %w", inst.Name, err)
+	}
+	r.created.Forget(key)
+	if pod.DeletionTimestamp == nil {
+		if err := r.deletePod(ctx, pod); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	want := currentStatus(inst)
+	want.conditions = []metav1.Condition{
+		conditionOr(inst, computev1alpha.ConditionProgrammed, condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being deleted")),
+		condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the pod is being deleted"),
+	}
+	// The Pod's deletion brings the Instance back.
+	return ctrl.Result{}, r.applyStatus(ctx, inst, want)
+}
+
+// statusOf returns the status fields the provider writes for an outcome.
+func (r *Reconciler) statusOf(inst *computev1alpha.Instance, out outcome) providerStatus {
+	want := providerStatus{conditions: []metav1.Condition{out.programmed, out.available}, hash: out.hash}
+	if out.podIP == "" || r.AddressesFromNetwork {
+		return want
+	}
+	// A Pod has one network interface, the cluster network's: the first
+	// interface gets its address, the others none.
+	want.interfaces = make([]computev1alpha.InstanceNetworkInterfaceStatus, max(len(inst.Spec.NetworkInterfaces), 1))
+	want.interfaces[0].Assignments.NetworkIP = ptr.To(out.podIP)
+	return want
+}
+
+// apiMessage returns the message of an API error.
+func apiMessage(err error) string {
+	var se apierrors.APIStatus
+	if errors.As(err, &se) && se.Status().Message != "" {
+		return se.Status().Message
+	}
+	return err.Error()
+}
+
+// conditionOr returns the Instance's condition of type t, or def.
+func conditionOr(inst *computev1alpha.Instance, t string, def metav1.Condition) metav1.Condition {
+	if c := meta.FindStatusCondition(inst.Status.Conditions, t); c != nil {
+		return *c
+	}
+	return def
+}
+
+// providerStatus is everything the provider owns in Instance status.
+type providerStatus struct {
+	conditions []metav1.Condition
+	hash       string
+	interfaces []computev1alpha.InstanceNetworkInterfaceStatus
+}
+
+// currentStatus returns what the provider last wrote.
+func currentStatus(inst *computev1alpha.Instance) providerStatus {
+	ps := providerStatus{interfaces: inst.Status.NetworkInterfaces}
+	if inst.Status.Controller != nil {
+		ps.hash = inst.Status.Controller.ObservedTemplateHash
+	}
+	return ps
+}
+
+// applyStatus writes the provider's status with server-side apply under
+// FieldOwner, only when it differs from what the Instance reports. Only
+// the provider's conditions are sent, so compute's (Ready, QuotaGranted)
+// are never touched.
+func (r *Reconciler) applyStatus(ctx context.Context, inst *computev1alpha.Instance, want providerStatus) error {
+	now := metav1.NewTime(r.Clock.Now())
+	merged := append([]metav1.Condition(nil), inst.Status.Conditions...)
+	changed := false
+	for _, c := range want.conditions {
+		c.ObservedGeneration = inst.Generation
+		c.Message = status.Truncate(c.Message)
+		changed = status.SetCondition(&merged, c, now) || changed
+	}
+	have := currentStatus(inst)
+	sameIfaces := len(have.interfaces) == 0 && len(want.interfaces) == 0 || equality.Semantic.DeepEqual(have.interfaces, want.interfaces)
+	if r.AddressesFromNetwork {
+		// The addresses are the networking integration's to write.
+		want.interfaces, sameIfaces = nil, true
+	}
+	if !changed && have.hash == want.hash && sameIfaces {
+		return nil
+	}
+
+	st := map[string]any{"controller": map[string]any{"observedTemplateHash": want.hash}}
+	conds := make([]any, 0, len(want.conditions))
+	for _, c := range want.conditions {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(meta.FindStatusCondition(merged, c.Type))
+		if err != nil {
+			return fmt.Errorf("failed to encode condition %s: %w", c.Type, err)
+		}
+		conds = append(conds, u)
+	}
+	st["conditions"] = conds
+	if len(want.interfaces) > 0 {
+		ifaces := make([]any, 0, len(want.interfaces))
+		for i := range want.interfaces {
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&want.interfaces[i])
+			if err != nil {
+				return fmt.Errorf("failed to encode network interface status: %w", err)
+			}
+			ifaces = append(ifaces, u)
+		}
+		st["networkInterfaces"] = ifaces
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": computev1alpha.GroupVersion.String(),
+		"kind":       computev1alpha.InstanceKind,
+		"metadata":   map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)},
+		"status":     st,
+	}}
+	err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("failed to apply status of Instance %s: %w", inst.Name, err)
+	}
+	if err == nil {
+		r.wrote(inst, obj.GetResourceVersion())
+	}
+	return nil
+}
+
+// wrote records that the provider's write turned inst into version rv, and
+// moves inst to that version for the writes that follow.
+func (r *Reconciler) wrote(inst *computev1alpha.Instance, rv string) {
+	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, rv)
+	inst.ResourceVersion = rv
+}
+
+// applyFinalizer adds (present) or removes the provider's finalizer with
+// server-side apply: finalizers are a set whose entries each manager owns,
+// so this never conflicts with other writers of the Instance and never
+// drops their finalizers.
+func (r *Reconciler) applyFinalizer(ctx context.Context, inst *computev1alpha.Instance, present bool) error {
+	md := map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)}
+	if present {
+		md["finalizers"] = []any{Finalizer}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": computev1alpha.GroupVersion.String(),
+		"kind":       computev1alpha.InstanceKind,
+		"metadata":   md,
+	}}
+	err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		// With ownership forced, a conflict can only be the UID: this
+		// Instance is gone (and the UID keeps apply from recreating it).
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to apply the finalizer of Instance %s: %w", inst.Name, err)
+	}
+	r.wrote(inst, obj.GetResourceVersion())
+	return nil
+}
