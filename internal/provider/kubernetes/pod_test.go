@@ -218,8 +218,8 @@ func TestLabelValue(t *testing.T) {
 	tests := map[string]struct {
 		name, want string
 	}{
-		"a short name is itself":                           {name: "web-0", want: "web-0"},
-		"a name of 63 characters is itself":                {name: strings.Repeat("a", 63), want: strings.Repeat("a", 63)},
+		"a short name is itself":                            {name: "web-0", want: "web-0"},
+		"a name of 63 characters is itself":                 {name: strings.Repeat("a", 63), want: strings.Repeat("a", 63)},
 		"a longer name is shortened, with a hash of it all": {name: long, want: long[:54] + "-" + labelValue(long)[55:]},
 	}
 	for name, tc := range tests {
