@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries (kube-apiserver, kube-controller-manager,
-# etcd, Karmada) and the developer tools (controller-gen, golangci-lint,
+# etcd, Karmada, and kubelet and kube-scheduler for the local platform's nodes) and the developer tools (controller-gen, golangci-lint,
 # kustomize, goreleaser) from the Go module proxy into a versioned cache directory.
 #
 # Nothing is downloaded from anywhere but the Go module proxy: every binary is
 # compiled here from a small wrapper module that requires the pinned version.
 #
-#   hack/tools.sh [all|platform|dev|kustomize|goreleaser|dir|bin NAME]
+#   hack/tools.sh [all|platform|node|dev|kustomize|goreleaser|dir|bin NAME]
 #
 # Cache layout: $COMPUTE_TOOLS_DIR/<component>-<version>/bin/<binary>
 # Default $COMPUTE_TOOLS_DIR: ${XDG_CACHE_HOME:-$HOME/.cache}/compute-tools.
@@ -47,32 +47,72 @@ require ${req% *} ${req#* }
 EOF
 }
 
-build_kubernetes() {
+# kube_bins BIN... builds Kubernetes binaries of the pinned release into the
+# kubernetes cache directory, skipping those already built.
+kube_bins() {
   local dir="${TOOLS_DIR}/kubernetes-${KUBERNETES_VERSION}"
-  if have_all "$dir" kube-apiserver kube-controller-manager; then
-    log "kubernetes ${KUBERNETES_VERSION}: cached in ${dir}"
+  if have_all "$dir" "$@"; then
+    log "kubernetes ${KUBERNETES_VERSION} ($*): cached in ${dir}"
     return
   fi
-  log "kubernetes ${KUBERNETES_VERSION}: resolving module (first time takes a few minutes)"
-  wrapper "$dir" "k8s.io/kubernetes ${KUBERNETES_VERSION}"
-  local gomod
-  gomod="$(cd "${dir}/src" && go mod download -json "k8s.io/kubernetes@${KUBERNETES_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
-  # kubernetes replaces every staging module with ./staging/...; pin them to
-  # the published staging versions instead.
-  grep -oE 'k8s.io/[a-z0-9-]+ => ./staging/src/k8s.io/[a-z0-9-]+' "$gomod" |
-    awk '{print $1}' | grep -v '^k8s.io/sample-' | sort -u |
-    while read -r m; do
-      echo "replace ${m} => ${m} ${KUBERNETES_STAGING_VERSION}"
-    done >>"${dir}/src/go.mod"
-  (cd "${dir}/src" && go get "k8s.io/kubernetes/cmd/kube-apiserver@${KUBERNETES_VERSION}" "k8s.io/kubernetes/cmd/kube-controller-manager@${KUBERNETES_VERSION}" >/dev/null)
+  if [ ! -f "${dir}/src/go.sum" ]; then
+    log "kubernetes ${KUBERNETES_VERSION}: resolving module (first time takes a few minutes)"
+    wrapper "$dir" "k8s.io/kubernetes ${KUBERNETES_VERSION}"
+    local gomod
+    gomod="$(cd "${dir}/src" && go mod download -json "k8s.io/kubernetes@${KUBERNETES_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
+    # kubernetes replaces every staging module with ./staging/...; pin them to
+    # the published staging versions instead.
+    grep -oE 'k8s.io/[a-z0-9-]+ => ./staging/src/k8s.io/[a-z0-9-]+' "$gomod" |
+      awk '{print $1}' | grep -v '^k8s.io/sample-' | sort -u |
+      while read -r m; do
+        echo "replace ${m} => ${m} ${KUBERNETES_STAGING_VERSION}"
+      done >>"${dir}/src/go.mod"
+  fi
   local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "${KUBERNETES_VERSION}" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/client-go/pkg/version.gitVersion=${KUBERNETES_VERSION}"
   local b
-  for b in kube-apiserver kube-controller-manager; do
+  for b in "$@"; do
+    [ -x "${dir}/bin/${b}" ] && continue
     log "kubernetes ${KUBERNETES_VERSION}: building ${b} (about 3 minutes cold)"
+    (cd "${dir}/src" && go get "k8s.io/kubernetes/cmd/${b}@${KUBERNETES_VERSION}" >/dev/null)
     (cd "${dir}/src" && go build -trimpath -ldflags "$ldflags" -o "${dir}/bin/${b}.tmp" "k8s.io/kubernetes/cmd/${b}")
     mv "${dir}/bin/${b}.tmp" "${dir}/bin/${b}"
   done
-  log "kubernetes ${KUBERNETES_VERSION}: done"
+  log "kubernetes ${KUBERNETES_VERSION} ($*): done"
+}
+
+build_kubernetes() { kube_bins kube-apiserver kube-controller-manager; }
+
+# build_node builds what a real node of the local platform runs beside the
+# cell's control plane (kubelet, kube-scheduler, from the same release), and
+# installs the container runtime and the CNI plugins from Debian's packages
+# when they are missing: containerd, runc and containernetworking-plugins
+# (root only; nothing is downloaded from anywhere else).
+build_node() {
+  kube_bins kubelet kube-scheduler
+  install_runtime
+}
+
+install_runtime() {
+  local missing=()
+  command -v containerd >/dev/null || missing+=(containerd)
+  command -v runc >/dev/null || missing+=(runc)
+  [ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ] || missing+=(containernetworking-plugins)
+  if [ "${#missing[@]}" -eq 0 ]; then
+    log "container runtime: containerd, runc and the CNI plugins are installed"
+    return
+  fi
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    log "container runtime: ${missing[*]} missing; install them as root with: apt-get install -y ${missing[*]}"
+    log "(the local platform's real nodes need them; every other part of the platform runs without)"
+    return 1
+  fi
+  log "container runtime: installing ${missing[*]} with apt-get"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1; then
+    apt-get update >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+      { log "container runtime: apt-get install ${missing[*]} failed (see above)"; return 1; }
+  fi
+  log "container runtime: installed ${missing[*]}"
 }
 
 build_etcd() {
@@ -177,6 +217,10 @@ build_goreleaser() {
 build_platform() {
   build_etcd
   build_kubernetes
+  kube_bins kubelet kube-scheduler
+  # The platform starts without real nodes when the runtime cannot be
+  # installed (not root): say so, but build the rest.
+  install_runtime || log "container runtime: the local platform will run no real node"
   build_karmada
   # The install tests render the kustomize overlays and dry-run them on
   # real planes.
@@ -186,7 +230,7 @@ build_platform() {
 # bin NAME prints the cached path of one binary.
 bin_path() {
   case "$1" in
-    kube-apiserver | kube-controller-manager) echo "${TOOLS_DIR}/kubernetes-${KUBERNETES_VERSION}/bin/$1" ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubelet) echo "${TOOLS_DIR}/kubernetes-${KUBERNETES_VERSION}/bin/$1" ;;
     etcd) echo "${TOOLS_DIR}/etcd-${ETCD_VERSION}/bin/etcd" ;;
     karmada-*) echo "${TOOLS_DIR}/karmada-${KARMADA_VERSION}/bin/$1" ;;
     karmada-crds) echo "${TOOLS_DIR}/karmada-${KARMADA_VERSION}/crds" ;;
@@ -202,6 +246,7 @@ case "${1:-all}" in
   all) build_platform; build_dev ;;
   platform) build_platform ;;
   kubernetes) build_kubernetes ;;
+  node) build_node ;;
   etcd) build_etcd ;;
   karmada) build_karmada ;;
   dev) build_dev ;;
@@ -211,5 +256,5 @@ case "${1:-all}" in
   goreleaser) build_goreleaser ;;
   dir) echo "${TOOLS_DIR}" ;;
   bin) bin_path "$2" ;;
-  *) echo "usage: $0 [all|platform|kubernetes|etcd|karmada|dev|controller-gen|golangci-lint|kustomize|goreleaser|dir|bin NAME]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|platform|kubernetes|node|etcd|karmada|dev|controller-gen|golangci-lint|kustomize|goreleaser|dir|bin NAME]" >&2; exit 2 ;;
 esac

@@ -149,7 +149,7 @@ city fails.`,
 	root.SetErr(streams.Err)
 	root.PersistentFlags().StringVar(&o.stateDir, "state-dir", "", "State directory (default $"+EnvStateDir+", then the user state directory)")
 	root.AddGroup(&cobra.Group{ID: "platform", Title: "Platform:"}, &cobra.Group{ID: "faults", Title: "Fault controls:"})
-	for _, c := range []*cobra.Command{newUpCommand(o), newDownCommand(o), newStatusCommand(o), newKubeconfigCommand(o), newEnvCommand(o)} {
+	for _, c := range []*cobra.Command{newUpCommand(o), newDownCommand(o), newStatusCommand(o), newKubeconfigCommand(o), newEnvCommand(o), newImageCommand(o)} {
 		c.GroupID = "platform"
 		root.AddCommand(c)
 	}
@@ -159,7 +159,7 @@ city fails.`,
 		c.GroupID = "faults"
 		root.AddCommand(c)
 	}
-	root.AddCommand(newLinkProxyCommand(o))
+	root.AddCommand(newLinkProxyCommand(o), newRegistryCommand(o))
 	return root
 }
 

@@ -101,7 +101,17 @@ func printStatus(w io.Writer, r *StatusReport) {
 		}
 		fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Name, c.City, yesNo(c.Ready), link, c.Reason)
 	}
+	if len(r.Nodes) > 0 {
+		fprintln(tw)
+		fprintln(tw, "NODE\tCITY\tREADY\tPOD RANGE\tREASON")
+		for _, n := range r.Nodes {
+			fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, n.City, yesNo(n.Ready), n.PodCIDR, n.Reason)
+		}
+	}
 	_ = tw.Flush()
+	if r.Registry != "" {
+		fprintf(w, "\nregistry %s (the demo image: %s/%s)\n", r.Registry, r.Registry, DemoImage)
+	}
 	state := "up"
 	switch {
 	case r.Starting:

@@ -19,8 +19,8 @@ import (
 // upOptions are the options of `compute-local up`.
 type upOptions struct {
 	*globalOptions
-	projects, cities, managers, identities string
-	cfg                                    Config
+	projects, cities, managers, identities, nodes string
+	cfg                                           Config
 }
 
 // newUpCommand builds `compute-local up`.
@@ -48,6 +48,7 @@ with the planes' admin kubeconfigs instead, for debugging.`,
 	f := cmd.Flags()
 	f.StringVar(&o.projects, "projects", DefaultProject, "Comma-separated project names; each gets a project plane")
 	f.StringVar(&o.cities, "cities", strings.Join(DefaultCities, ","), "Comma-separated city codes; each gets a cell")
+	f.StringVar(&o.nodes, "nodes", "auto", `Cities whose cell gets a real node (containerd, runc, CNI, kubelet) and runs the Kubernetes runtime provider: a comma-separated list, "all", "none", or "auto" (DFW, or the first city, when this machine can run a node; none otherwise, with a warning)`)
 	f.StringVar(&o.managers, "managers", "auto", `compute-manager: "auto" (build or find it, start without it if impossible), "required" or "off"`)
 	f.StringVar(&o.identities, "identities", string(IdentitiesOverlay), `Whom compute-manager and compute-quota run as: "overlay" (the overlays' ServiceAccounts and RBAC) or "admin" (admin kubeconfigs, for debugging)`)
 	f.StringVar(&o.cfg.ManagerBinary, "manager-binary", "", "compute-manager binary to run instead of building ./cmd/compute-manager")
@@ -77,7 +78,27 @@ func (o *upOptions) Complete(*cobra.Command, []string) error {
 	}
 	o.cfg.Identities = IdentityMode(o.identities)
 	o.cfg.Log = o.streams.Err
+	o.cfg.Nodes = SplitList(o.nodes)
+	if o.nodes == "auto" {
+		o.cfg.Nodes = nil
+		if err := NodePrerequisites(); err != nil {
+			o.cfg.NodesUnavailable = err.Error()
+		} else if len(o.cfg.Cities) > 0 {
+			o.cfg.Nodes = []string{autoNodeCity(o.cfg.Cities)}
+		}
+	}
 	return nil
+}
+
+// autoNodeCity is the city --nodes=auto gives a node: DFW when the platform
+// has it, else the first city.
+func autoNodeCity(cities []string) string {
+	for _, c := range cities {
+		if strings.EqualFold(c, "DFW") {
+			return c
+		}
+	}
+	return cities[0]
 }
 
 // Validate checks the flags (Up checks names and amounts in detail).
@@ -107,6 +128,7 @@ func (o *upOptions) Run(ctx context.Context) error {
 		return err
 	}
 	o.cfg.LinkProxyCommand = []string{exe, linkProxyCommandName}
+	o.cfg.RegistryCommand = []string{exe, registryCommandName}
 	p, err := Up(ctx, o.cfg)
 	var running *AlreadyRunningError
 	if errors.As(err, &running) {

@@ -92,6 +92,21 @@ type Config struct {
 	// arguments, e.g. [compute-local link-proxy]. Empty runs it inside the
 	// caller, which then must outlive the platform (tests).
 	LinkProxyCommand []string
+	// RegistryCommand runs the local OCI registry as a process of its own
+	// (the command and its first arguments, e.g. [compute-local registry]);
+	// empty serves it inside the caller, which then must outlive the
+	// platform (tests).
+	RegistryCommand []string
+	// Nodes are the cities whose cell gets a real node (containerd, runc,
+	// CNI, kubelet and kube-scheduler) and runs the Kubernetes runtime
+	// provider instead of the simulated one; "all" means every city. Empty
+	// means none. A node needs root and containerd, runc and the CNI
+	// plugins (make tools installs them).
+	Nodes []string
+	// NodesUnavailable says why Nodes is empty although real nodes were
+	// asked for where possible (--nodes=auto on a machine that cannot run
+	// one); Up records it as a skipped component.
+	NodesUnavailable string
 	// Log receives live progress lines; nil discards them.
 	Log io.Writer
 	// Timeout bounds each readiness wait; zero means DefaultTimeout.
@@ -174,6 +189,10 @@ func (c Config) complete() (Config, error) {
 	if c.Detach && len(c.LinkProxyCommand) == 0 {
 		errs = append(errs, errors.New("a detached platform needs a LinkProxyCommand: the link proxy inside this process would die with it and cut every city off"))
 	}
+	if c.Detach && len(c.Nodes) > 0 && len(c.RegistryCommand) == 0 {
+		errs = append(errs, errors.New("a detached platform with nodes needs a RegistryCommand: the registry inside this process would die with it"))
+	}
+	c.Nodes, errs = normalizeNodes(c.Nodes, c.Cities, errs)
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
@@ -210,6 +229,35 @@ func normalizeProjects(in []string, errs []error) ([]string, []error) {
 		}
 	}
 	return out, errs
+}
+
+// normalizeNodes expands "all", upper-cases city codes and checks that each
+// is one of the platform's cities.
+func normalizeNodes(in, cities []string, errs []error) ([]string, []error) {
+	if len(in) == 1 && strings.EqualFold(strings.TrimSpace(in[0]), "all") {
+		return slices.Clone(cities), errs
+	}
+	if len(in) == 1 && strings.EqualFold(strings.TrimSpace(in[0]), "none") {
+		return nil, errs
+	}
+	var out []string
+	for _, c := range in {
+		c = strings.ToUpper(strings.TrimSpace(c))
+		switch {
+		case !slices.Contains(cities, c):
+			errs = append(errs, fmt.Errorf("no city %q for a node: nodes go in the platform's cities (%s), or use all or none", c, strings.Join(cities, ",")))
+		case slices.Contains(out, c):
+			errs = append(errs, fmt.Errorf("node city %q is listed twice", c))
+		default:
+			out = append(out, c)
+		}
+	}
+	return out, errs
+}
+
+// hasNode reports whether city's cell has a real node.
+func (c Config) hasNode(city string) bool {
+	return slices.Contains(c.Nodes, city)
 }
 
 // normalizeCities upper-cases city codes and checks them.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +33,8 @@ func StopRecorded(dir string) ([]ComponentRecord, error) {
 	var recorded []ComponentRecord
 	if st != nil {
 		recorded = st.Components
+		// The nodes' Pods go first, while their containerd still runs.
+		cleanNodes(*st, io.Discard)
 	}
 	stopped, stopErr := stopComponents(recorded)
 	strays := strayProcesses(dir, recorded)
@@ -42,6 +45,9 @@ func StopRecorded(dir string) ([]ComponentRecord, error) {
 	}
 	if st == nil && len(stopped) == 0 {
 		return nil, fmt.Errorf("%w (state directory %s)", ErrNotRunning, dir)
+	}
+	if st != nil {
+		removeNodes(st.Nodes, io.Discard)
 	}
 	return stopped, removeState(dir)
 }
@@ -87,12 +93,13 @@ func strayProcesses(dir string, recorded []ComponentRecord) []ComponentRecord {
 // ourBinary reports whether a command line runs a platform executable:
 // a component, or compute-local serving the links.
 func ourBinary(args []string) bool {
-	if len(args) > 1 && args[1] == linkProxyCommandName {
+	if len(args) > 1 && (args[1] == linkProxyCommandName || args[1] == registryCommandName) {
 		return true
 	}
 	switch filepath.Base(args[0]) {
 	case "etcd", "kube-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver", "karmada-webhook",
-		"karmada-controller-manager", "karmada-scheduler", managerBinaryName, quotaBinaryName:
+		"karmada-controller-manager", "karmada-scheduler", managerBinaryName, quotaBinaryName,
+		componentContainerd, componentKubelet, componentKubeScheduler:
 		return true
 	}
 	return false
@@ -176,13 +183,14 @@ func (p Problem) String() string {
 
 // Kinds of Problem.
 const (
-	ProblemSkipped     = "skipped"
-	ProblemNotRunning  = "not running"
-	ProblemStopped     = "stopped by compute-local stop"
-	ProblemNotReady    = "not ready"
-	ProblemPartitioned = "partitioned"
-	ProblemNotReadyCl  = "cluster not Ready"
-	ProblemStarting    = "still starting"
+	ProblemSkipped      = "skipped"
+	ProblemNotRunning   = "not running"
+	ProblemStopped      = "stopped by compute-local stop"
+	ProblemNotReady     = "not ready"
+	ProblemPartitioned  = "partitioned"
+	ProblemNotReadyCl   = "cluster not Ready"
+	ProblemNotReadyNode = "node not Ready"
+	ProblemStarting     = "still starting"
 )
 
 // StatusReport is what `compute-local status` shows.
@@ -197,6 +205,10 @@ type StatusReport struct {
 	Components []ComponentStatus `json:"components"`
 	// Clusters are the Karmada member clusters.
 	Clusters []ClusterStatus `json:"clusters"`
+	// Nodes are the cells' real nodes.
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+	// Registry is the local OCI registry's host:port.
+	Registry string `json:"registry,omitempty"`
 	// Skipped are the components that were not started.
 	Skipped []SkippedRecord `json:"skipped,omitempty"`
 	// Planes are the planes with their kubeconfigs.
@@ -237,6 +249,7 @@ func Status(ctx context.Context, dir string) (*StatusReport, error) {
 	}
 	r.Clusters = clusterStatuses(ctx, st)
 	markPartitions(ctx, st, r.Clusters)
+	r.Nodes, r.Registry = nodeStatuses(ctx, st), st.Registry
 	r.Problems = problems(r)
 	r.OK = len(r.Problems) == 0
 	return r, nil
@@ -263,6 +276,11 @@ func problems(r *StatusReport) []Problem {
 			out = append(out, Problem{Name: c.Name, What: ProblemNotRunning, Detail: c.Detail})
 		case !c.Ready:
 			out = append(out, Problem{Name: c.Name, What: ProblemNotReady, Detail: c.Detail})
+		}
+	}
+	for _, n := range r.Nodes {
+		if !n.Ready {
+			out = append(out, Problem{Name: n.Name, What: ProblemNotReadyNode, Detail: strings.TrimSpace(n.Reason + " " + n.Message)})
 		}
 	}
 	for _, c := range r.Clusters {

@@ -109,13 +109,13 @@ func (p *Platform) startKarmada(ctx context.Context, bin karmadaBinaries) error 
 		return p.startComponent(gctx, planes.ComponentSpec{
 			Name: componentAggregatedAPIServer, Plane: HubPlane, Binary: bin.aggregated, Port: ports.aggregated,
 			Args: aggregatedAPIServerArgs(hub.KubeconfigPath(), p.env.EtcdURL(), aggCert, aggKey, ports.aggregated),
-		}, "https://"+hostPort(ports.aggregated)+"/readyz")
+		}, "https://"+hostPort(ports.aggregated)+"/readyz", false)
 	})
 	g.Go(func() error {
 		return p.startComponent(gctx, planes.ComponentSpec{
 			Name: componentWebhook, Plane: HubPlane, Binary: bin.webhook, Port: ports.webhook,
 			Args: webhookArgs(hub.KubeconfigPath(), webhookDir, ports),
-		}, "https://"+hostPort(ports.webhook)+"/readyz/")
+		}, "https://"+hostPort(ports.webhook)+"/readyz/", false)
 	})
 	g.Go(func() error {
 		// Registrations can precede their servers: nothing in the hub
@@ -142,13 +142,13 @@ func (p *Platform) startKarmada(ctx context.Context, bin karmadaBinaries) error 
 		return p.startComponent(gctx, planes.ComponentSpec{
 			Name: componentControllerManager, Plane: HubPlane, Binary: bin.controllerManager, Port: ports.controllerHealth,
 			Args: controllerManagerArgs(hub.KubeconfigPath(), ports),
-		}, "http://"+hostPort(ports.controllerHealth)+"/healthz")
+		}, "http://"+hostPort(ports.controllerHealth)+"/healthz", false)
 	})
 	g.Go(func() error {
 		return p.startComponent(gctx, planes.ComponentSpec{
 			Name: componentScheduler, Plane: HubPlane, Binary: bin.scheduler, Port: ports.schedulerHealth,
 			Args: schedulerArgs(hub.KubeconfigPath(), ports),
-		}, "http://"+hostPort(ports.schedulerHealth)+"/healthz")
+		}, "http://"+hostPort(ports.schedulerHealth)+"/healthz", false)
 	})
 	if err := g.Wait(); err != nil {
 		return err

@@ -69,7 +69,7 @@ func (p *Platform) startLinks(ctx context.Context) error {
 		}
 		if err := p.startComponent(ctx, planes.ComponentSpec{
 			Name: componentLinkProxy, Binary: p.cfg.LinkProxyCommand[0], Args: args, Port: p.controlPort,
-		}, "http://"+control+"/healthz"); err != nil {
+		}, "http://"+control+"/healthz", false); err != nil {
 			return err
 		}
 	} else {

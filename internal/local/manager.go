@@ -47,6 +47,8 @@ const (
 	flagManagement        = "enable-management-controllers"
 	flagCell              = "enable-cell-controllers"
 	flagSimulatedProvider = "enable-simulated-provider"
+	// flagRuntimeProvider chooses the cell's runtime provider.
+	flagRuntimeProvider = "runtime-provider"
 	// flagSimulatedNetworking runs the networking stand-in.
 	flagSimulatedNetworking = "enable-simulated-networking"
 	// flagSimulatedProviderDelay is the simulated provider's delay.
@@ -91,6 +93,9 @@ type managerRole struct {
 	// networkPool, when set, runs the networking stand-in in the cell
 	// role with this address pool.
 	networkPool string
+	// realNode runs the cell role with the Kubernetes runtime provider (its
+	// cell has a real node) instead of the simulated one.
+	realNode bool
 }
 
 // managerPorts are one compute-manager's ports.
@@ -128,8 +133,13 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 	if r.featureGates != "" {
 		optional["feature-gates"] = r.featureGates
 	}
-	if r.cell {
+	switch {
+	case r.cell && r.realNode:
+		optional[flagRuntimeProvider] = "kubernetes"
+	case r.cell:
 		optional[flagSimulatedProvider] = "true"
+	}
+	if r.cell {
 		// The cell's name is its Karmada Cluster's: its heartbeat Lease in
 		// the hub and the source of its quota claims.
 		optional[flagCellName] = r.plane
@@ -307,6 +317,7 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 			hubKubeconfig: p.cellHubKubeconfig(city), location: LocationNamespace + "/" + strings.ToLower(city),
 			cityCode:      city,
 			providerDelay: p.cfg.ProviderDelay, featureGates: p.cfg.FeatureGates,
+			realNode: p.cfg.hasNode(city),
 		}
 		if p.cfg.networkingIntegration() {
 			r.networkPool = networkPool(slices.Index(p.cfg.Cities, city))
@@ -334,7 +345,7 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 		g.Go(func() error {
 			err := p.startComponent(gctx, planes.ComponentSpec{
 				Name: r.name, Plane: r.plane, Binary: res.binary, Args: args, Port: ports.probe,
-			}, "http://"+hostPort(ports.probe)+"/readyz")
+			}, "http://"+hostPort(ports.probe)+"/readyz", false)
 			if err != nil || r.webhookCertDir == "" {
 				return err
 			}

@@ -211,8 +211,12 @@ var selfSigned = &http.Client{
 	},
 }
 
-// probe is ok, without verifying the certificate when selfSigned is set.
+// probe is ok, without verifying the certificate when selfSigned is set;
+// a unix:// URL is ok when its socket accepts connections.
 func (p *prober) probe(ctx context.Context, url string, insecure bool) (bool, error) {
+	if path, ok := strings.CutPrefix(url, "unix://"); ok {
+		return dialUnix(path)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return false, err

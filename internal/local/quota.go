@@ -165,7 +165,7 @@ func (p *Platform) startQuota(ctx context.Context, managerBinary string) (bool, 
 			return p.startComponent(gctx, planes.ComponentSpec{
 				Name: componentQuotaPrefix + plane, Plane: plane, Binary: bin,
 				Args: quotaArgs(project, kubeconfig, p.cfg.QuotaGrant, ports), Port: ports.probe,
-			}, "http://"+hostPort(ports.probe)+"/readyz")
+			}, "http://"+hostPort(ports.probe)+"/readyz", false)
 		})
 	}
 	if err := g.Wait(); err != nil {

@@ -54,6 +54,10 @@ type State struct {
 	FaultControl string `json:"faultControl,omitempty"`
 	// Identities is whom compute-manager and compute-quota run as.
 	Identities IdentityMode `json:"identities,omitempty"`
+	// Registry is the local OCI registry's host:port; empty when none runs.
+	Registry string `json:"registry,omitempty"`
+	// Nodes are the real nodes of the cells that have one.
+	Nodes []NodeRecord `json:"nodes,omitempty"`
 	// IdentityTokensExpire is when the ServiceAccount tokens of the
 	// overlay identity mode expire (they are not refreshed).
 	IdentityTokensExpire time.Time `json:"identityTokensExpire,omitzero"`
@@ -102,6 +106,26 @@ type ComponentRecord struct {
 	Args []string `json:"args,omitempty"`
 	// Stopped means `compute-local stop` stopped it on purpose.
 	Stopped bool `json:"stopped,omitempty"`
+}
+
+// NodeRecord is a real node of a cell: what `down` must clean up besides
+// its processes.
+type NodeRecord struct {
+	// Name is the Node's name in the cell (node-<city>).
+	Name string `json:"name"`
+	// City is its city code; the cell plane is cell-<city>.
+	City string `json:"city"`
+	// Dir holds its containerd, kubelet and CNI state.
+	Dir string `json:"dir"`
+	// Socket is containerd's socket.
+	Socket string `json:"socket"`
+	// RuncRoot is runc's state directory for its containers.
+	RuncRoot string `json:"runcRoot"`
+	// Bridge is its CNI bridge interface.
+	Bridge string `json:"bridge"`
+	// PodCIDR is the range its Pods' addresses come from, reachable from
+	// this machine through the bridge.
+	PodCIDR string `json:"podCIDR"`
 }
 
 // ClusterRecord is a Karmada member cluster.
@@ -244,6 +268,9 @@ func (s *State) Exports() []string {
 		out = append(out, "export KUBECONFIG="+shellQuote(p.Kubeconfig))
 	}
 	out = append(out, "export "+EnvStateDir+"="+shellQuote(s.Dir))
+	if s.Registry != "" {
+		out = append(out, "export "+EnvRegistry+"="+shellQuote(s.Registry))
+	}
 	planes := make([]string, 0, len(s.Planes))
 	for _, p := range s.Planes {
 		planes = append(planes, "export "+EnvVar(p.Name)+"="+shellQuote(p.Kubeconfig))
@@ -251,6 +278,10 @@ func (s *State) Exports() []string {
 	sort.Strings(planes)
 	return append(out, planes...)
 }
+
+// EnvRegistry is the variable `compute-local env` sets to the local
+// registry's host:port.
+const EnvRegistry = "COMPUTE_REGISTRY"
 
 // shellQuote quotes s for POSIX shells.
 func shellQuote(s string) string {

@@ -36,8 +36,10 @@ type Platform struct {
 	kcmPorts map[string]int
 	// linkProxy serves the cities' links when it runs in this process;
 	// controlPort is its control endpoint's port.
-	linkProxy   *linkProxy
-	controlPort int
+	linkProxy *linkProxy
+	// stopRegistry stops the registry when it runs in this process.
+	stopRegistry context.CancelFunc
+	controlPort  int
 
 	mu      sync.Mutex
 	state   *State
@@ -151,11 +153,12 @@ func (p *Platform) up(ctx context.Context, karmada karmadaBinaries, karmadaCRDs 
 			return p.startPlanes(ctx, karmadaCRDs)
 		}},
 		{"link proxy", p.startLinks},
-		{"Karmada, the projects' Locations and the overlays' identities", func(ctx context.Context) error {
+		{"Karmada, the projects' Locations, the overlays' identities and the real nodes", func(ctx context.Context) error {
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() error { return p.startKarmada(gctx, karmada) })
 			g.Go(func() error { return p.seedProjects(gctx) })
 			g.Go(func() error { return p.installIdentities(gctx) })
+			g.Go(func() error { return p.startNodes(gctx) })
 			return g.Wait()
 		}},
 		{"compute-quota and compute-manager", func(ctx context.Context) error {
@@ -230,14 +233,20 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 			// The networking contract's kinds (NetworkBinding, …).
 			cellCRDs = append(cellCRDs, externalCRDs)
 		}
-		specs = append(specs, planes.PlaneSpec{
+		spec := planes.PlaneSpec{
 			Name:              name,
 			ControllerManager: true,
 			CRDDirs:           cellCRDs,
 			// Karmada's push mode authenticates to members with a bearer
 			// token only.
 			ExtraArgs: map[string]string{"token-auth-file": tokenFile},
-		})
+		}
+		if p.cfg.hasNode(city) {
+			// A node that stops reporting is marked NotReady, and its Pods
+			// not Ready, within nodeMonitorGracePeriod.
+			spec.Controllers = append(slices.Clone(planes.DefaultControllers), "nodelifecycle")
+		}
+		specs = append(specs, spec)
 	}
 	// Every kube-controller-manager serves /healthz on loopback, so
 	// status can tell a live one from a ready one.
@@ -248,6 +257,10 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 	for i := range specs {
 		p.kcmPorts[specs[i].Name] = ports[i]
 		specs[i].ControllerManagerArgs = kcmHealthArgs(ports[i])
+		if slices.Contains(specs[i].Controllers, "nodelifecycle") {
+			specs[i].ControllerManagerArgs["node-monitor-grace-period"] = nodeMonitorGracePeriod.String()
+			specs[i].ControllerManagerArgs["node-monitor-period"] = "2s"
+		}
 	}
 	return specs, nil
 }
@@ -303,10 +316,11 @@ func (p *Platform) planeRecord(name, role, project, city string) PlaneRecord {
 	return PlaneRecord{Name: name, Role: role, Project: project, City: city, URL: pl.URL(), Kubeconfig: pl.KubeconfigPath()}
 }
 
-// startComponent starts a component that is ready when health answers 200,
-// and records it.
-func (p *Platform) startComponent(ctx context.Context, spec planes.ComponentSpec, health string) error {
-	spec.Ready = func(ctx context.Context) (bool, error) { return p.prober.ok(ctx, health) }
+// startComponent starts a component that is ready when health answers 200
+// (over HTTPS with a certificate of its own making when selfSigned), and
+// records it.
+func (p *Platform) startComponent(ctx context.Context, spec planes.ComponentSpec, health string, selfSigned bool) error {
+	spec.Ready = func(ctx context.Context) (bool, error) { return p.prober.probe(ctx, health, selfSigned) }
 	spec.Timeout = p.cfg.Timeout
 	proc, err := p.env.StartComponent(ctx, spec)
 	if err != nil {
@@ -315,7 +329,7 @@ func (p *Platform) startComponent(ctx context.Context, spec planes.ComponentSpec
 	p.mu.Lock()
 	p.state.Components = append(p.state.Components, ComponentRecord{
 		Name: proc.Name, Plane: proc.Plane, PID: proc.PID, Port: proc.Port, Binary: proc.Args[0], Log: proc.LogPath, Health: health,
-		Args: proc.Args,
+		HealthSelfSigned: selfSigned, Args: proc.Args,
 	})
 	p.mu.Unlock()
 	return p.saveState()
@@ -348,9 +362,16 @@ func (p *Platform) stop() {
 	if p.linkProxy != nil {
 		p.linkProxy.Close()
 	}
+	st := p.State()
+	// The nodes' Pods go first, while their containerd still runs.
+	cleanNodes(st, p.progress)
 	p.env.Stop()
 	// Processes `start` ran again are not the environment's children.
-	_, _ = stopComponents(p.State().Components)
+	_, _ = stopComponents(st.Components)
+	removeNodes(st.Nodes, p.progress)
+	if p.stopRegistry != nil {
+		p.stopRegistry()
+	}
 	if err := removeState(p.cfg.StateDir); err != nil {
 		p.progress.linef("%v", err)
 	}
@@ -445,7 +466,7 @@ func checkNotRunning(dir string) error {
 // bin/ (the compute-manager build) and keeps the previous logs in
 // logs.previous/.
 func prepareDir(dir string) error {
-	for _, sub := range []string{"etcd", "pki", "planes", "karmada", "logs.previous"} {
+	for _, sub := range []string{"etcd", "pki", "planes", "karmada", "logs.previous", "registry"} {
 		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
 			return fmt.Errorf("failed to clear %s: %w", filepath.Join(dir, sub), err)
 		}

@@ -378,6 +378,11 @@ func (e *Environment) CAPEM() []byte {
 	return slices.Clone(e.pki.ca.certPEM)
 }
 
+// CAPath returns the path of the environment CA's certificate file.
+func (e *Environment) CAPath() string {
+	return e.pki.caPath
+}
+
 // IssueServingCert signs a serving certificate with the environment CA for
 // localhost, 127.0.0.1, ::1 and sans (IPs become IP SANs), for components
 // that planes call back, such as webhooks and aggregated apiservers.

@@ -19,9 +19,12 @@ const EnvToolsDir = "COMPUTE_TOOLS_DIR"
 
 // Binary names known to the toolchain.
 const (
-	Etcd                       = "etcd"
-	KubeAPIServer              = "kube-apiserver"
-	KubeControllerManager      = "kube-controller-manager"
+	Etcd                  = "etcd"
+	KubeAPIServer         = "kube-apiserver"
+	KubeControllerManager = "kube-controller-manager"
+	// Kubelet and KubeScheduler run the local platform's real nodes.
+	Kubelet                    = "kubelet"
+	KubeScheduler              = "kube-scheduler"
 	KarmadaControllerManager   = "karmada-controller-manager"
 	KarmadaScheduler           = "karmada-scheduler"
 	KarmadaWebhook             = "karmada-webhook"
@@ -51,7 +54,7 @@ func component(name string) (string, error) {
 	switch name {
 	case Etcd:
 		return "etcd-" + EtcdVersion, nil
-	case KubeAPIServer, KubeControllerManager:
+	case KubeAPIServer, KubeControllerManager, Kubelet, KubeScheduler:
 		return "kubernetes-" + KubernetesVersion, nil
 	case KarmadaControllerManager, KarmadaScheduler, KarmadaWebhook, KarmadaAggregatedAPIServer:
 		return "karmada-" + KarmadaVersion, nil
