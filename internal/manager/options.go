@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,29 @@ import (
 // CellCityCodeFlag names the city code the cell serves.
 const CellCityCodeFlag = "cell-city-code"
 
+// RuntimeProviderFlag selects the runtime provider the cell runs.
+const RuntimeProviderFlag = "runtime-provider"
+
+// simulatedProviderFlag is the deprecated alias of
+// --runtime-provider=simulated.
+const simulatedProviderFlag = "enable-simulated-provider"
+
+// Runtime providers (--runtime-provider).
+const (
+	// RuntimeProviderNone runs no runtime provider: another process runs
+	// the cell's Instances.
+	RuntimeProviderNone = ""
+	// RuntimeProviderSimulated runs the simulated provider (local platform
+	// and tests).
+	RuntimeProviderSimulated = "simulated"
+	// RuntimeProviderKubernetes runs each Instance as a Pod in the cell
+	// (internal/provider/kubernetes).
+	RuntimeProviderKubernetes = "kubernetes"
+)
+
+// runtimeProviders are the values --runtime-provider accepts, for messages.
+var runtimeProviders = []string{RuntimeProviderSimulated, RuntimeProviderKubernetes}
+
 // Options is compute-manager's configuration.
 type Options struct {
 	// EnableManagement runs the management role: Workload, federator,
@@ -33,8 +57,15 @@ type Options struct {
 	// EnableCell runs the cell role: WorkloadDeployment and Instance
 	// controllers in a cell.
 	EnableCell bool
+	// RuntimeProvider is the runtime provider the cell runs:
+	// RuntimeProviderSimulated, RuntimeProviderKubernetes or
+	// RuntimeProviderNone.
+	RuntimeProvider string
 	// EnableSimulatedProvider runs the simulated runtime provider in the cell
 	// (local platform and tests only).
+	//
+	// Deprecated: set RuntimeProvider to RuntimeProviderSimulated; true
+	// means that when RuntimeProvider is empty.
 	EnableSimulatedProvider bool
 
 	// Kubeconfig is the plane the manager's own controllers run against: the
@@ -127,8 +158,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Run the management role: Workload, federation and projection controllers and the admission webhooks.")
 	fs.BoolVar(&o.EnableCell, "enable-cell-controllers", o.EnableCell,
 		"Run the cell role: WorkloadDeployment and Instance controllers in a city cell.")
-	fs.BoolVar(&o.EnableSimulatedProvider, "enable-simulated-provider", o.EnableSimulatedProvider,
-		"Run the simulated runtime provider in the cell (local platform and tests).")
+	fs.StringVar(&o.RuntimeProvider, RuntimeProviderFlag, o.RuntimeProvider,
+		`Runtime provider that runs the cell's Instances: "kubernetes" runs each as a Pod in the cell (needs a scheduler, nodes and a CNI there), "simulated" pretends to (local platform and tests); empty runs none.`)
+	fs.BoolVar(&o.EnableSimulatedProvider, simulatedProviderFlag, o.EnableSimulatedProvider,
+		"Deprecated: use --runtime-provider=simulated. Run the simulated runtime provider in the cell (local platform and tests).")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
 		"Kubeconfig of the plane this manager runs in (the cell for the cell role). Defaults to $KUBECONFIG, then in-cluster.")
 	fs.StringVar(&o.FederationKubeconfig, hub.KubeconfigFlag, o.FederationKubeconfig,
@@ -174,7 +207,10 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 // fix.
 func (o *Options) Validate() error {
 	var errs []error
-	if !o.EnableManagement && !o.EnableCell && !o.EnableSimulatedProvider {
+	if err := o.validateRuntimeProvider(); err != nil {
+		errs = append(errs, err)
+	}
+	if !o.EnableManagement && !o.EnableCell && o.runtimeProvider() == RuntimeProviderNone {
 		errs = append(errs, errors.New("no role is enabled: pass --enable-management-controllers and/or --enable-cell-controllers"))
 	}
 	if o.EnableSimulatedNetworking {
@@ -182,7 +218,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--simulated-network-cidr/--simulated-network-subnet-prefix: %w", err))
 		}
 	}
-	if o.EnableSimulatedProvider && o.SimulatedProviderDelay < 0 {
+	if o.runtimeProvider() == RuntimeProviderSimulated && o.SimulatedProviderDelay < 0 {
 		errs = append(errs, fmt.Errorf("--simulated-provider-delay must not be negative, got %s", o.SimulatedProviderDelay))
 	}
 	if o.EnableManagement {
@@ -225,6 +261,30 @@ func (o *Options) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// runtimeProvider returns the runtime provider to run: --runtime-provider,
+// else the simulated one when the deprecated --enable-simulated-provider
+// asks for it.
+func (o *Options) runtimeProvider() string {
+	if o.RuntimeProvider == RuntimeProviderNone && o.EnableSimulatedProvider {
+		return RuntimeProviderSimulated
+	}
+	return o.RuntimeProvider
+}
+
+// validateRuntimeProvider checks --runtime-provider and that the
+// deprecated --enable-simulated-provider does not contradict it.
+func (o *Options) validateRuntimeProvider() error {
+	if o.RuntimeProvider != RuntimeProviderNone && !slices.Contains(runtimeProviders, o.RuntimeProvider) {
+		return fmt.Errorf("--%s %q is not a runtime provider: use %s, or leave it empty to run none",
+			RuntimeProviderFlag, o.RuntimeProvider, strings.Join(runtimeProviders, " or "))
+	}
+	if o.EnableSimulatedProvider && o.RuntimeProvider != RuntimeProviderNone && o.RuntimeProvider != RuntimeProviderSimulated {
+		return fmt.Errorf("--%s (deprecated: it means --%s=%s) contradicts --%s=%s: pass --%s alone",
+			simulatedProviderFlag, RuntimeProviderFlag, RuntimeProviderSimulated, RuntimeProviderFlag, o.RuntimeProvider, RuntimeProviderFlag)
+	}
+	return nil
 }
 
 // cellLocation parses --cell-location; nil when it is empty.

@@ -33,6 +33,27 @@ func TestValidate(t *testing.T) {
 			args:    []string{"--kubeconfig=/nonexistent", "--simulated-provider-delay=-1s", "--enable-simulated-provider"},
 			wantErr: []string{"--kubeconfig", "--simulated-provider-delay"},
 		},
+		"the kubernetes runtime provider with the cell role is valid": {
+			args: []string{"--enable-cell-controllers", "--runtime-provider=kubernetes"},
+		},
+		"an unknown runtime provider names the flag and the providers": {
+			args:    []string{"--enable-cell-controllers", "--runtime-provider=docker"},
+			wantErr: []string{`--runtime-provider "docker" is not a runtime provider: use simulated or kubernetes`},
+		},
+		"the deprecated simulated flag agreeing with --runtime-provider is valid": {
+			args: []string{"--enable-cell-controllers", "--enable-simulated-provider", "--runtime-provider=simulated"},
+		},
+		"the deprecated simulated flag contradicting --runtime-provider names both": {
+			args:    []string{"--enable-cell-controllers", "--enable-simulated-provider", "--runtime-provider=kubernetes"},
+			wantErr: []string{"--enable-simulated-provider (deprecated: it means --runtime-provider=simulated) contradicts --runtime-provider=kubernetes"},
+		},
+		"a negative provider delay with --runtime-provider=simulated names the flag": {
+			args:    []string{"--runtime-provider=simulated", "--simulated-provider-delay=-1s"},
+			wantErr: []string{"--simulated-provider-delay must not be negative"},
+		},
+		"the simulated provider's delay is not checked for the kubernetes provider": {
+			args: []string{"--enable-cell-controllers", "--runtime-provider=kubernetes", "--simulated-provider-delay=-1s"},
+		},
 		"the management role without the federation plane names the flag": {
 			args:    []string{"--enable-management-controllers"},
 			wantErr: []string{"--federation-kubeconfig is required with --enable-management-controllers"},
@@ -85,6 +106,32 @@ func TestValidate(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not mention %q", err, want)
 				}
+			}
+		})
+	}
+}
+
+func TestRuntimeProvider(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"none by default":   {want: RuntimeProviderNone},
+		"the flag names it": {args: []string{"--runtime-provider=kubernetes"}, want: RuntimeProviderKubernetes},
+		"the deprecated flag means the simulated one": {args: []string{"--enable-simulated-provider"}, want: RuntimeProviderSimulated},
+		"the deprecated flag set to false means none": {args: []string{"--enable-simulated-provider=false"}, want: RuntimeProviderNone},
+		"both flags agreeing mean the simulated one":  {args: []string{"--enable-simulated-provider", "--runtime-provider=simulated"}, want: RuntimeProviderSimulated},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if got := o.runtimeProvider(); got != tc.want {
+				t.Errorf("runtimeProvider() = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -3,10 +3,12 @@ package manager
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/citycells/compute/internal/features"
@@ -14,6 +16,7 @@ import (
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/probes"
+	"github.com/citycells/compute/internal/provider/kubernetes"
 	"github.com/citycells/compute/internal/serving"
 )
 
@@ -49,6 +52,15 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if err := addQuotaTypes(mgrOpts.Scheme); err != nil {
 		return err
+	}
+	provider := o.runtimeProvider()
+	if provider == RuntimeProviderKubernetes {
+		// The provider watches its own Pods only, never every Pod of the
+		// cell.
+		if mgrOpts.Cache.ByObject == nil {
+			mgrOpts.Cache.ByObject = map[client.Object]cache.ByObject{}
+		}
+		maps.Copy(mgrOpts.Cache.ByObject, kubernetes.CacheByObject())
 	}
 
 	var (
@@ -101,12 +113,17 @@ func Run(ctx context.Context, o *Options) error {
 			return err
 		}
 	}
-	if o.EnableSimulatedProvider {
+	switch provider {
+	case RuntimeProviderSimulated:
 		if err := cell.SetupSimulatedProvider(mgr, cell.SimOptions{
 			Delay:                o.SimulatedProviderDelay,
 			CIDR:                 o.SimulatedProviderCIDR,
 			AddressesFromNetwork: networking,
 		}); err != nil {
+			return err
+		}
+	case RuntimeProviderKubernetes:
+		if err := cell.SetupKubernetesProvider(mgr, cell.KubeProviderOptions{AddressesFromNetwork: networking}); err != nil {
 			return err
 		}
 	}
@@ -127,7 +144,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	ctrl.Log.WithName("compute-manager").Info("starting",
-		"management", o.EnableManagement, "cell", o.EnableCell, "simulatedProvider", o.EnableSimulatedProvider,
+		"management", o.EnableManagement, "cell", o.EnableCell, "runtimeProvider", provider,
 		"simulatedNetworking", o.EnableSimulatedNetworking, "networkingIntegration", networking,
 		"host", cfg.Host, "federation", hubHost(hubCfg))
 	return start(ctx)

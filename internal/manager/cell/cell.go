@@ -1,9 +1,9 @@
 // Package cell wires the cell role of compute-manager into a manager: the
 // WorkloadDeployment and Instance controllers (Setup), the Instance
-// write-back to the federation plane (SetupWriteBack) and, for the local
-// platform and tests, the simulated runtime provider
-// (SetupSimulatedProvider) and networking stand-in
-// (SetupSimulatedNetworking).
+// write-back to the federation plane (SetupWriteBack), the Kubernetes
+// runtime provider (SetupKubernetesProvider) and, for the local platform
+// and tests, the simulated runtime provider (SetupSimulatedProvider) and
+// networking stand-in (SetupSimulatedNetworking).
 package cell
 
 import (
@@ -23,6 +23,7 @@ import (
 	"github.com/citycells/compute/internal/controller/workloaddeployment"
 	"github.com/citycells/compute/internal/controller/writeback"
 	"github.com/citycells/compute/internal/manager/hub"
+	"github.com/citycells/compute/internal/provider/kubernetes"
 	"github.com/citycells/compute/internal/standin/simnetwork"
 	"github.com/citycells/compute/internal/standin/simprovider"
 )
@@ -193,6 +194,51 @@ func SetupSimulatedProvider(mgr ctrl.Manager, opts SimOptions) error {
 	}
 	if err := p.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the simulated provider: %w", err)
+	}
+	return nil
+}
+
+// KubeProviderOptions configure the Kubernetes runtime provider. The zero
+// value is the provider's defaults.
+type KubeProviderOptions struct {
+	// Clock stamps conditions; nil means the real clock.
+	Clock clock.PassiveClock
+	// Concurrency is the number of Instances handled at once; zero means
+	// the provider's default.
+	Concurrency int
+	// AddressesFromNetwork leaves the Instances' addresses to the
+	// networking integration (NetworkingIntegration on): the provider
+	// writes none.
+	AddressesFromNetwork bool
+	// RecheckAfter is how soon an Instance waiting for a ConfigMap or
+	// Secret of the cell is looked at again; zero means
+	// kubernetes.DefaultRecheckAfter.
+	RecheckAfter time.Duration
+}
+
+// SetupKubernetesProvider registers the Kubernetes runtime provider with
+// mgr: each Instance of the cell runs as a Pod in mgr's cluster. mgr's
+// scheme must know core/v1 and the compute API, and its cache should
+// select Pods with kubernetes.CacheByObject (or it caches every Pod of the
+// cell).
+func SetupKubernetesProvider(mgr ctrl.Manager, opts KubeProviderOptions) error {
+	if err := checkScheme(mgr); err != nil {
+		return err
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	p := &kubernetes.Reconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Clock:                   clk,
+		MaxConcurrentReconciles: opts.Concurrency,
+		AddressesFromNetwork:    opts.AddressesFromNetwork,
+		RecheckAfter:            opts.RecheckAfter,
+	}
+	if err := p.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the Kubernetes runtime provider: %w", err)
 	}
 	return nil
 }

@@ -101,6 +101,21 @@ func TestSetup(t *testing.T) {
 			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{CIDR: "10.0.0.0"}) },
 			wantErr:     `invalid address range "10.0.0.0"`,
 		},
+		"the kubernetes provider registers with defaults": {
+			withCompute: true,
+			setup:       func(m ctrl.Manager) error { return SetupKubernetesProvider(m, KubeProviderOptions{}) },
+		},
+		"the kubernetes provider needs the compute scheme": {
+			setup:   func(m ctrl.Manager) error { return SetupKubernetesProvider(m, KubeProviderOptions{}) },
+			wantErr: "add computev1alpha.AddToScheme",
+		},
+		"a negative recheck interval is refused": {
+			withCompute: true,
+			setup: func(m ctrl.Manager) error {
+				return SetupKubernetesProvider(m, KubeProviderOptions{RecheckAfter: -time.Second})
+			},
+			wantErr: "RecheckAfter -1s is negative",
+		},
 		"an invalid external range is refused": {
 			withCompute: true,
 			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{ExternalCIDR: "10.0.0.0/32"}) },
