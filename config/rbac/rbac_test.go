@@ -25,13 +25,14 @@ import (
 
 // Roles are the per-role directories and where each is bound.
 var Roles = map[string]string{
-	"management":         "project planes (management role)",
-	"cell":               "each cell (cell role)",
-	"simulated-provider": "each cell (dev: simulated provider and networking stand-in)",
-	"federation":         "the hub (management role's identity)",
-	"cell-writeback":     "the hub (cells' identities)",
-	"quota-claims":       "each quota plane (cells' identities)",
-	"quota":              "each quota plane (quota service)",
+	"management":          "project planes (management role)",
+	"cell":                "each cell (cell role)",
+	"simulated-provider":  "each cell (dev: simulated provider and networking stand-in)",
+	"kubernetes-provider": "each cell running the Kubernetes runtime provider",
+	"federation":          "the hub (management role's identity)",
+	"cell-writeback":      "the hub (cells' identities)",
+	"quota-claims":        "each quota plane (cells' identities)",
+	"quota":               "each quota plane (quota service)",
 }
 
 // perm is one verb on one resource of one group.
@@ -132,6 +133,7 @@ var markerRoles = map[string][]string{
 	"internal/controller/instance":           {"cell"},
 	"internal/controller/writeback":          {"cell", "cell-writeback"},
 	"internal/standin/simprovider":           {"cell", "simulated-provider"},
+	"internal/provider/kubernetes":           {"cell", "kubernetes-provider"},
 	"internal/standin/simnetwork":            {"cell", "simulated-provider"},
 	"internal/standin/entitlement":           {"quota"},
 	// A directory whose files run as different identities is split by file.
@@ -240,6 +242,16 @@ func TestRolesStayInTheirFence(t *testing.T) {
 		"cell-writeback": {
 			{"compute.datumapis.com", "workloaddeployments", "create"}, {"policy.karmada.io", "propagationpolicies", "list"},
 			{"", "namespaces", "create"},
+		},
+		// The provider reads the ConfigMaps and Secrets its Pods name, one
+		// by one: it never lists or watches them (every Secret of the cell
+		// would be in its memory), never changes a Pod it did not build,
+		// never reaches into one, and needs nothing of the nodes.
+		"kubernetes-provider": {
+			{"", "secrets", "list"}, {"", "secrets", "watch"}, {"", "configmaps", "list"}, {"", "configmaps", "watch"},
+			{"", "pods", "update"}, {"", "pods", "patch"}, {"", "pods/exec", "create"}, {"", "pods/status", "update"},
+			{"", "nodes", "get"}, {"compute.datumapis.com", "instances", "create"}, {"compute.datumapis.com", "instances", "delete"},
+			{"compute.datumapis.com", "workloaddeployments", "get"},
 		},
 	}
 	for role, deny := range forbidden {
