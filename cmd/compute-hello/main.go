@@ -9,7 +9,8 @@
 //	                 ConfigMap or Secret key, for instance)
 //	GET /healthz     ok
 //
-// It listens on $PORT (default 8080). The city is $COMPUTE_CITY_CODE, which
+// It listens on $PORT (default 8080). With -exit N it exits at once with
+// code N instead: a container that crashes, on demand. The city is $COMPUTE_CITY_CODE, which
 // the Kubernetes runtime provider sets in every container, else $CITY.
 //
 // The same binary is the platform's pod sandbox ("pause") image: run under
@@ -20,6 +21,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -33,6 +35,12 @@ func main() {
 	if filepath.Base(os.Args[0]) == "pause" {
 		pause()
 		return
+	}
+	exit := flag.Int("exit", -1, "exit at once with this code instead of serving (a crashing container, on demand)")
+	flag.Parse()
+	if *exit >= 0 {
+		fmt.Fprintf(os.Stderr, "compute-hello exiting with code %d as asked (-exit)\n", *exit)
+		os.Exit(*exit)
 	}
 	port := os.Getenv("PORT")
 	if port == "" {

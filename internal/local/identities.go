@@ -82,12 +82,18 @@ type planeOverlay struct {
 	accounts []string
 }
 
+// roleNodeCell is, for overlaysOf only, a cell whose city has a real node.
+const roleNodeCell = "cell-with-node"
+
 // overlaysOf returns the overlays a plane of role gets: a project plane is
 // a management plane and its project's quota plane, the hub gets the hub
 // overlay, a cell the cell overlay and the dev overlay's simulated
-// provider (the local cells run it).
+// provider (the local cells run it); a cell with a real node gets the cell
+// overlay with the Kubernetes runtime provider instead.
 func overlaysOf(role string) []planeOverlay {
 	switch role {
+	case roleNodeCell:
+		return []planeOverlay{{overlay: "cell-kubernetes", accounts: []string{identityNamespace + "/" + managerServiceAccount}}}
 	case RoleProject:
 		return []planeOverlay{
 			{overlay: "management-plane", accounts: []string{identityNamespace + "/" + managerServiceAccount}},
@@ -122,7 +128,11 @@ func (p *Platform) renderOverlays(ctx context.Context) (map[string][]*unstructur
 		return nil, fmt.Errorf("the overlay identity mode renders config/overlays with kustomize (or run with --identities=admin): %w", err)
 	}
 	out := map[string][]*unstructured.Unstructured{}
-	for _, role := range []string{RoleProject, RoleHub, RoleCell} {
+	roles := []string{RoleProject, RoleHub, RoleCell}
+	if len(p.cfg.Nodes) > 0 {
+		roles = append(roles, roleNodeCell)
+	}
+	for _, role := range roles {
 		for _, o := range overlaysOf(role) {
 			if _, done := out[o.overlay]; done {
 				continue
@@ -187,7 +197,11 @@ func (p *Platform) installPlaneOverlays(ctx context.Context, rec PlaneRecord, re
 	if err != nil {
 		return err
 	}
-	for _, o := range overlaysOf(rec.Role) {
+	role := rec.Role
+	if role == RoleCell && p.cfg.hasNode(rec.City) {
+		role = roleNodeCell
+	}
+	for _, o := range overlaysOf(role) {
 		objs := slices.DeleteFunc(slices.Clone(rendered[o.overlay]), func(u *unstructured.Unstructured) bool {
 			return o.only != "" && !strings.Contains(u.GetName(), o.only)
 		})

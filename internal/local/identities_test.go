@@ -16,9 +16,10 @@ func TestEveryPlaneGetsOverlaysThatExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		RoleProject: {identityNamespace + "/" + managerServiceAccount, identityNamespace + "/" + quotaServiceAccount},
-		RoleHub:     {identityNamespace + "/" + federationServiceAccount},
-		RoleCell:    {identityNamespace + "/" + managerServiceAccount},
+		RoleProject:  {identityNamespace + "/" + managerServiceAccount, identityNamespace + "/" + quotaServiceAccount},
+		RoleHub:      {identityNamespace + "/" + federationServiceAccount},
+		RoleCell:     {identityNamespace + "/" + managerServiceAccount},
+		roleNodeCell: {identityNamespace + "/" + managerServiceAccount},
 	}
 	for role, accounts := range want {
 		var got []string

@@ -1,0 +1,68 @@
+//go:build e2e
+
+// Package runtime runs compute end to end on a cell with a real node: the
+// local platform's DFW cell gets containerd, runc, the CNI bridge, kubelet
+// and kube-scheduler, and its compute-manager runs the Kubernetes runtime
+// provider, so every Instance is a Pod running the demo image from the
+// platform's registry and the tests reach it with HTTP from this machine.
+//
+//	go test -tags e2e -count=1 ./test/e2e/runtime/...
+//
+// It needs root and containerd, runc and the CNI plugins (make tools
+// installs them); without them the platform does not start and the suite
+// fails, saying what is missing.
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/test/e2e/internal/serial"
+)
+
+// city is the platform's only city; it has the real node.
+const city = "DFW"
+
+var (
+	platform *local.Platform
+	// Clients of the project plane, the hub and the DFW cell.
+	project, hub, cell client.Client
+)
+
+func TestMain(m *testing.M) {
+	if err := local.NodePrerequisites(); err != nil {
+		fmt.Fprintf(os.Stderr, "the real-node suite cannot run here: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(serial.RunPlatform(m, local.Config{
+		Cities:   []string{city},
+		Nodes:    []string{city},
+		Managers: local.ManagersRequired,
+	}, 6*time.Minute, func(p *local.Platform) error {
+		platform = p
+		s := runtime.NewScheme()
+		for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, computev1alpha.AddToScheme, networkingv1alpha.AddToScheme} {
+			if err := add(s); err != nil {
+				return err
+			}
+		}
+		var err error
+		for plane, c := range map[string]*client.Client{
+			local.ProjectPlane(local.DefaultProject): &project, local.HubPlane: &hub, local.CellPlane(city): &cell,
+		} {
+			if *c, err = client.New(p.Config(plane), client.Options{Scheme: s}); err != nil {
+				return fmt.Errorf("failed to create a client of %s: %w", plane, err)
+			}
+		}
+		return nil
+	}))
+}
