@@ -1,8 +1,9 @@
 // Command compute-manager is compute's controller manager. Flags choose its
 // roles: --enable-management-controllers (Workload controllers and webhooks
 // against project planes), --enable-cell-controllers (WorkloadDeployment and
-// Instance controllers in a city cell) and --enable-simulated-provider (the
-// local platform's runtime provider). A role switched on without the
+// Instance controllers in a city cell) and --runtime-provider (what runs the
+// cell's Instances: kubernetes, as Pods in the cell, or simulated, the local
+// platform's stand-in). A role switched on without the
 // configuration it needs makes the manager exit 1 with a message naming the
 // missing flag.
 package main
