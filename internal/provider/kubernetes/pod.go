@@ -97,12 +97,9 @@ func podFor(inst *computev1alpha.Instance) (*corev1.Pod, error) {
 		c.Resources = corev1.ResourceRequirements{Requests: resources[i], Limits: resources[i].DeepCopy()}
 		containers = append(containers, c)
 	}
-	var pullSecrets []corev1.LocalObjectReference
-	for _, s := range sb.ImagePullSecrets {
-		if s.Name == "" {
-			return nil, errors.New("an image pull secret has no name")
-		}
-		pullSecrets = append(pullSecrets, corev1.LocalObjectReference{Name: CompanionName(KindSecret, s.Name)})
+	pullSecrets, err := imagePullSecrets(sb.ImagePullSecrets)
+	if err != nil {
+		return nil, err
 	}
 
 	labels := make(map[string]string, len(inst.Labels)+1)
@@ -135,6 +132,22 @@ func podFor(inst *computev1alpha.Instance) (*corev1.Pod, error) {
 			EnableServiceLinks:           ptr.To(false),
 		},
 	}, nil
+}
+
+// imagePullSecrets returns the cell's companions of the project's image
+// pull secrets; none when there are none.
+func imagePullSecrets(refs []computev1alpha.LocalSecretReference) ([]corev1.LocalObjectReference, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	out := make([]corev1.LocalObjectReference, 0, len(refs))
+	for _, s := range refs {
+		if s.Name == "" {
+			return nil, errors.New("an image pull secret has no name")
+		}
+		out = append(out, corev1.LocalObjectReference{Name: CompanionName(KindSecret, s.Name)})
+	}
+	return out, nil
 }
 
 // container builds the Pod container of a sandbox container.

@@ -158,6 +158,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	out := decide(inst, obs, r.RecheckAfter)
 	switch out.action {
+	case keep:
+		// The Pod is as it should be, or on its way: report it.
 	case create:
 		if out, err = r.createPod(ctx, inst, want, out); err != nil {
 			return ctrl.Result{}, err
