@@ -136,7 +136,10 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 	switch {
 	case r.cell && r.realNode:
 		optional[flagRuntimeProvider] = "kubernetes"
+	case r.cell && flags[flagRuntimeProvider]:
+		optional[flagRuntimeProvider] = "simulated"
 	case r.cell:
+		// A compute-manager from before --runtime-provider.
 		optional[flagSimulatedProvider] = "true"
 	}
 	if r.cell {
