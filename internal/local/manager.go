@@ -49,6 +49,8 @@ const (
 	flagSimulatedProvider = "enable-simulated-provider"
 	// flagRuntimeProvider chooses the cell's runtime provider.
 	flagRuntimeProvider = "runtime-provider"
+	// flagAllocationRatio is the Kubernetes provider's allocation ratio.
+	flagAllocationRatio = "runtime-allocation-ratio"
 	// flagSimulatedNetworking runs the networking stand-in.
 	flagSimulatedNetworking = "enable-simulated-networking"
 	// flagSimulatedProviderDelay is the simulated provider's delay.
@@ -136,6 +138,7 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 	switch {
 	case r.cell && r.realNode:
 		optional[flagRuntimeProvider] = "kubernetes"
+		optional[flagAllocationRatio] = strconv.Itoa(NodeAllocationRatio)
 	case r.cell && flags[flagRuntimeProvider]:
 		optional[flagRuntimeProvider] = "simulated"
 	case r.cell:

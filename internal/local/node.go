@@ -45,6 +45,13 @@ const (
 // Ready (Kubernetes' default is 50 s; a laptop wants to see it sooner).
 const nodeMonitorGracePeriod = 16 * time.Second
 
+// NodeAllocationRatio is the Kubernetes provider's allocation ratio on the
+// local platform's nodes (compute-manager --runtime-allocation-ratio): a
+// Pod requests its instance type's size divided by it (its limits are the
+// size), so 50 instances of 1 vCPU fit on a 2-core development machine, as
+// they would on a real cell's nodes at ratio 1.
+const NodeAllocationRatio = 32
+
 // nodeName is the Node name of a city's node.
 func nodeName(city string) string { return "node-" + strings.ToLower(city) }
 

@@ -244,7 +244,9 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 		if p.cfg.hasNode(city) {
 			// A node that stops reporting is marked NotReady, and its Pods
 			// not Ready, within nodeMonitorGracePeriod.
-			spec.Controllers = append(slices.Clone(planes.DefaultControllers), "nodelifecycle")
+			// Deployments and ReplicaSets are for people trying things on
+			// the node, and the runtime benchmark's baseline.
+			spec.Controllers = append(slices.Clone(planes.DefaultControllers), "nodelifecycle", "deployment", "replicaset")
 		}
 		specs = append(specs, spec)
 	}

@@ -8,6 +8,9 @@
 //   - warm start: `Up` again in the same directory after `Down`;
 //   - total platform RSS (sum of VmRSS of every process) once it has run
 //     for a few seconds;
+//   - warm start and RSS again with a real node in DFW (containerd, kubelet,
+//     kube-scheduler, the registry and its images), when the machine can
+//     run one;
 //   - raw Karmada propagation of a ConfigMap from the hub to each cell:
 //     create → present and delete → gone, p50/p99 over RUNS runs per cell
 //     (default 50; set COMPUTE_BENCH_RUNS to change it).
@@ -92,6 +95,32 @@ func BenchmarkPlatform(b *testing.B) {
 		b.ReportMetric(ms(percentile(del, 99)), c.Name+"-delete-p99-ms")
 		report("%s: ConfigMap create→present p50 %s p99 %s; delete→gone p50 %s p99 %s (%d runs)", c.Name,
 			percentile(create, 50), percentile(create, 99), percentile(del, 50), percentile(del, 99), runs)
+	}
+	withNode(b, ctx, cfg, p, warm, rss)
+}
+
+// withNode starts the platform again (warm) with a real node in DFW and
+// reports its start time and RSS beside the figures without one.
+func withNode(b *testing.B, ctx context.Context, cfg local.Config, p *local.Platform, warm time.Duration, rss int64) {
+	b.Helper()
+	if err := local.NodePrerequisites(); err != nil {
+		report("no figures with a real node: %v", err)
+		return
+	}
+	p.Down()
+	cfg.Nodes = []string{"DFW"}
+	nodeWarm, np := start(b, ctx, cfg)
+	defer np.Down()
+	time.Sleep(settle)
+	nodeRSS, n := platformRSS(np)
+	b.ReportMetric(nodeWarm.Seconds(), "warm-start-with-node-s")
+	b.ReportMetric(float64(nodeRSS)/(1<<20), "rss-with-node-MiB")
+	report("with a real node in DFW (containerd, kubelet, kube-scheduler, registry and demo images): warm start %s (%.2f× without), RSS %d MiB over %d processes (+%d MiB)",
+		nodeWarm.Round(10*time.Millisecond), nodeWarm.Seconds()/warm.Seconds(), nodeRSS>>20, n, (nodeRSS-rss)>>20)
+	for _, t := range np.Timings() {
+		if strings.Contains(t.Phase, "node") {
+			report("  %-58s %s", t.Phase, t.Duration.Round(10*time.Millisecond))
+		}
 	}
 }
 
