@@ -46,6 +46,11 @@
 // ConfigMaps and Secrets: a watch of every Secret of the cell is more than
 // it needs, so it reads only the metadata of the ones it names, uncached.
 //
+// A Pod the cell's API server forbids (a ResourceQuota of the namespace,
+// an admission policy) leaves the Instance Provisioning with the server's
+// message, tried again every RecheckAfter; one it finds invalid is a
+// ConfigurationError.
+//
 // A Pod of the Instance's name that belongs to an earlier Instance of that
 // name (recreated for a restart or a template change), whose template hash
 // is not the Instance's, or that has stopped for good (Failed or

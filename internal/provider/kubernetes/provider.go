@@ -235,6 +235,14 @@ func (r *Reconciler) createPod(ctx context.Context, inst *computev1alpha.Instanc
 		// The same Instance builds the same Pod: retrying cannot help, a
 		// new Instance (a new template) brings a new Pod.
 		return refused("the cell's API server refused the pod: " + apiMessage(err)), nil
+	case apierrors.IsForbidden(err):
+		// A ResourceQuota or an admission policy of the cell's namespace
+		// (or the provider's RBAC): the Instance says so, and the
+		// provider tries again, as a change there brings no event.
+		log.Info("The cell refused the Pod of an Instance", "pod", klog.KObj(pod), "reason", apiMessage(err))
+		out.programmed, out.available = provisioning("the cell's API server forbids the pod: " + apiMessage(err))
+		out.requeueAfter = r.RecheckAfter
+		return out, nil
 	case !apierrors.IsAlreadyExists(err):
 		return out, fmt.Errorf("failed to create the Pod of Instance %s: %w", inst.Name, err)
 	}

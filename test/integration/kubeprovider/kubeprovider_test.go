@@ -322,3 +322,22 @@ func TestAPodTheProviderDidNotCreateIsNeverTouched(t *testing.T) {
 	pod := waitPod(t, inst)
 	g.Expect(pod.Labels).To(HaveKey(kubernetes.InstanceLabel))
 }
+
+func TestAPodTheCellForbidsIsReportedAndTriedAgain(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-pods"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
+	}
+	g.Expect(k8s.Create(context.Background(), quota)).To(Succeed())
+	// The quota controller would write the usage; there is none here.
+	quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}
+	g.Expect(k8s.Status().Update(context.Background(), quota)).To(Succeed())
+	inst := makeInstance(ns, "web-0").create(t)
+	expectReports(t, inst, metav1.ConditionFalse, computev1alpha.ReasonProvisioning, "the cell's API server forbids the pod", "no-pods")
+
+	g.Expect(k8s.Delete(context.Background(), quota)).To(Succeed())
+	waitPod(t, inst)
+}
