@@ -137,6 +137,19 @@ func TestRuntimeProvider(t *testing.T) {
 	}
 }
 
+func TestTheDeprecatedFieldAloneStillRunsTheSimulatedProvider(t *testing.T) {
+	// Programs that build Options in Go (test/integration/install) set
+	// the field, not the flag, and call Validate without Complete.
+	o := NewOptions()
+	o.EnableCell, o.EnableSimulatedProvider = true, true
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.runtimeProvider(); got != RuntimeProviderSimulated {
+		t.Errorf("runtimeProvider() = %q, want %q", got, RuntimeProviderSimulated)
+	}
+}
+
 func TestValidateManagementWithFederation(t *testing.T) {
 	hub := filepath.Join(t.TempDir(), "hub.kubeconfig")
 	if err := os.WriteFile(hub, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
