@@ -6,6 +6,7 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -28,6 +29,10 @@ const CellCityCodeFlag = "cell-city-code"
 
 // RuntimeProviderFlag selects the runtime provider the cell runs.
 const RuntimeProviderFlag = "runtime-provider"
+
+// RuntimeAllocationRatioFlag sets the Kubernetes provider's allocation
+// ratio.
+const RuntimeAllocationRatioFlag = "runtime-allocation-ratio"
 
 // simulatedProviderFlag is the deprecated alias of
 // --runtime-provider=simulated.
@@ -61,6 +66,10 @@ type Options struct {
 	// RuntimeProviderSimulated, RuntimeProviderKubernetes or
 	// RuntimeProviderNone.
 	RuntimeProvider string
+	// RuntimeAllocationRatio is the Kubernetes provider's allocation
+	// ratio: a Pod requests its instance's size divided by it (its limits
+	// are the size); 1 (or zero) makes requests equal limits.
+	RuntimeAllocationRatio float64
 	// EnableSimulatedProvider runs the simulated runtime provider in the cell
 	// (local platform and tests only).
 	//
@@ -141,6 +150,7 @@ func NewOptions() *Options {
 	return &Options{
 		MetricsAddr:                  ":8080",
 		ProbeAddr:                    ":8081",
+		RuntimeAllocationRatio:       1,
 		SimulatedProviderDelay:       2 * time.Second,
 		SimulatedProviderCIDR:        "10.128.0.0/16",
 		SimulatedNetworkCIDR:         simnetwork.DefaultCIDR,
@@ -160,6 +170,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Run the cell role: WorkloadDeployment and Instance controllers in a city cell.")
 	fs.StringVar(&o.RuntimeProvider, RuntimeProviderFlag, o.RuntimeProvider,
 		`Runtime provider that runs the cell's Instances: "kubernetes" runs each as a Pod in the cell (needs a scheduler, nodes and a CNI there), "simulated" pretends to (local platform and tests); empty runs none.`)
+	fs.Float64Var(&o.RuntimeAllocationRatio, RuntimeAllocationRatioFlag, o.RuntimeAllocationRatio,
+		"With --runtime-provider=kubernetes: a Pod's limits are its instance type's size and its requests that divided by this ratio (at least 1), so the nodes take ratio times more instances. 1 makes Guaranteed Pods: every instance gets what its type says.")
 	fs.BoolVar(&o.EnableSimulatedProvider, simulatedProviderFlag, o.EnableSimulatedProvider,
 		"Deprecated: use --runtime-provider=simulated. Run the simulated runtime provider in the cell (local platform and tests).")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
@@ -217,6 +229,9 @@ func (o *Options) Validate() error {
 		if err := simnetwork.ValidatePool(o.SimulatedNetworkCIDR, o.SimulatedNetworkSubnetPrefix); err != nil {
 			errs = append(errs, fmt.Errorf("--simulated-network-cidr/--simulated-network-subnet-prefix: %w", err))
 		}
+	}
+	if r := o.RuntimeAllocationRatio; r != 0 && !(r >= 1) || math.IsInf(r, 0) {
+		errs = append(errs, fmt.Errorf("--%s must be a number of at least 1, got %g", RuntimeAllocationRatioFlag, r))
 	}
 	if o.runtimeProvider() == RuntimeProviderSimulated && o.SimulatedProviderDelay < 0 {
 		errs = append(errs, fmt.Errorf("--simulated-provider-delay must not be negative, got %s", o.SimulatedProviderDelay))

@@ -54,6 +54,13 @@ func TestValidate(t *testing.T) {
 		"the simulated provider's delay is not checked for the kubernetes provider": {
 			args: []string{"--enable-cell-controllers", "--runtime-provider=kubernetes", "--simulated-provider-delay=-1s"},
 		},
+		"an allocation ratio for the kubernetes provider is valid": {
+			args: []string{"--enable-cell-controllers", "--runtime-provider=kubernetes", "--runtime-allocation-ratio=32"},
+		},
+		"an allocation ratio below 1 names the flag": {
+			args:    []string{"--enable-cell-controllers", "--runtime-provider=kubernetes", "--runtime-allocation-ratio=0.5"},
+			wantErr: []string{"--runtime-allocation-ratio must be a number of at least 1, got 0.5"},
+		},
 		"the management role without the federation plane names the flag": {
 			args:    []string{"--enable-management-controllers"},
 			wantErr: []string{"--federation-kubeconfig is required with --enable-management-controllers"},

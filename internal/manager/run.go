@@ -123,7 +123,10 @@ func Run(ctx context.Context, o *Options) error {
 			return err
 		}
 	case RuntimeProviderKubernetes:
-		if err := cell.SetupKubernetesProvider(mgr, cell.KubeProviderOptions{AddressesFromNetwork: networking}); err != nil {
+		if err := cell.SetupKubernetesProvider(mgr, cell.KubeProviderOptions{
+			AddressesFromNetwork: networking,
+			AllocationRatio:      o.RuntimeAllocationRatio,
+		}); err != nil {
 			return err
 		}
 	}

@@ -214,6 +214,10 @@ type KubeProviderOptions struct {
 	// Secret of the cell is looked at again; zero means
 	// kubernetes.DefaultRecheckAfter.
 	RecheckAfter time.Duration
+	// AllocationRatio divides each container's requests (its limits stay
+	// its size) so more instances fit on the nodes; zero or 1 makes
+	// Guaranteed Pods (kubernetes.Reconciler.AllocationRatio).
+	AllocationRatio float64
 }
 
 // SetupKubernetesProvider registers the Kubernetes runtime provider with
@@ -236,6 +240,7 @@ func SetupKubernetesProvider(mgr ctrl.Manager, opts KubeProviderOptions) error {
 		MaxConcurrentReconciles: opts.Concurrency,
 		AddressesFromNetwork:    opts.AddressesFromNetwork,
 		RecheckAfter:            opts.RecheckAfter,
+		AllocationRatio:         opts.AllocationRatio,
 	}
 	if err := p.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the Kubernetes runtime provider: %w", err)

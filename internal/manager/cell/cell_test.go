@@ -116,6 +116,13 @@ func TestSetup(t *testing.T) {
 			},
 			wantErr: "RecheckAfter -1s is negative",
 		},
+		"an allocation ratio below 1 is refused": {
+			withCompute: true,
+			setup: func(m ctrl.Manager) error {
+				return SetupKubernetesProvider(m, KubeProviderOptions{AllocationRatio: 0.5})
+			},
+			wantErr: "AllocationRatio 0.5 must be at least 1",
+		},
 		"an invalid external range is refused": {
 			withCompute: true,
 			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{ExternalCIDR: "10.0.0.0/32"}) },

@@ -75,7 +75,7 @@ type podBuilder struct{ p corev1.Pod }
 
 // makePod returns the Pod of makeInst(), as created and not yet scheduled.
 func makePod() *podBuilder {
-	pod, err := podFor(makeInst().build())
+	pod, err := podFor(makeInst().build(), 1)
 	if err != nil {
 		panic(err)
 	}

@@ -31,10 +31,13 @@
 // restarts its containers always. Each sandbox container becomes a
 // container with its image, command, args, environment (values from
 // ConfigMap and Secret keys included), ports and ConfigMap and Secret
-// volume mounts. Its resources are both requests and limits (a Guaranteed
-// Pod): a container's own limit, else its own request, else an even share
-// of what the instance's size (its runtime requests, else its instance
-// type: internal/quota/sizing) leaves.
+// volume mounts. A container's limits are its size: its own limit, else its
+// own request, else an even share of what the instance's size (its runtime
+// requests, else its instance type: internal/quota/sizing) leaves. Its
+// requests are the same (a Guaranteed Pod), or the size divided by the
+// allocation ratio when one above 1 overcommits the nodes
+// (Reconciler.AllocationRatio, compute-manager
+// --runtime-allocation-ratio).
 //
 // ConfigMaps and Secrets are read from the cell objects that carry the
 // project's, named by CompanionName: `configmap.<name>` and

@@ -44,18 +44,19 @@ func seedInstances(t testing.TB) [][]byte {
 	)
 }
 
-// FuzzPodFor checks that the builder never panics, whatever the Instance,
-// and that a Pod it builds is one the provider can find and own.
+// FuzzPodFor checks that the builder never panics, whatever the Instance
+// and allocation ratio, and that a Pod it builds is one the provider can
+// find and own, requesting no more than its limits.
 func FuzzPodFor(f *testing.F) {
-	for _, s := range seedInstances(f) {
-		f.Add(s)
+	for i, s := range seedInstances(f) {
+		f.Add(s, []float64{1, 32, 0, 2.5}[i%4])
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte, ratio float64) {
 		inst := &computev1alpha.Instance{}
 		if err := json.Unmarshal(data, inst); err != nil {
 			return
 		}
-		pod, err := podFor(inst)
+		pod, err := podFor(inst, ratio)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("a refusal must say why")
@@ -74,8 +75,9 @@ func FuzzPodFor(f *testing.F) {
 		for _, c := range pod.Spec.Containers {
 			for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 				req, lim := c.Resources.Requests[name], c.Resources.Limits[name]
-				if req.Sign() <= 0 || req.Cmp(lim) != 0 {
-					t.Fatalf("container %q: %s request %s, limit %s; want equal and positive", c.Name, name, req.String(), lim.String())
+				if req.Sign() <= 0 || req.Cmp(lim) > 0 || !(ratio > 1) && req.Cmp(lim) != 0 {
+					t.Fatalf("container %q at ratio %g: %s request %s, limit %s; want positive, at most the limit, equal at ratio 1",
+						c.Name, ratio, name, req.String(), lim.String())
 				}
 			}
 		}

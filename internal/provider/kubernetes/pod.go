@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,9 +68,12 @@ func (r reference) projectName() string {
 }
 
 // podFor builds the Pod that runs inst, or returns why the provider cannot
-// run it (a configuration error: the message says what to change). It is
-// pure: the same Instance always gives the same Pod.
-func podFor(inst *computev1alpha.Instance) (*corev1.Pod, error) {
+// run it (a configuration error: the message says what to change). ratio
+// is the allocation ratio (see Reconciler.AllocationRatio): each
+// container's limits are its size, its requests the size divided by ratio;
+// a ratio below 1 (or not a number) counts as 1. It is pure: the same
+// Instance and ratio always give the same Pod.
+func podFor(inst *computev1alpha.Instance, ratio float64) (*corev1.Pod, error) {
 	rt := &inst.Spec.Runtime
 	switch {
 	case rt.VirtualMachine != nil:
@@ -94,7 +98,7 @@ func podFor(inst *computev1alpha.Instance) (*corev1.Pod, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Resources = corev1.ResourceRequirements{Requests: resources[i], Limits: resources[i].DeepCopy()}
+		c.Resources = corev1.ResourceRequirements{Requests: requests(resources[i], ratio), Limits: resources[i]}
 		containers = append(containers, c)
 	}
 	pullSecrets, err := imagePullSecrets(sb.ImagePullSecrets)
@@ -333,6 +337,26 @@ func containerResources(inst *computev1alpha.Instance) ([]corev1.ResourceList, e
 		}
 	}
 	return out, nil
+}
+
+// requests returns what a container of size limits requests at an
+// allocation ratio: the limits themselves at 1 (a Guaranteed Pod), else
+// each divided by ratio, rounded up (memory to the MiB), never below one
+// unit nor above the limit.
+func requests(limits corev1.ResourceList, ratio float64) corev1.ResourceList {
+	if !(ratio > 1) || math.IsInf(ratio, 0) {
+		return limits.DeepCopy()
+	}
+	out := corev1.ResourceList{}
+	for name, q := range limits {
+		n := amount(name, q)
+		r := int64(math.Ceil(float64(n) / ratio))
+		if name == corev1.ResourceMemory && n >= mebibyte {
+			r = (r + mebibyte - 1) / mebibyte * mebibyte
+		}
+		out[name] = quantity(name, min(max(r, 1), n))
+	}
+	return out
 }
 
 // mebibyte is the number of bytes in a MiB.

@@ -14,7 +14,7 @@ import (
 )
 
 func TestPodForMetadataAndPodSettings(t *testing.T) {
-	pod, err := podFor(makeInst().build())
+	pod, err := podFor(makeInst().build(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,12 +113,44 @@ func TestPodForContainers(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			pod, err := podFor(tc.inst)
+			pod, err := podFor(tc.inst, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, pod.Spec.Containers); diff != "" {
 				t.Errorf("containers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPodForAllocationRatio(t *testing.T) {
+	tests := map[string]struct {
+		ratio          float64
+		wantRequests   corev1.ResourceList
+		wantGuaranteed bool
+	}{
+		"at 1 requests are the limits":               {ratio: 1, wantRequests: res("1", "2Gi"), wantGuaranteed: true},
+		"zero is 1":                                  {ratio: 0, wantRequests: res("1", "2Gi"), wantGuaranteed: true},
+		"below 1 is 1":                               {ratio: 0.5, wantRequests: res("1", "2Gi"), wantGuaranteed: true},
+		"at 32 a container requests a 32nd":          {ratio: 32, wantRequests: res("32m", "64Mi")},
+		"memory is rounded up to the MiB, cpu to 1m": {ratio: 3, wantRequests: res("334m", "683Mi")},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod, err := podFor(makeInst().build(), tc.ratio)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := pod.Spec.Containers[0].Resources
+			if diff := cmp.Diff(tc.wantRequests, r.Requests); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(res("1", "2Gi"), r.Limits); diff != "" {
+				t.Errorf("limits are the instance type, whatever the ratio (-want +got):\n%s", diff)
+			}
+			if got := cmp.Equal(r.Requests, r.Limits); got != tc.wantGuaranteed {
+				t.Errorf("requests equal limits = %v, want %v", got, tc.wantGuaranteed)
 			}
 		})
 	}
@@ -134,7 +166,7 @@ func TestPodForVolumesAndPullSecrets(t *testing.T) {
 		with(func(i *computev1alpha.Instance) {
 			i.Spec.Runtime.Sandbox.ImagePullSecrets = []computev1alpha.LocalSecretReference{{Name: "registry"}}
 		}).build()
-	pod, err := podFor(inst)
+	pod, err := podFor(inst, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +225,7 @@ func TestPodForRefuses(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			pod, err := podFor(tc.inst)
+			pod, err := podFor(tc.inst, 1)
 			if err == nil {
 				t.Fatalf("podFor() = %v, want an error mentioning %q", pod.Spec, tc.want)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,6 +88,13 @@ type Reconciler struct {
 	AddressesFromNetwork bool
 	// RecheckAfter defaults to DefaultRecheckAfter.
 	RecheckAfter time.Duration
+	// AllocationRatio overcommits the cell's nodes: a container's limits
+	// are its share of the instance's size and its requests that divided
+	// by the ratio, so the scheduler places ratio times more instances
+	// than the nodes hold. 1 (and zero, the default) makes requests equal
+	// limits: Guaranteed Pods, an instance gets what its type says. It
+	// applies to the Pods created from then on.
+	AllocationRatio float64
 
 	// own recognises Instance versions the provider's writes superseded.
 	own ownwrites.Tracker
@@ -114,6 +122,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("kubernetes provider: Clock is required")
 	case r.RecheckAfter < 0:
 		return fmt.Errorf("kubernetes provider: RecheckAfter %s is negative", r.RecheckAfter)
+	case r.AllocationRatio != 0 && !(r.AllocationRatio >= 1) || math.IsInf(r.AllocationRatio, 0):
+		return fmt.Errorf("kubernetes provider: AllocationRatio %g must be at least 1", r.AllocationRatio)
 	case !mgr.GetScheme().Recognizes(corev1.SchemeGroupVersion.WithKind("Pod")):
 		return errors.New("kubernetes provider: the manager's scheme does not know core/v1: add clientgoscheme.AddToScheme to it")
 	}
@@ -180,7 +190,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // one would need.
 func (r *Reconciler) observe(ctx context.Context, inst *computev1alpha.Instance) (*corev1.Pod, observation, error) {
 	var obs observation
-	want, err := podFor(inst)
+	want, err := podFor(inst, r.AllocationRatio)
 	if err != nil {
 		obs.problem = err.Error()
 	}
