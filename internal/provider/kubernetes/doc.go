@@ -30,7 +30,8 @@
 // hash. It mounts no service account token, gets no service links and
 // restarts its containers always. Each sandbox container becomes a
 // container with its image, command, args, environment (values from
-// ConfigMap and Secret keys included), ports and ConfigMap and Secret
+// ConfigMap and Secret keys included, after COMPUTE_INSTANCE_NAME and
+// COMPUTE_CITY_CODE, which tell it where it runs), ports and ConfigMap and Secret
 // volume mounts. A container's limits are its size: its own limit, else its
 // own request, else an even share of what the instance's size (its runtime
 // requests, else its instance type: internal/quota/sizing) leaves. Its

@@ -99,6 +99,9 @@ func podFor(inst *computev1alpha.Instance, ratio float64) (*corev1.Pod, error) {
 			return nil, err
 		}
 		c.Resources = corev1.ResourceRequirements{Requests: requests(resources[i], ratio), Limits: resources[i]}
+		// The instance's own facts come first, so a variable of the
+		// template with the same name (the later one) wins.
+		c.Env = append(instanceEnv(inst), c.Env...)
 		containers = append(containers, c)
 	}
 	pullSecrets, err := imagePullSecrets(sb.ImagePullSecrets)
@@ -186,6 +189,24 @@ func container(c *computev1alpha.SandboxContainer, volumes map[string]corev1.Vol
 		out.VolumeMounts = append(out.VolumeMounts, corev1.VolumeMount{Name: a.Name, MountPath: *a.MountPath, ReadOnly: true})
 	}
 	return out, nil
+}
+
+// Environment variables every container of an instance gets, before its
+// template's own.
+const (
+	// EnvCityCode is the city the instance runs in.
+	EnvCityCode = "COMPUTE_CITY_CODE"
+	// EnvInstanceName is the instance's name.
+	EnvInstanceName = "COMPUTE_INSTANCE_NAME"
+)
+
+// instanceEnv returns the variables that tell a container where it runs.
+func instanceEnv(inst *computev1alpha.Instance) []corev1.EnvVar {
+	out := []corev1.EnvVar{{Name: EnvInstanceName, Value: inst.Name}}
+	if city := inst.Labels[computev1alpha.CityCodeLabel]; city != "" {
+		out = append(out, corev1.EnvVar{Name: EnvCityCode, Value: city})
+	}
+	return out
 }
 
 // envVar builds a Pod environment variable; values read from a ConfigMap

@@ -117,6 +117,10 @@ func TestPodForContainers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			for i := range tc.want {
+				// Every container learns its instance's name first.
+				tc.want[i].Env = append([]corev1.EnvVar{{Name: "COMPUTE_INSTANCE_NAME", Value: tc.inst.Name}}, tc.want[i].Env...)
+			}
 			if diff := cmp.Diff(tc.want, pod.Spec.Containers); diff != "" {
 				t.Errorf("containers (-want +got):\n%s", diff)
 			}
@@ -289,6 +293,26 @@ func TestSplitNeverLosesAnything(t *testing.T) {
 					t.Errorf("split(%s, %d, %d) = %v sums to %d", name, left, n, shares, sum)
 				}
 			}
+		}
+	}
+}
+
+func TestPodForTellsEveryContainerItsInstanceAndCityBeforeItsOwnEnv(t *testing.T) {
+	inst := makeInst().container(computev1alpha.SandboxContainer{Name: "b", Image: "b",
+		Env: []computev1alpha.EnvVar{{Name: "COMPUTE_CITY_CODE", Value: "mine"}}}).build()
+	inst.Labels = map[string]string{computev1alpha.CityCodeLabel: "DFW"}
+	pod, err := podFor(inst, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]corev1.EnvVar{
+		{{Name: "COMPUTE_INSTANCE_NAME", Value: inst.Name}, {Name: "COMPUTE_CITY_CODE", Value: "DFW"}},
+		// The template's own variable comes last, so it wins.
+		{{Name: "COMPUTE_INSTANCE_NAME", Value: inst.Name}, {Name: "COMPUTE_CITY_CODE", Value: "DFW"}, {Name: "COMPUTE_CITY_CODE", Value: "mine"}},
+	}
+	for i, c := range pod.Spec.Containers {
+		if diff := cmp.Diff(want[i], c.Env); diff != "" {
+			t.Errorf("container %s env (-want +got):\n%s", c.Name, diff)
 		}
 	}
 }
