@@ -54,6 +54,7 @@ func TestAnInstanceRunsAsAPodBuiltFromItsSpec(t *testing.T) {
 	g.Expect(c.Command).To(Equal([]string{"/hello"}))
 	g.Expect(c.Args).To(Equal([]string{"--listen=:8080"}))
 	g.Expect(c.Env).To(ConsistOf(
+		corev1.EnvVar{Name: "COMPUTE_INSTANCE_NAME", Value: "web-0"},
 		corev1.EnvVar{Name: "GREETING", Value: "hi"},
 		corev1.EnvVar{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "secret.api"}, Key: "token", Optional: ptr.To(true)}}},
