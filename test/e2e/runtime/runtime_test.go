@@ -53,7 +53,8 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 	u.run(cmdutil.ExitOK, "deploy", "hello", "--image", image, "--city", city, "--min", "2", "--port", "http:8080", "-y", "--timeout", "3m")
 	pods := expectServing(t, ns, 2)
 
-	t.Run("restart replaces every Pod", func(t *testing.T) {
+	{
+		t.Log("--- restart replaces every Pod")
 		u.run(cmdutil.ExitOK, "restart", "hello", "--city", city, "--wait", "--timeout", "3m")
 		after := expectServing(t, ns, 2)
 		for name, old := range pods {
@@ -62,20 +63,23 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 			}
 		}
 		pods = after
-	})
+	}
 
-	t.Run("scale adds a Pod", func(t *testing.T) {
+	{
+		t.Log("--- scale adds a Pod")
 		u.run(cmdutil.ExitOK, "scale", "hello", "--min", "3", "--wait", "--timeout", "3m")
 		pods = expectServing(t, ns, 3)
-	})
+	}
 
-	t.Run("a missing image is explained and the old instances keep serving", func(t *testing.T) {
+	{
+		t.Log("--- a missing image is explained and the old instances keep serving")
 		u.run(cmdutil.ExitOK, "deploy", "hello", "--image", platform.State().Registry+"/does-not-exist:1", "--detach", "-y")
 		began := time.Now()
-		Eventually(func(g Gomega) {
-			out := u.runQuiet("status", "hello")
-			g.Expect(out).To(ContainSubstring(computev1alpha.ReasonImageUnavailable))
-		}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed(), "status never said ImageUnavailable")
+		g.Eventually(func(g Gomega) {
+			// The table says it in words, -o json with the API's reason.
+			g.Expect(u.runQuiet("status", "hello")).To(ContainSubstring("image unavailable"))
+			g.Expect(u.runQuiet("status", "hello", "-o", "json")).To(ContainSubstring(computev1alpha.ReasonImageUnavailable))
+		}).WithTimeout(30*time.Second).WithPolling(time.Second).Should(Succeed(), "status never said ImageUnavailable")
 		t.Logf("status said %s %s after the deploy", computev1alpha.ReasonImageUnavailable, time.Since(began).Round(100*time.Millisecond))
 		serving := 0
 		for _, inst := range instances(g, cell, ns.hub) {
@@ -87,13 +91,14 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 		g.Expect(serving).To(BeNumerically(">=", 2), "the instances of the working image stopped serving")
 		u.run(cmdutil.ExitOK, "rollout", "undo", "hello", "--wait", "--timeout", "3m")
 		pods = expectServing(t, ns, 3)
-	})
+	}
 
-	t.Run("a node that goes quiet makes its instances unavailable, deletes nothing, and they recover", func(t *testing.T) {
+	{
+		t.Log("--- a node that goes quiet makes its instances unavailable, deletes nothing, and they recover")
 		kubelet := "kubelet-" + strings.ToLower(city)
 		g.Expect(platform.StopComponent(kubelet, local.StopOptions{Kill: true})).To(Succeed())
 		stopped := time.Now()
-		Eventually(func(g Gomega) {
+		g.Eventually(func(g Gomega) {
 			list := instances(g, cell, ns.hub)
 			g.Expect(list).To(HaveLen(3))
 			for _, inst := range list {
@@ -113,9 +118,10 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 				t.Errorf("Pod %s was replaced while its node was quiet (uid %s → %s)", name, old.UID, after[name].UID)
 			}
 		}
-	})
+	}
 
-	t.Run("containerd killed and back: the containers keep running", func(t *testing.T) {
+	{
+		t.Log("--- containerd killed and back: the containers keep running")
 		containerd := "containerd-" + strings.ToLower(city)
 		g.Expect(platform.StopComponent(containerd, local.StopOptions{Kill: true})).To(Succeed())
 		for _, p := range pods {
@@ -128,11 +134,12 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 				t.Errorf("container of Pod %s restarted after containerd came back", name)
 			}
 		}
-	})
+	}
 
-	t.Run("a crashing command is explained with its exit code", func(t *testing.T) {
+	{
+		t.Log("--- a crashing command is explained with its exit code")
 		u.run(cmdutil.ExitOK, "deploy", "crash", "--image", image, "--city", city, "--min", "1", "--args", "-exit=3", "--detach", "-y")
-		Eventually(func(g Gomega) {
+		g.Eventually(func(g Gomega) {
 			list := &computev1alpha.InstanceList{}
 			g.Expect(cell.List(t.Context(), list, client.InNamespace(ns.hub))).To(Succeed())
 			found := false
@@ -143,21 +150,22 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 				c := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionAvailable)
 				g.Expect(c).NotTo(BeNil())
 				g.Expect(c.Reason).To(Equal(computev1alpha.ReasonInstanceCrashing))
-				g.Expect(c.Message).To(ContainSubstring("exit code 3"))
+				g.Expect(c.Message).To(ContainSubstring("exited with code 3"))
 				found = true
 			}
 			g.Expect(found).To(BeTrue())
 		}).WithTimeout(wait).WithPolling(time.Second).Should(Succeed())
 		u.run(cmdutil.ExitOK, "destroy", "crash", "--yes", "--wait")
-	})
+	}
 
-	t.Run("destroy leaves no Pod and no container", func(t *testing.T) {
+	{
+		t.Log("--- destroy leaves no Pod and no container")
 		u.run(cmdutil.ExitOK, "destroy", "hello", "--yes", "--wait")
-		Eventually(func(g Gomega) {
+		g.Eventually(func(g Gomega) {
 			g.Expect(cellPods(g, ns.hub)).To(BeEmpty())
 			g.Expect(runningContainers(g)).To(BeEmpty())
 		}).WithTimeout(wait).WithPolling(time.Second).Should(Succeed())
-	})
+	}
 }
 
 // expectServing waits until the workload has n Available Instances in the
@@ -167,7 +175,7 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 func expectServing(t *testing.T, ns projectNamespace, n int) map[string]*corev1.Pod {
 	t.Helper()
 	out := map[string]*corev1.Pod{}
-	Eventually(func(g Gomega) {
+	NewWithT(t).Eventually(func(g Gomega) {
 		clear(out)
 		list := instances(g, cell, ns.hub)
 		g.Expect(list).To(HaveLen(n))
