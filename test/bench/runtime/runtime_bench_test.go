@@ -233,8 +233,9 @@ func (e *env) runWorkload(b *testing.B, ns, image string, n int) result {
 	r := result{n: n, ready: ready, podsReady: podsReady, writes: e.since(b, before)}
 	pods.stop()
 	instances.stop()
+	must(b, project.Delete(ctx, w))
+	e.waitNoPods(b, cellNS)
 	must(b, project.Delete(ctx, nsObj))
-	e.waitGone(b, cellNS)
 	return r
 }
 
@@ -330,6 +331,22 @@ func (rw *readyWatch) waitReady(b *testing.B, n int, began time.Time) time.Durat
 func (rw *readyWatch) stop() {
 	rw.cancel()
 	<-rw.done
+}
+
+// waitNoPods waits until a cell namespace has no Pods.
+func (e *env) waitNoPods(b *testing.B, ns string) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		list := &corev1.PodList{}
+		err := e.clients[planes[2]].List(context.Background(), list, client.InNamespace(ns))
+		if err == nil && len(list.Items) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("Pods of %s still there after 5 minutes (%v)", ns, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // waitGone waits until a cell namespace and everything in it is gone, so
