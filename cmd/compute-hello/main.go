@@ -42,6 +42,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "compute-hello exiting with code %d as asked (-exit)\n", *exit)
 		os.Exit(*exit)
 	}
+	if err := serve(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// serve answers on $PORT until SIGINT or SIGTERM.
+func serve() error {
 	port := os.Getenv("PORT")
 	if port == "" {
 		port = "8080"
@@ -57,20 +65,20 @@ func main() {
 	}()
 	fmt.Fprintf(os.Stderr, "compute-hello listening on :%s\n", port)
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
+	return nil
 }
 
 // handler answers the demo's requests.
 func handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		host, _ := os.Hostname()
-		fmt.Fprintf(w, "hello from %s in %s\n", host, city())
+		_, _ = fmt.Fprintf(w, "hello from %s in %s\n", host, city())
 		if name := r.URL.Query().Get("env"); name != "" {
-			fmt.Fprintf(w, "%s=%s\n", name, os.Getenv(name))
+			_, _ = fmt.Fprintf(w, "%s=%s\n", name, os.Getenv(name))
 		}
 		if path := r.URL.Query().Get("file"); path != "" {
 			data, err := os.ReadFile(filepath.Clean(path))
@@ -78,7 +86,7 @@ func handler() http.Handler {
 				http.Error(w, err.Error(), http.StatusNotFound)
 				return
 			}
-			fmt.Fprintf(w, "%s:\n%s\n", path, data)
+			_, _ = fmt.Fprintf(w, "%s:\n%s\n", path, data)
 		}
 	})
 	return mux

@@ -36,7 +36,7 @@ func cleanNodes(st State, log io.Writer) {
 			continue
 		}
 		if err := removeSandboxes(n.Socket); err != nil {
-			fmt.Fprintf(log, "node %s: %v (its containers are stopped with runc instead)\n", n.Name, err)
+			_, _ = fmt.Fprintf(log, "node %s: %v (its containers are stopped with runc instead)\n", n.Name, err)
 		}
 	}
 }
@@ -74,18 +74,18 @@ func removeNodes(nodes []NodeRecord, log io.Writer) {
 	for _, n := range nodes {
 		for _, id := range runcContainers(n.RuncRoot) {
 			if out, err := exec.Command("runc", "--root", n.RuncRoot, "delete", "--force", id).CombinedOutput(); err != nil {
-				fmt.Fprintf(log, "node %s: runc delete %s: %v: %s\n", n.Name, id, err, bytes.TrimSpace(out))
+				_, _ = fmt.Fprintf(log, "node %s: runc delete %s: %v: %s\n", n.Name, id, err, bytes.TrimSpace(out))
 			}
 		}
 		killShims(n.Socket)
 		for _, m := range mountsUnder(n.Dir) {
 			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
-				fmt.Fprintf(log, "node %s: unmount %s: %v\n", n.Name, m, err)
+				_, _ = fmt.Fprintf(log, "node %s: unmount %s: %v\n", n.Name, m, err)
 			}
 		}
 		if _, err := os.Stat("/sys/class/net/" + n.Bridge); err == nil {
 			if out, err := exec.Command("ip", "link", "delete", n.Bridge).CombinedOutput(); err != nil {
-				fmt.Fprintf(log, "node %s: ip link delete %s: %v: %s\n", n.Name, n.Bridge, err, bytes.TrimSpace(out))
+				_, _ = fmt.Fprintf(log, "node %s: ip link delete %s: %v: %s\n", n.Name, n.Bridge, err, bytes.TrimSpace(out))
 			}
 		}
 		_ = os.Remove(n.Socket)

@@ -196,11 +196,6 @@ func newProber(caPEM []byte) (*prober, error) {
 	}}, nil
 }
 
-// ok reports whether GET url answers 200; the error says what it got.
-func (p *prober) ok(ctx context.Context, url string) (bool, error) {
-	return p.probe(ctx, url, false)
-}
-
 // selfSigned checks loopback HTTPS endpoints whose certificate the
 // component made itself: only reachability and the answer matter there.
 var selfSigned = &http.Client{

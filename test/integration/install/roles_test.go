@@ -114,7 +114,7 @@ func TestTheRolesRunUnderTheirOverlayIdentities(t *testing.T) {
 	mgmt.MetricsAddr, mgmt.ProbeAddr = "0", "0"
 
 	cellOpts := manager.NewOptions()
-	cellOpts.EnableCell, cellOpts.EnableSimulatedProvider = true, true
+	cellOpts.EnableCell, cellOpts.RuntimeProvider = true, manager.RuntimeProviderSimulated
 	cellOpts.SimulatedProviderDelay = 100 * time.Millisecond
 	cellOpts.Kubeconfig = writeKubeconfig(t, "cell", serviceAccountConfig(t, cell, "compute-system", "compute-manager"))
 	cellOpts.FederationKubeconfig = writeKubeconfig(t, "hub-cell", serviceAccountConfig(t, hub, "compute-cells", "dfw"))
