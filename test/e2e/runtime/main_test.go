@@ -16,6 +16,8 @@ package runtime
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +66,32 @@ func TestMain(m *testing.M) {
 			}
 		}
 		return nil
-	}))
+	}, downLeavesNothing))
+}
+
+// downLeavesNothing stops the platform and checks what its node leaves on
+// this machine: no container runc knows, no containerd shim, no mount under
+// the node's directory, no bridge.
+func downLeavesNothing(p *local.Platform) error {
+	nodes := p.State().Nodes
+	p.Down()
+	var problems []string
+	for _, n := range nodes {
+		if out, err := exec.Command("runc", "--root", n.RuncRoot, "list", "--quiet").CombinedOutput(); err == nil && strings.TrimSpace(string(out)) != "" {
+			problems = append(problems, "runc still lists containers: "+strings.Join(strings.Fields(string(out)), ", "))
+		}
+		if _, err := os.Stat("/sys/class/net/" + n.Bridge); err == nil {
+			problems = append(problems, "the bridge "+n.Bridge+" is still there")
+		}
+		if mounts, err := os.ReadFile("/proc/self/mountinfo"); err == nil && strings.Contains(string(mounts), n.Dir) {
+			problems = append(problems, "something is still mounted under "+n.Dir)
+		}
+		if out, err := exec.Command("pgrep", "-f", "containerd-shim.*"+n.Socket).Output(); err == nil && len(out) > 0 {
+			problems = append(problems, "containerd shims still run: "+strings.Join(strings.Fields(string(out)), ", "))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("down left behind: %s", strings.Join(problems, "; "))
+	}
+	return nil
 }
