@@ -30,6 +30,7 @@ var overlayPlanes = []overlayPlane{
 	{"quota-plane", project, true},
 	{"management-plane", project, true},
 	{"cell", cell, true},
+	{"cell-kubernetes", cell, false},
 	{"single-cluster", project, false},
 	{"dev", project, false},
 }
