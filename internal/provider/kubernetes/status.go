@@ -310,12 +310,17 @@ func orderedStatuses(pod *corev1.Pod) []corev1.ContainerStatus {
 	return out
 }
 
-// waitingContainers names the containers still waiting and why, e.g.
-// `container "app": ContainerCreating`.
+// startingReasons are the waiting reasons of every container that starts
+// normally; naming them would change the message (and cost a status write
+// on every plane) at each step of an ordinary start.
+var startingReasons = []string{"ContainerCreating", "PodInitializing"}
+
+// waitingContainers names the containers still waiting for a reason other
+// than an ordinary start, and why, e.g. `container "app": CreateContainerError`.
 func waitingContainers(pod *corev1.Pod) string {
 	var parts []string
 	for _, cs := range orderedStatuses(pod) {
-		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && !slices.Contains(startingReasons, w.Reason) {
 			parts = append(parts, fmt.Sprintf("container %q: %s", cs.Name, w.Reason))
 		}
 	}

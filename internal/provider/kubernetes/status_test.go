@@ -133,7 +133,12 @@ func TestPodConditions(t *testing.T) {
 		"scheduled, containers being created: provisioning on the node": {
 			pod: makePod().on("node-a").phase(corev1.PodPending).waiting("ContainerCreating", "").build(),
 			want: want{programmed: "True/Programmed", available: "False/Provisioning",
-				says: []string{`the pod is starting on node node-a: container "app": ContainerCreating`}},
+				says: []string{`the pod is starting on node node-a`}},
+		},
+		"a container waiting for another reason is named with it": {
+			pod: makePod().on("node-a").phase(corev1.PodPending).waiting("ContainerStatusUnknown", "").build(),
+			want: want{programmed: "True/Programmed", available: "False/Provisioning",
+				says: []string{`the pod is starting on node node-a: container "app": ContainerStatusUnknown`}},
 		},
 		"an image that cannot be pulled": {
 			pod: makePod().on("node-a").phase(corev1.PodPending).waiting("ErrImagePull", `failed to pull and unpack image "ghcr.io/x/app:1": not found`).build(),
@@ -244,5 +249,18 @@ func TestMessagesAreDeterministic(t *testing.T) {
 	_, b := podConditions(pod)
 	if a.Message != b.Message || !strings.Contains(a.Message, `container "app"`) {
 		t.Errorf("messages differ with the order of container statuses, or do not name the first container: %q vs %q", a.Message, b.Message)
+	}
+}
+
+func TestAnOrdinaryStartIsOneMessageFromScheduledToRunning(t *testing.T) {
+	scheduled := makePod().on("node-a").phase(corev1.PodPending).build()
+	creating := makePod().on("node-a").phase(corev1.PodPending).waiting("ContainerCreating", "").build()
+	initializing := makePod().on("node-a").phase(corev1.PodPending).waiting("PodInitializing", "").build()
+	_, want := podConditions(scheduled)
+	for _, pod := range []*corev1.Pod{creating, initializing} {
+		if _, got := podConditions(pod); got != want {
+			t.Errorf("Available %+v while %s, want %+v as when just scheduled: each step would be a status write on every plane",
+				got, pod.Status.ContainerStatuses[0].State.Waiting.Reason, want)
+		}
 	}
 }
