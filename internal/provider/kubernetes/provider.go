@@ -8,13 +8,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -28,7 +24,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/ownwrites"
-	"github.com/citycells/compute/internal/status"
+	"github.com/citycells/compute/internal/provider/instancewrite"
 )
 
 // ControllerName names the controller in logs and metrics.
@@ -96,8 +92,9 @@ type Reconciler struct {
 	// applies to the Pods created from then on.
 	AllocationRatio float64
 
-	// own recognises Instance versions the provider's writes superseded.
-	own ownwrites.Tracker
+	// writes applies the provider's status and finalizer, and recognises
+	// Instance versions they superseded.
+	writes *instancewrite.Writer
 	// created remembers the Pods the provider created until its cache
 	// shows them, so it does not create them twice.
 	created ownwrites.Tracker
@@ -133,6 +130,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
+	r.writes = &instancewrite.Writer{Client: r.Client, Clock: r.Clock, FieldOwner: FieldOwner, AddressesFromNetwork: r.AddressesFromNetwork}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
@@ -146,12 +144,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	inst := &computev1alpha.Instance{}
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.own.Forget(req.NamespacedName)
+			r.writes.Forget(req.NamespacedName)
 			r.created.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.own.Stale(req.NamespacedName, inst.UID, inst.ResourceVersion) {
+	if r.writes.Stale(req.NamespacedName, inst.UID, inst.ResourceVersion) {
 		// The event of the provider's last write is on its way.
 		return ctrl.Result{}, nil
 	}
@@ -179,7 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.applyStatus(ctx, inst, r.statusOf(inst, out)); err != nil {
+	if err := r.writes.ApplyStatus(ctx, inst, r.statusOf(inst, out)); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: out.requeueAfter}, nil
@@ -230,7 +228,7 @@ func (r *Reconciler) observe(ctx context.Context, inst *computev1alpha.Instance)
 // Pod or a Pod the provider did not create holds its name.
 func (r *Reconciler) createPod(ctx context.Context, inst *computev1alpha.Instance, pod *corev1.Pod, out outcome) (outcome, error) {
 	if !controllerutil.ContainsFinalizer(inst, Finalizer) {
-		if err := r.applyFinalizer(ctx, inst, true); err != nil {
+		if err := r.writes.ApplyFinalizer(ctx, inst, Finalizer, true); err != nil {
 			return out, err
 		}
 	}
@@ -301,7 +299,7 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 			// A Pod just created may not have reached the cache.
 			return ctrl.Result{RequeueAfter: left}, nil
 		}
-		if err := r.applyFinalizer(ctx, inst, false); err != nil {
+		if err := r.writes.ApplyFinalizer(ctx, inst, Finalizer, false); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{}, nil
@@ -314,25 +312,25 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 			return ctrl.Result{}, err
 		}
 	}
-	want := currentStatus(inst)
-	want.conditions = []metav1.Condition{
-		conditionOr(inst, computev1alpha.ConditionProgrammed, condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being deleted")),
+	want := instancewrite.Current(inst)
+	want.Conditions = []metav1.Condition{
+		instancewrite.ConditionOr(inst, computev1alpha.ConditionProgrammed, condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being deleted")),
 		condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the pod is being deleted"),
 	}
 	// The Pod's deletion brings the Instance back.
-	return ctrl.Result{}, r.applyStatus(ctx, inst, want)
+	return ctrl.Result{}, r.writes.ApplyStatus(ctx, inst, want)
 }
 
 // statusOf returns the status fields the provider writes for an outcome.
-func (r *Reconciler) statusOf(inst *computev1alpha.Instance, out outcome) providerStatus {
-	want := providerStatus{conditions: []metav1.Condition{out.programmed, out.available}, hash: out.hash}
+func (r *Reconciler) statusOf(inst *computev1alpha.Instance, out outcome) instancewrite.Status {
+	want := instancewrite.Status{Conditions: []metav1.Condition{out.programmed, out.available}, Hash: out.hash}
 	if out.podIP == "" || r.AddressesFromNetwork {
 		return want
 	}
 	// A Pod has one network interface, the cluster network's: the first
 	// interface gets its address, the others none.
-	want.interfaces = make([]computev1alpha.InstanceNetworkInterfaceStatus, max(len(inst.Spec.NetworkInterfaces), 1))
-	want.interfaces[0].Assignments.NetworkIP = ptr.To(out.podIP)
+	want.Interfaces = make([]computev1alpha.InstanceNetworkInterfaceStatus, max(len(inst.Spec.NetworkInterfaces), 1))
+	want.Interfaces[0].Assignments.NetworkIP = ptr.To(out.podIP)
 	return want
 }
 
@@ -343,122 +341,4 @@ func apiMessage(err error) string {
 		return se.Status().Message
 	}
 	return err.Error()
-}
-
-// conditionOr returns the Instance's condition of type t, or def.
-func conditionOr(inst *computev1alpha.Instance, t string, def metav1.Condition) metav1.Condition {
-	if c := meta.FindStatusCondition(inst.Status.Conditions, t); c != nil {
-		return *c
-	}
-	return def
-}
-
-// providerStatus is everything the provider owns in Instance status.
-type providerStatus struct {
-	conditions []metav1.Condition
-	hash       string
-	interfaces []computev1alpha.InstanceNetworkInterfaceStatus
-}
-
-// currentStatus returns what the provider last wrote.
-func currentStatus(inst *computev1alpha.Instance) providerStatus {
-	ps := providerStatus{interfaces: inst.Status.NetworkInterfaces}
-	if inst.Status.Controller != nil {
-		ps.hash = inst.Status.Controller.ObservedTemplateHash
-	}
-	return ps
-}
-
-// applyStatus writes the provider's status with server-side apply under
-// FieldOwner, only when it differs from what the Instance reports. Only
-// the provider's conditions are sent, so compute's (Ready, QuotaGranted)
-// are never touched.
-func (r *Reconciler) applyStatus(ctx context.Context, inst *computev1alpha.Instance, want providerStatus) error {
-	now := metav1.NewTime(r.Clock.Now())
-	merged := append([]metav1.Condition(nil), inst.Status.Conditions...)
-	changed := false
-	for _, c := range want.conditions {
-		c.ObservedGeneration = inst.Generation
-		c.Message = status.Truncate(c.Message)
-		changed = status.SetCondition(&merged, c, now) || changed
-	}
-	have := currentStatus(inst)
-	sameIfaces := len(have.interfaces) == 0 && len(want.interfaces) == 0 || equality.Semantic.DeepEqual(have.interfaces, want.interfaces)
-	if r.AddressesFromNetwork {
-		// The addresses are the networking integration's to write.
-		want.interfaces, sameIfaces = nil, true
-	}
-	if !changed && have.hash == want.hash && sameIfaces {
-		return nil
-	}
-
-	st := map[string]any{"controller": map[string]any{"observedTemplateHash": want.hash}}
-	conds := make([]any, 0, len(want.conditions))
-	for _, c := range want.conditions {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(meta.FindStatusCondition(merged, c.Type))
-		if err != nil {
-			return fmt.Errorf("failed to encode condition %s: %w", c.Type, err)
-		}
-		conds = append(conds, u)
-	}
-	st["conditions"] = conds
-	if len(want.interfaces) > 0 {
-		ifaces := make([]any, 0, len(want.interfaces))
-		for i := range want.interfaces {
-			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&want.interfaces[i])
-			if err != nil {
-				return fmt.Errorf("failed to encode network interface status: %w", err)
-			}
-			ifaces = append(ifaces, u)
-		}
-		st["networkInterfaces"] = ifaces
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": computev1alpha.GroupVersion.String(),
-		"kind":       computev1alpha.InstanceKind,
-		"metadata":   map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)},
-		"status":     st,
-	}}
-	err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
-	if client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("failed to apply status of Instance %s: %w", inst.Name, err)
-	}
-	if err == nil {
-		r.wrote(inst, obj.GetResourceVersion())
-	}
-	return nil
-}
-
-// wrote records that the provider's write turned inst into version rv, and
-// moves inst to that version for the writes that follow.
-func (r *Reconciler) wrote(inst *computev1alpha.Instance, rv string) {
-	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, rv)
-	inst.ResourceVersion = rv
-}
-
-// applyFinalizer adds (present) or removes the provider's finalizer with
-// server-side apply: finalizers are a set whose entries each manager owns,
-// so this never conflicts with other writers of the Instance and never
-// drops their finalizers.
-func (r *Reconciler) applyFinalizer(ctx context.Context, inst *computev1alpha.Instance, present bool) error {
-	md := map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)}
-	if present {
-		md["finalizers"] = []any{Finalizer}
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": computev1alpha.GroupVersion.String(),
-		"kind":       computev1alpha.InstanceKind,
-		"metadata":   md,
-	}}
-	err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		// With ownership forced, a conflict can only be the UID: this
-		// Instance is gone (and the UID keeps apply from recreating it).
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("failed to apply the finalizer of Instance %s: %w", inst.Name, err)
-	}
-	r.wrote(inst, obj.GetResourceVersion())
-	return nil
 }

@@ -9,12 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -31,8 +27,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/controller/references"
-	"github.com/citycells/compute/internal/ownwrites"
-	"github.com/citycells/compute/internal/status"
+	"github.com/citycells/compute/internal/provider/instancewrite"
 )
 
 // ControllerName names the controller in logs and metrics.
@@ -86,8 +81,9 @@ type Reconciler struct {
 	startMu sync.Mutex
 	started map[types.NamespacedName]provisioning
 
-	// own recognises Instance versions the provider's writes superseded.
-	own ownwrites.Tracker
+	// writes applies the provider's status and finalizer, and recognises
+	// Instance versions they superseded.
+	writes *instancewrite.Writer
 }
 
 // provisioning remembers when the provider started on an Instance, more
@@ -128,6 +124,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
 	r.started = map[types.NamespacedName]provisioning{}
+	r.writes = &instancewrite.Writer{Client: r.Client, Clock: r.Clock, FieldOwner: FieldOwner, AddressesFromNetwork: r.AddressesFromNetwork}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
@@ -146,7 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.own.Stale(req.NamespacedName, inst.UID, inst.ResourceVersion) {
+	if r.writes.Stale(req.NamespacedName, inst.UID, inst.ResourceVersion) {
 		// The event of the provider's last write is on its way.
 		return ctrl.Result{}, nil
 	}
@@ -162,7 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.Delay > 0 && !controllerutil.ContainsFinalizer(inst, Finalizer) {
 		// With no delay the teardown is immediate: there is nothing for a
 		// finalizer to wait for, and no write is spent on one.
-		if err := r.applyFinalizer(ctx, inst, true); err != nil {
+		if err := r.writes.ApplyFinalizer(ctx, inst, Finalizer, true); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -173,15 +170,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	out := decide(inst, missing, now, r.startedAt(inst, now), r.Delay)
-	want := providerStatus{conditions: []metav1.Condition{out.programmed, out.available}, hash: specHash(inst)}
+	want := instancewrite.Status{Conditions: []metav1.Condition{out.programmed, out.available}, Hash: specHash(inst)}
 	if out.addresses && !r.AddressesFromNetwork {
 		ifaces, err := r.assign(inst)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		want.interfaces = ifaces
+		want.Interfaces = ifaces
 	}
-	if err := r.applyStatus(ctx, inst, want); err != nil {
+	if err := r.writes.ApplyStatus(ctx, inst, want); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: max(out.requeueAfter, 0)}, nil
@@ -244,17 +241,17 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 		return ctrl.Result{}, nil
 	}
 	if left := teardownLeft(inst, r.Clock.Now(), r.Delay); left > 0 {
-		want := currentStatus(inst)
-		want.conditions = []metav1.Condition{
-			conditionOr(inst, computev1alpha.ConditionProgrammed, condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being deleted")),
+		want := instancewrite.Current(inst)
+		want.Conditions = []metav1.Condition{
+			instancewrite.ConditionOr(inst, computev1alpha.ConditionProgrammed, condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being deleted")),
 			condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the simulated provider is stopping the instance"),
 		}
-		if err := r.applyStatus(ctx, inst, want); err != nil {
+		if err := r.writes.ApplyStatus(ctx, inst, want); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
-	if err := r.applyFinalizer(ctx, inst, false); err != nil {
+	if err := r.writes.ApplyFinalizer(ctx, inst, Finalizer, false); err != nil {
 		return ctrl.Result{}, err
 	}
 	// What the provider wrote stays tracked until the Instance is gone, so
@@ -318,7 +315,7 @@ func (r *Reconciler) assign(inst *computev1alpha.Instance) ([]computev1alpha.Ins
 // forget drops what the provider remembers about an Instance that is gone.
 func (r *Reconciler) forget(key types.NamespacedName) {
 	r.release(key)
-	r.own.Forget(key)
+	r.writes.Forget(key)
 }
 
 // release frees an Instance's addresses and provisioning record.
@@ -370,120 +367,4 @@ func specHash(inst *computev1alpha.Instance) string {
 		return ""
 	}
 	return inst.Spec.Controller.TemplateHash
-}
-
-// conditionOr returns the Instance's condition of type t, or def.
-func conditionOr(inst *computev1alpha.Instance, t string, def metav1.Condition) metav1.Condition {
-	if c := meta.FindStatusCondition(inst.Status.Conditions, t); c != nil {
-		return *c
-	}
-	return def
-}
-
-// providerStatus is everything the provider owns in Instance status.
-type providerStatus struct {
-	conditions []metav1.Condition
-	hash       string
-	interfaces []computev1alpha.InstanceNetworkInterfaceStatus
-}
-
-// currentStatus returns what the provider last wrote.
-func currentStatus(inst *computev1alpha.Instance) providerStatus {
-	ps := providerStatus{interfaces: inst.Status.NetworkInterfaces}
-	if inst.Status.Controller != nil {
-		ps.hash = inst.Status.Controller.ObservedTemplateHash
-	}
-	return ps
-}
-
-// applyStatus writes the provider's status with server-side apply under
-// FieldOwner, only when it differs from what the Instance reports.
-func (r *Reconciler) applyStatus(ctx context.Context, inst *computev1alpha.Instance, want providerStatus) error {
-	now := metav1.NewTime(r.Clock.Now())
-	merged := append([]metav1.Condition(nil), inst.Status.Conditions...)
-	changed := false
-	for _, c := range want.conditions {
-		c.ObservedGeneration = inst.Generation
-		c.Message = status.Truncate(c.Message)
-		changed = status.SetCondition(&merged, c, now) || changed
-	}
-	have := currentStatus(inst)
-	sameIfaces := len(have.interfaces) == 0 && len(want.interfaces) == 0 || equality.Semantic.DeepEqual(have.interfaces, want.interfaces)
-	if r.AddressesFromNetwork {
-		// The addresses are the networking integration's to write.
-		want.interfaces, sameIfaces = nil, true
-	}
-	if !changed && have.hash == want.hash && sameIfaces {
-		return nil
-	}
-
-	st := map[string]any{"controller": map[string]any{"observedTemplateHash": want.hash}}
-	conds := make([]any, 0, len(want.conditions))
-	for _, c := range want.conditions {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(meta.FindStatusCondition(merged, c.Type))
-		if err != nil {
-			return fmt.Errorf("failed to encode condition %s: %w", c.Type, err)
-		}
-		conds = append(conds, u)
-	}
-	st["conditions"] = conds
-	if len(want.interfaces) > 0 {
-		ifaces := make([]any, 0, len(want.interfaces))
-		for i := range want.interfaces {
-			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&want.interfaces[i])
-			if err != nil {
-				return fmt.Errorf("failed to encode network interface status: %w", err)
-			}
-			ifaces = append(ifaces, u)
-		}
-		st["networkInterfaces"] = ifaces
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": computev1alpha.GroupVersion.String(),
-		"kind":       computev1alpha.InstanceKind,
-		"metadata":   map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)},
-		"status":     st,
-	}}
-	err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
-	if client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("failed to apply status of Instance %s: %w", inst.Name, err)
-	}
-	if err == nil {
-		r.wrote(inst, obj.GetResourceVersion())
-	}
-	return nil
-}
-
-// wrote records that the provider's write turned inst into version rv, and
-// moves inst to that version for the writes that follow.
-func (r *Reconciler) wrote(inst *computev1alpha.Instance, rv string) {
-	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, rv)
-	inst.ResourceVersion = rv
-}
-
-// applyFinalizer adds (present) or removes the provider's finalizer with
-// server-side apply: finalizers are a set whose entries each manager owns,
-// so this never conflicts with other writers of the Instance and never
-// drops their finalizers.
-func (r *Reconciler) applyFinalizer(ctx context.Context, inst *computev1alpha.Instance, present bool) error {
-	md := map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)}
-	if present {
-		md["finalizers"] = []any{Finalizer}
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": computev1alpha.GroupVersion.String(),
-		"kind":       computev1alpha.InstanceKind,
-		"metadata":   md,
-	}}
-	err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		// With ownership forced, a conflict can only be the UID: this
-		// Instance is gone (and the UID keeps apply from recreating it).
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("failed to apply the finalizer of Instance %s: %w", inst.Name, err)
-	}
-	r.wrote(inst, obj.GetResourceVersion())
-	return nil
 }
