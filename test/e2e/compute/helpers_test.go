@@ -12,18 +12,12 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
-	"github.com/citycells/compute/internal/names"
-	"github.com/citycells/compute/internal/projects"
+	"github.com/citycells/compute/test/e2e/internal/fixture"
 )
 
 // Bounds for waiting. The simulated provider takes 2 s per Instance and
@@ -44,36 +38,11 @@ type projectNamespace struct {
 	hub string
 }
 
-// newProjectNamespace creates the namespace of a test and its
-// LocationBindings.
+// newProjectNamespace creates the namespace of a test, bound to every city.
 func newProjectNamespace(t *testing.T) projectNamespace {
 	t.Helper()
-	ctx := t.Context()
-	name := "e2e-" + strings.ToLower(rand.String(6))
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
-		Labels: map[string]string{projects.DefaultProjectLabel: local.DefaultProject}}}
-	if err := project.Create(ctx, ns); err != nil {
-		t.Fatalf("failed to create namespace %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := project.Delete(context.Background(), ns); err != nil && !apierrors.IsNotFound(err) {
-			t.Logf("failed to delete namespace %s: %v", name, err)
-		}
-	})
-	for _, city := range cities {
-		b := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: name}}
-		b.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: local.LocationNamespace, Name: strings.ToLower(city)}
-		if err := project.Create(ctx, b); err != nil {
-			t.Fatalf("failed to bind %s to namespace %s: %v", city, name, err)
-		}
-		meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
-			Type: networkingv1alpha.LocationBindingConditionReady, Status: metav1.ConditionTrue, Reason: "E2E", Message: "bound by the test",
-		})
-		if err := project.Status().Update(ctx, b); err != nil {
-			t.Fatalf("failed to mark the binding of %s ready: %v", city, err)
-		}
-	}
-	return projectNamespace{name: name, hub: names.FederationNamespace(ns.UID)}
+	name, hub := fixture.ProjectNamespace(t, project, cities)
+	return projectNamespace{name: name, hub: hub}
 }
 
 // workloadBuilder builds Workloads.

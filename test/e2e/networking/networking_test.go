@@ -18,7 +18,6 @@ package networking
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,18 +25,14 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/rand"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,7 +41,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local"
 	"github.com/citycells/compute/internal/names"
-	"github.com/citycells/compute/internal/projects"
+	"github.com/citycells/compute/test/e2e/internal/fixture"
 	"github.com/citycells/compute/test/e2e/internal/serial"
 )
 
@@ -94,32 +89,7 @@ func TestMain(m *testing.M) {
 // returns it with its federation (and cell) namespace.
 func newProjectNamespace(t *testing.T) (string, string) {
 	t.Helper()
-	ctx := t.Context()
-	name := "e2e-" + strings.ToLower(rand.String(6))
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
-		Labels: map[string]string{projects.DefaultProjectLabel: local.DefaultProject}}}
-	if err := project.Create(ctx, ns); err != nil {
-		t.Fatalf("failed to create namespace %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := project.Delete(context.Background(), ns); err != nil && !apierrors.IsNotFound(err) {
-			t.Logf("failed to delete namespace %s: %v", name, err)
-		}
-	})
-	for _, city := range cities {
-		b := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: name}}
-		b.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: local.LocationNamespace, Name: strings.ToLower(city)}
-		if err := project.Create(ctx, b); err != nil {
-			t.Fatalf("failed to bind %s: %v", city, err)
-		}
-		meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
-			Type: networkingv1alpha.LocationBindingConditionReady, Status: metav1.ConditionTrue, Reason: "E2E", Message: "bound by the test",
-		})
-		if err := project.Status().Update(ctx, b); err != nil {
-			t.Fatalf("failed to mark the binding of %s ready: %v", city, err)
-		}
-	}
-	return name, names.FederationNamespace(ns.UID)
+	return fixture.ProjectNamespace(t, project, cities)
 }
 
 func TestWithNetworkingIntegrationTheChainRunsAndInstancesShowTheirNetworksAddresses(t *testing.T) {

@@ -16,20 +16,16 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/local"
-	"github.com/citycells/compute/internal/names"
-	"github.com/citycells/compute/internal/projects"
+	"github.com/citycells/compute/test/e2e/internal/fixture"
 )
 
 // Bounds: pulling the demo image from the local registry and starting a
@@ -288,34 +284,12 @@ type projectNamespace struct {
 	name, hub string
 }
 
-// newProjectNamespace creates a namespace of the platform's project with a
-// Ready LocationBinding to the city, deleted when the test ends.
+// newProjectNamespace creates a namespace of the platform's project bound
+// to the city, deleted when the test ends.
 func newProjectNamespace(t *testing.T) projectNamespace {
 	t.Helper()
-	ctx := t.Context()
-	name := "e2e-" + strings.ToLower(rand.String(6))
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
-		Labels: map[string]string{projects.DefaultProjectLabel: local.DefaultProject}}}
-	if err := project.Create(ctx, ns); err != nil {
-		t.Fatalf("failed to create namespace %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if err := project.Delete(context.Background(), ns); err != nil && !apierrors.IsNotFound(err) {
-			t.Logf("failed to delete namespace %s: %v", name, err)
-		}
-	})
-	b := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: name}}
-	b.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: local.LocationNamespace, Name: strings.ToLower(city)}
-	if err := project.Create(ctx, b); err != nil {
-		t.Fatalf("failed to bind %s to namespace %s: %v", city, name, err)
-	}
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
-		Type: networkingv1alpha.LocationBindingConditionReady, Status: metav1.ConditionTrue, Reason: "E2E", Message: "bound by the test",
-	})
-	if err := project.Status().Update(ctx, b); err != nil {
-		t.Fatalf("failed to mark the binding of %s ready: %v", city, err)
-	}
-	return projectNamespace{name: name, hub: names.FederationNamespace(ns.UID)}
+	name, hub := fixture.ProjectNamespace(t, project, []string{city})
+	return projectNamespace{name: name, hub: hub}
 }
 
 // cliUser runs datumctl-compute against the project plane in a namespace.
