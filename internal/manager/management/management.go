@@ -162,15 +162,6 @@ func (r *Role) Start(ctx context.Context) error {
 	return nil
 }
 
-// Run sets up the role and runs it until ctx ends.
-func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
-	role, err := Setup(cfg, opts)
-	if err != nil {
-		return err
-	}
-	return role.Start(ctx)
-}
-
 // Setup builds the multicluster manager for opts against cfg — the project
 // plane in single mode, the host cluster holding the kubeconfig Secrets in
 // kubeconfig mode — and registers the Workload controller and the webhooks.
