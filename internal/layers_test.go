@@ -23,10 +23,10 @@ var layers = []struct {
 }{
 	{"API types", []string{"api/"}},
 	{"pure libraries and clients", []string{
-		"internal/apitest", "internal/catalog", "internal/citywaves", "internal/features", "internal/locations", "internal/mirror",
-		"internal/names", "internal/ownwrites", "internal/patch", "internal/phases", "internal/placement", "internal/probes",
-		"internal/planes", "internal/projects", "internal/quota", "internal/revision", "internal/rollout",
-		"internal/serving", "internal/status", "internal/toolchain",
+		"internal/apitest", "internal/catalog", "internal/cityrollout", "internal/features", "internal/instanceplan",
+		"internal/locations", "internal/mirror", "internal/names", "internal/ownwrites", "internal/patch", "internal/phases",
+		"internal/placement", "internal/probes", "internal/planes", "internal/projects", "internal/quota",
+		"internal/revision", "internal/serving", "internal/status", "internal/toolchain",
 	}},
 	{"controllers and webhooks", []string{"internal/controller/", "internal/standin/", "internal/provider/", "internal/webhook"}},
 	{"role wiring", []string{"internal/manager/"}},

@@ -59,8 +59,3 @@ func Names() []string {
 	}
 	return out
 }
-
-// All returns every instance type, sorted by name.
-func All() []InstanceType {
-	return slices.Clone(types)
-}

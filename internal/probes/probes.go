@@ -2,9 +2,9 @@
 // controller binaries (compute-manager and compute-quota): /healthz answers
 // while the process serves, /readyz only once every informer the manager's
 // cache started has synced. A binary that serves admission webhooks adds the
-// webhook server's StartedChecker beside it (see internal/management), so
-// "ready" means "caches synced and webhooks serving", never merely "process
-// alive" — compute-local and a kubelet both wait on it.
+// webhook server's StartedChecker beside it (see internal/manager/management),
+// so "ready" means "caches synced and webhooks serving", never merely
+// "process alive" — compute-local and a kubelet both wait on it.
 package probes
 
 import (

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -231,27 +230,6 @@ func (h *Harness) Run(main Main, o RunOptions, args ...string) Result {
 	}
 	code := main(ctx, args, f)
 	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Code: code}
-}
-
-// RunCommand runs one command (built by newCmd from the factory) with
-// args, mapping its error to an exit code and printing it the way Main
-// does: for tests of a noun package that cannot import the root.
-func (h *Harness) RunCommand(newCmd func(*cmdutil.Factory) *cobra.Command, o RunOptions, args ...string) Result {
-	h.T.Helper()
-	return h.Run(func(ctx context.Context, args []string, f *cmdutil.Factory) int {
-		cmd := newCmd(f)
-		f.AddGlobalFlags(cmd)
-		cmd.SilenceErrors, cmd.SilenceUsage = true, true
-		cmd.SetArgs(args)
-		cmd.SetOut(f.Streams.Out)
-		cmd.SetErr(f.Streams.ErrOut)
-		cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageErrorf("%v", err) })
-		if err := cmd.ExecuteContext(ctx); err != nil {
-			cmdutil.PrintError(f.Streams.ErrOut, err)
-			return cmdutil.ExitCode(err)
-		}
-		return cmdutil.ExitOK
-	}, o, args...)
 }
 
 // CreateWorkload creates w in the harness namespace and returns it as

@@ -62,11 +62,6 @@ func ReadPluginContext(getenv func(string) string) PluginContext {
 // an API host is set.
 func (p PluginContext) Active() bool { return p.APIHost != "" }
 
-// UnderDatumctl reports whether datumctl ran the plugin at all: it sets
-// DATUM_PLUGIN_API_VERSION on every run, and DATUM_API_HOST only when the
-// user is logged in.
-func (p PluginContext) UnderDatumctl() bool { return p.APIVersion != "" || p.APIHost != "" }
-
 // LoggedOut reports whether datumctl ran the plugin without a login: the
 // plugin API version is set but the API host is empty.
 func (p PluginContext) LoggedOut() bool { return p.APIVersion != "" && p.APIHost == "" }
@@ -146,14 +141,6 @@ func (t *TokenSource) Token(ctx context.Context) (string, error) {
 	}
 	t.token = tok
 	return tok, nil
-}
-
-// Invalidate forgets the cached token, so the next request asks the
-// helper again.
-func (t *TokenSource) Invalidate() {
-	t.mu.Lock()
-	t.token = ""
-	t.mu.Unlock()
 }
 
 // Reject forgets tok if it is still the cached token: of several requests

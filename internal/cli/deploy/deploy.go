@@ -22,8 +22,8 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
-	"github.com/citycells/compute/internal/cli/progress"
 	"github.com/citycells/compute/internal/cli/rollout"
+	"github.com/citycells/compute/internal/cli/wait"
 	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/revision"
 	"github.com/citycells/compute/internal/webhook/validation"
@@ -97,7 +97,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: progress.DefaultTimeout}
+	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: wait.DefaultTimeout}
 	cmd := &cobra.Command{
 		Use:   "deploy [NAME] (--image IMAGE --city CITIES [flags] | -f FILE)",
 		Short: "Create or update a workload and wait for it to roll out",
@@ -310,7 +310,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Detach {
 		_, _ = fmt.Fprintf(out, "Deployed %s. Watch the rollout with: %s\n", name, f.Cmd("rollout status %s", name))
 	} else {
-		pr, err := progress.Wait(ctx, f, c.Client, progress.Options{Name: name, Namespace: ns, Timeout: o.Timeout, Out: out, Terminal: terminal})
+		pr, err := wait.Wait(ctx, f, c.Client, wait.Options{Name: name, Namespace: ns, Timeout: o.Timeout, Out: out, Terminal: terminal})
 		if err != nil {
 			return err
 		}

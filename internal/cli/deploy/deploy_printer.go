@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/citywaves"
+	"github.com/citycells/compute/internal/cityrollout"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/instances"
 	"github.com/citycells/compute/internal/cli/plan"
@@ -15,8 +15,8 @@ import (
 // WavePlan says how a template change travels between w's cities: at once,
 // or the waves of spec.rollout with their soak time and halt policy.
 func WavePlan(w *computev1alpha.Workload) string {
-	st := citywaves.StrategyOf(w.Spec.Rollout)
-	waves := citywaves.CityWaves(st, cmdutil.WorkloadCities(w))
+	st := cityrollout.StrategyOf(w.Spec.Rollout)
+	waves := cityrollout.CityWaves(st, cmdutil.WorkloadCities(w))
 	if len(waves) <= 1 {
 		return "Every city gets the new template at once; inside each city instances are replaced a few at a time, so the workload keeps serving."
 	}

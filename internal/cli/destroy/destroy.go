@@ -17,7 +17,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/progress"
+	"github.com/citycells/compute/internal/cli/wait"
 )
 
 // DefaultTimeout bounds --wait.
@@ -127,7 +127,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	err = f.WatchUntil(ctx, c.Client, cmdutil.Wait{
 		Timeout: o.Timeout,
-		Sources: progress.Sources(w.Namespace, w.Name),
+		Sources: wait.Sources(w.Namespace, w.Name),
 		Step: func(seen cmdutil.Seen) (bool, error) {
 			gone, left := true, 0
 			for _, obj := range seen[0] {

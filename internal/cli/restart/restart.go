@@ -32,8 +32,8 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/progress"
 	"github.com/citycells/compute/internal/cli/view"
+	"github.com/citycells/compute/internal/cli/wait"
 	"github.com/citycells/compute/internal/revision"
 )
 
@@ -71,7 +71,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: progress.DefaultTimeout}
+	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: wait.DefaultTimeout}
 	cmd := &cobra.Command{
 		Use:   "restart NAME",
 		Short: "Replace a workload's instances one at a time, everywhere or in one city",
@@ -141,7 +141,7 @@ func (o *Options) Run(ctx context.Context) error {
 		_, _ = fmt.Fprintf(out, "Restarting %s in %s: instances are replaced one at a time.\n", o.Name, cmdutil.JoinCities(cities))
 	}
 	if o.Wait {
-		p, err := progress.Wait(ctx, o.Factory, c.Client, progress.Options{Name: o.Name, Namespace: c.Namespace,
+		p, err := wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace,
 			Expect: exp, Timeout: o.Timeout, Verb: "Restarting", Out: out, Terminal: terminal})
 		if err != nil {
 			return err

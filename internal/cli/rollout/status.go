@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/progress"
 	"github.com/citycells/compute/internal/cli/view"
+	"github.com/citycells/compute/internal/cli/wait"
 )
 
 // StatusOptions are the options of `rollout status`.
@@ -36,7 +36,7 @@ func NewStatusCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newStatusCommand returns the command and the options it fills.
 func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
-	o := &StatusOptions{Factory: f, Output: cmdutil.NewOutputFlags(), Watch: true, Timeout: progress.DefaultTimeout}
+	o := &StatusOptions{Factory: f, Output: cmdutil.NewOutputFlags(), Watch: true, Timeout: wait.DefaultTimeout}
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Wait for a workload's rollout to finish, showing per-city progress",
@@ -81,17 +81,17 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	out, terminal := o.Factory.Human(o.Output)
 	var p view.Progress
 	if o.Watch {
-		p, err = progress.Wait(ctx, o.Factory, c.Client, progress.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
+		p, err = wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
 			Out: out, Terminal: terminal})
 	} else {
 		var snap view.Snapshot
-		if snap, err = progress.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name); err != nil {
+		if snap, err = wait.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name); err != nil {
 			return err
 		}
 		p = view.Assess(snap, view.Expectation{})
 		switch {
 		case len(p.Failures) > 0:
-			err = progress.FailureError(o.Factory, p, snap)
+			err = wait.FailureError(o.Factory, p, snap)
 		case !p.Done:
 			_, _ = fmt.Fprintf(out, "%s: %s\n", o.Name, p.Line())
 			err = cmdutil.PendingErrorf("the rollout of %s is still in progress", o.Name)

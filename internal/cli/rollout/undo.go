@@ -12,7 +12,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
-	"github.com/citycells/compute/internal/cli/progress"
+	"github.com/citycells/compute/internal/cli/wait"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/revision"
 )
@@ -47,7 +47,7 @@ func NewUndoCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newUndoCommand returns the command and the options it fills.
 func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
-	o := &UndoOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: progress.DefaultTimeout}
+	o := &UndoOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: wait.DefaultTimeout}
 	cmd := &cobra.Command{
 		Use:   "undo NAME",
 		Short: "Roll a workload back to an earlier template revision",
@@ -148,7 +148,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 	}
 	_, _ = fmt.Fprintf(out, "Rolled back %s to the template of revision %d; %s.\n", o.Name, target.Number, how)
 	if o.Wait {
-		pr, err := progress.Wait(ctx, o.Factory, c.Client, progress.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
+		pr, err := wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
 			Out: out, Terminal: terminal})
 		if err != nil {
 			return err

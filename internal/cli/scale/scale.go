@@ -23,7 +23,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/progress"
+	"github.com/citycells/compute/internal/cli/wait"
 )
 
 // MaxReplicas is the most instances a city may run.
@@ -59,7 +59,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: progress.DefaultTimeout}
+	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: wait.DefaultTimeout}
 	cmd := &cobra.Command{
 		Use:   "scale NAME --min N",
 		Short: "Change how many instances a workload runs per city",
@@ -130,7 +130,7 @@ func (o *Options) Run(ctx context.Context) error {
 	out, terminal := o.Factory.Human(o.Output)
 	_, _ = fmt.Fprintln(out, msg)
 	if o.Wait {
-		p, err := progress.Wait(ctx, o.Factory, c.Client, progress.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
+		p, err := wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
 			Verb: "Scaling", Out: out, Terminal: terminal})
 		if err != nil {
 			return err

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/progress"
+	"github.com/citycells/compute/internal/cli/wait"
 )
 
 // DefaultWatchTimeout bounds `status --watch` unless --timeout says
@@ -83,7 +83,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	s := o.Factory.Streams
 	if !o.Watch {
-		snap, err := progress.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name)
+		snap, err := wait.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name)
 		if err != nil {
 			return err
 		}
@@ -111,9 +111,9 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	err = o.Factory.WatchUntil(ctx, c.Client, cmdutil.Wait{
 		Timeout: o.Timeout,
-		Sources: progress.Sources(c.Namespace, o.Name),
+		Sources: wait.Sources(c.Namespace, o.Name),
 		Step: func(seen cmdutil.Seen) (bool, error) {
-			snap, err := progress.FromSeen(o.Factory, seen, c.Namespace, o.Name)
+			snap, err := wait.FromSeen(o.Factory, seen, c.Namespace, o.Name)
 			if err != nil {
 				return false, err
 			}

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/citywaves"
+	"github.com/citycells/compute/internal/cityrollout"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
@@ -35,7 +35,7 @@ const (
 // rollout is the plan of the rollout across cities and the targets it
 // shaped.
 type rollout struct {
-	plan citywaves.Plan
+	plan cityrollout.Plan
 	// target is the template hash of the Workload's current template.
 	target string
 	// keys are the planned cities' "placement/CITY" keys, by target index.
@@ -90,7 +90,7 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 		}
 	}
 
-	cities := make([]citywaves.City, 0, len(targets))
+	cities := make([]cityrollout.City, 0, len(targets))
 	index := make([]int, 0, len(targets))
 	for i := range targets {
 		t := &targets[i]
@@ -104,11 +104,11 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 		index = append(index, i)
 	}
 
-	st := citywaves.StrategyOf(w.Spec.Rollout)
+	st := cityrollout.StrategyOf(w.Spec.Rollout)
 	if w.Annotations[computev1alpha.RolloutAtOnceAnnotation] == ro.target {
 		st.Kind = computev1alpha.AllAtOnceCityRollout
 	}
-	ro.plan = citywaves.Make(citywaves.Input{
+	ro.plan = cityrollout.Make(cityrollout.Input{
 		Strategy:     st,
 		Target:       ro.target,
 		ApprovedWave: approvedWave(w, ro.target),
@@ -124,8 +124,8 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 }
 
 // observeCity reads one city's rollout state from its deployment.
-func observeCity(key string, t *placement.Target, wd *computev1alpha.WorkloadDeployment, target string) citywaves.City {
-	c := citywaves.City{Key: key, Code: t.CityCode}
+func observeCity(key string, t *placement.Target, wd *computev1alpha.WorkloadDeployment, target string) cityrollout.City {
+	c := cityrollout.City{Key: key, Code: t.CityCode}
 	if wd == nil {
 		return c
 	}
@@ -152,12 +152,12 @@ func observeCity(key string, t *placement.Target, wd *computev1alpha.WorkloadDep
 	if rr := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionReplicasReady); settled && rr != nil {
 		c.Ready = rr.Status == metav1.ConditionTrue && rr.ObservedGeneration >= wd.Generation
 		c.ReadySince = rr.LastTransitionTime.Time
-		if !c.Ready && citywaves.IsHalting(rr.Reason) {
+		if !c.Ready && cityrollout.IsHalting(rr.Reason) {
 			c.Failure, c.FailureMessage = rr.Reason, rr.Message
 		}
 	}
 	if av := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionAvailable); settled && !c.Ready && c.Failure == "" &&
-		av != nil && citywaves.IsHalting(av.Reason) {
+		av != nil && cityrollout.IsHalting(av.Reason) {
 		c.Failure, c.FailureMessage = av.Reason, av.Message
 	}
 	return c
@@ -165,7 +165,7 @@ func observeCity(key string, t *placement.Target, wd *computev1alpha.WorkloadDep
 
 // shape rewrites t's desired deployment to carry decision d for city c.
 func (ro *rollout) shape(s *scope, t *placement.Target, wd *computev1alpha.WorkloadDeployment,
-	c citywaves.City, d citywaves.CityPlan, now time.Time) {
+	c cityrollout.City, d cityrollout.CityPlan, now time.Time) {
 	w := s.workload
 	desired := t.Desired.DeepCopy()
 	ann := map[string]string{}

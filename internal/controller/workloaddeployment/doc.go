@@ -6,7 +6,7 @@
 // InstanceReconciler releases it.
 //
 // The decisions (which ordinal to create, which Instance to delete, which
-// labels to back-fill) come from the pure planner in internal/rollout; this
+// labels to back-fill) come from the pure planner in internal/instanceplan; this
 // package applies them and reports what it observes in the
 // WorkloadDeployment's status.
 //

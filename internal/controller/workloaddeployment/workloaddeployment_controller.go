@@ -18,10 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/instanceplan"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/patch"
-	"github.com/citycells/compute/internal/rollout"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -119,7 +119,7 @@ func ownerUID(obj client.Object) []string {
 type scope struct {
 	wd        *computev1alpha.WorkloadDeployment
 	instances []computev1alpha.Instance
-	input     rollout.Input
+	input     instanceplan.Input
 	// statusHeld is how long the status write was held back (pace).
 	statusHeld time.Duration
 }
@@ -150,7 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plan := rollout.Compute(r.expect.apply(wd, s.input, s.instances, r.Clock.Now()))
+	plan := instanceplan.Compute(r.expect.apply(wd, s.input, s.instances, r.Clock.Now()))
 	if len(plan.Intents) > 0 || plan.Waiting != "" {
 		log.V(1).Info("Planned instance control", "intents", plan.Lines())
 	}
@@ -160,7 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		applyErr = nil
 	}
 	// Status is computed from what the cache shows, without expectations.
-	statusErr := r.patchStatus(ctx, s, rollout.Assess(s.input), applyErr == nil && !held)
+	statusErr := r.patchStatus(ctx, s, instanceplan.Assess(s.input), applyErr == nil && !held)
 	if err := errors.Join(applyErr, statusErr); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -201,19 +201,19 @@ func (r *Reconciler) observe(ctx context.Context, wd *computev1alpha.WorkloadDep
 	s := &scope{
 		wd:        wd,
 		instances: list.Items,
-		input: rollout.Input{
+		input: instanceplan.Input{
 			Deployment:     wd.Name,
 			Replicas:       desiredReplicas(wd),
 			Policy:         wd.Spec.ScaleSettings.InstanceManagementPolicy,
 			MaxUnavailable: maxUnavailable(wd),
 			TemplateHash:   names.TemplateHash(&wd.Spec.Template),
 			Labels:         linkingLabels(wd),
-			Instances:      make([]rollout.Instance, 0, len(list.Items)),
+			Instances:      make([]instanceplan.Instance, 0, len(list.Items)),
 		},
 	}
 	for i := range list.Items {
 		inst := &list.Items[i]
-		s.input.Instances = append(s.input.Instances, rollout.Instance{
+		s.input.Instances = append(s.input.Instances, instanceplan.Instance{
 			Name:         inst.Name,
 			Labels:       inst.Labels,
 			TemplateHash: specHash(inst),
@@ -242,7 +242,7 @@ func linkingLabels(wd *computev1alpha.WorkloadDeployment) map[string]string {
 // patchStatus writes the status computed from what was observed, only when
 // it changed. ObservedGeneration advances only when the reconcile
 // succeeded.
-func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a rollout.Assessment, succeeded bool) error {
+func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a instanceplan.Assessment, succeeded bool) error {
 	now := metav1.NewTime(r.Clock.Now())
 	st := computeStatus(s.wd, s.instances, a, now)
 	st.Location = r.Location.DeepCopy()

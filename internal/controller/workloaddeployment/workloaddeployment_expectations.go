@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/rollout"
+	"github.com/citycells/compute/internal/instanceplan"
 )
 
 // expectationTTL bounds how long a create or delete the cache has not shown
@@ -34,12 +34,12 @@ type pending struct {
 
 // expectedCreate is an Instance created but not seen yet.
 type expectedCreate struct {
-	instance rollout.Instance
+	instance instanceplan.Instance
 	at       time.Time
 }
 
 // created records Instances created from intents with template hash.
-func (e *expectations) created(wd *computev1alpha.WorkloadDeployment, hash string, intents []rollout.Intent, now time.Time) {
+func (e *expectations) created(wd *computev1alpha.WorkloadDeployment, hash string, intents []instanceplan.Intent, now time.Time) {
 	if len(intents) == 0 {
 		return
 	}
@@ -48,7 +48,7 @@ func (e *expectations) created(wd *computev1alpha.WorkloadDeployment, hash strin
 	p := e.of(wd)
 	for _, in := range intents {
 		p.creates[in.Name] = expectedCreate{
-			instance: rollout.Instance{Name: in.Name, Labels: maps.Clone(in.Labels), TemplateHash: hash},
+			instance: instanceplan.Instance{Name: in.Name, Labels: maps.Clone(in.Labels), TemplateHash: hash},
 			at:       now,
 		}
 	}
@@ -91,7 +91,7 @@ func (e *expectations) forget(key types.NamespacedName) {
 // apply settles the expectations of wd against what the cache shows and
 // returns planner input in which the Instances still in flight look as
 // they will: created ones present (not Ready), deleted ones terminating.
-func (e *expectations) apply(wd *computev1alpha.WorkloadDeployment, in rollout.Input, observed []computev1alpha.Instance, now time.Time) rollout.Input {
+func (e *expectations) apply(wd *computev1alpha.WorkloadDeployment, in instanceplan.Input, observed []computev1alpha.Instance, now time.Time) instanceplan.Input {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	key := types.NamespacedName{Namespace: wd.Namespace, Name: wd.Name}
@@ -122,7 +122,7 @@ func (e *expectations) apply(wd *computev1alpha.WorkloadDeployment, in rollout.I
 	}
 
 	out := in
-	out.Instances = make([]rollout.Instance, 0, len(in.Instances)+len(p.creates))
+	out.Instances = make([]instanceplan.Instance, 0, len(in.Instances)+len(p.creates))
 	uidOf := make(map[string]types.UID, len(observed))
 	for i := range observed {
 		uidOf[observed[i].Name] = observed[i].UID

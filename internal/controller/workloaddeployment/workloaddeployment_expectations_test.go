@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/rollout"
+	"github.com/citycells/compute/internal/instanceplan"
 )
 
 func TestExpectations(t *testing.T) {
@@ -21,15 +21,15 @@ func TestExpectations(t *testing.T) {
 		b.i.UID = uid
 		return b.i
 	}
-	inputOf := func(insts []computev1alpha.Instance) rollout.Input {
-		in := rollout.Input{Deployment: "web", Replicas: 3, TemplateHash: "h"}
+	inputOf := func(insts []computev1alpha.Instance) instanceplan.Input {
+		in := instanceplan.Input{Deployment: "web", Replicas: 3, TemplateHash: "h"}
 		for i := range insts {
-			in.Instances = append(in.Instances, rollout.Instance{Name: insts[i].Name, Labels: insts[i].Labels, TemplateHash: "h", Ready: true})
+			in.Instances = append(in.Instances, instanceplan.Instance{Name: insts[i].Name, Labels: insts[i].Labels, TemplateHash: "h", Ready: true})
 		}
 		return in
 	}
 	// render lists the planner's view: name, and whether ready or deleting.
-	render := func(in rollout.Input) []string {
+	render := func(in instanceplan.Input) []string {
 		out := []string{}
 		for _, i := range in.Instances {
 			state := "ready"
@@ -44,7 +44,7 @@ func TestExpectations(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	create := rollout.Intent{Action: rollout.ActionCreate, Name: "web-1", Ordinal: 1, Labels: map[string]string{computev1alpha.InstanceIndexLabel: "1"}}
+	create := instanceplan.Intent{Action: instanceplan.ActionCreate, Name: "web-1", Ordinal: 1, Labels: map[string]string{computev1alpha.InstanceIndexLabel: "1"}}
 
 	tests := map[string]struct {
 		setup    func(e *expectations)
@@ -59,19 +59,19 @@ func TestExpectations(t *testing.T) {
 			want:     []string{"web-0 ready"},
 		},
 		"a create the cache does not show yet is there, not Ready": {
-			setup:    func(e *expectations) { e.created(wd, "h", []rollout.Intent{create}, t0) },
+			setup:    func(e *expectations) { e.created(wd, "h", []instanceplan.Intent{create}, t0) },
 			observed: []computev1alpha.Instance{inst(0, "u0")},
 			at:       t0.Add(time.Second),
 			want:     []string{"web-0 ready", "web-1 not-ready"},
 		},
 		"a create the cache shows is the cache's": {
-			setup:    func(e *expectations) { e.created(wd, "h", []rollout.Intent{create}, t0) },
+			setup:    func(e *expectations) { e.created(wd, "h", []instanceplan.Intent{create}, t0) },
 			observed: []computev1alpha.Instance{inst(0, "u0"), inst(1, "u1")},
 			at:       t0.Add(time.Second),
 			want:     []string{"web-0 ready", "web-1 ready"},
 		},
 		"an expired create is forgotten": {
-			setup:    func(e *expectations) { e.created(wd, "h", []rollout.Intent{create}, t0) },
+			setup:    func(e *expectations) { e.created(wd, "h", []instanceplan.Intent{create}, t0) },
 			observed: []computev1alpha.Instance{inst(0, "u0")},
 			at:       t0.Add(time.Minute),
 			want:     []string{"web-0 ready"},
@@ -104,20 +104,20 @@ func TestExpectations(t *testing.T) {
 func TestExpectationsAreSettledByWhatTheCacheShows(t *testing.T) {
 	wd := makeWD(2).build()
 	var e expectations
-	e.created(wd, "h", []rollout.Intent{{Action: rollout.ActionCreate, Name: "web-0", Labels: map[string]string{computev1alpha.InstanceIndexLabel: "0"}}}, now.Time)
+	e.created(wd, "h", []instanceplan.Intent{{Action: instanceplan.ActionCreate, Name: "web-0", Labels: map[string]string{computev1alpha.InstanceIndexLabel: "0"}}}, now.Time)
 	e.deleted(wd, []types.UID{"u9"}, now.Time)
 	seen := makeInst(0, "h")
 	seen.i.UID = "u0"
-	e.apply(wd, rollout.Input{}, []computev1alpha.Instance{seen.i}, now.Time)
+	e.apply(wd, instanceplan.Input{}, []computev1alpha.Instance{seen.i}, now.Time)
 	if len(e.byWD) != 0 {
 		t.Errorf("expectations left after the cache showed the create and the delete: %+v", e.byWD)
 	}
 
 	// A successor of the same name starts afresh.
-	e.created(wd, "h", []rollout.Intent{{Action: rollout.ActionCreate, Name: "web-1"}}, now.Time)
+	e.created(wd, "h", []instanceplan.Intent{{Action: instanceplan.ActionCreate, Name: "web-1"}}, now.Time)
 	successor := wd.DeepCopy()
 	successor.UID = "other"
-	if got := e.apply(successor, rollout.Input{}, nil, now.Time); len(got.Instances) != 0 {
+	if got := e.apply(successor, instanceplan.Input{}, nil, now.Time); len(got.Instances) != 0 {
 		t.Errorf("a new deployment of the same name inherited %d expected Instances", len(got.Instances))
 	}
 }
@@ -144,7 +144,7 @@ func TestNextExpiryWakesTheReconcilerWhenTheFirstExpectationLapses(t *testing.T)
 	if _, ok := e.nextExpiry(wd, now); ok {
 		t.Fatal("nothing expected: no wake-up")
 	}
-	e.created(wd, "h", []rollout.Intent{{Name: "web-0"}}, now)
+	e.created(wd, "h", []instanceplan.Intent{{Name: "web-0"}}, now)
 	e.deleted(wd, []types.UID{"x"}, now.Add(10*time.Second))
 	d, ok := e.nextExpiry(wd, now.Add(5*time.Second))
 	if want := expectationTTL - 5*time.Second + expirySlack; !ok || d != want {

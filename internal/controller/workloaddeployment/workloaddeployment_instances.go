@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/rollout"
+	"github.com/citycells/compute/internal/instanceplan"
 )
 
 // Event reasons on WorkloadDeployments.
@@ -42,36 +42,36 @@ const maxBatch = 64
 // apply carries out a plan: label back-fill, then deletes, then creates,
 // each kind in slow-start batches. Intents about Instances the cache does
 // not show yet (expected creates) wait for the next reconcile.
-func (r *Reconciler) apply(ctx context.Context, s *scope, plan rollout.Plan) error {
+func (r *Reconciler) apply(ctx context.Context, s *scope, plan instanceplan.Plan) error {
 	byName := make(map[string]*computev1alpha.Instance, len(s.instances))
 	for i := range s.instances {
 		byName[s.instances[i].Name] = &s.instances[i]
 	}
-	var patches, deletes, creates []rollout.Intent
+	var patches, deletes, creates []instanceplan.Intent
 	for _, in := range plan.Intents {
 		_, seen := byName[in.Name]
 		switch {
-		case in.Action == rollout.ActionPatchLabels && seen:
+		case in.Action == instanceplan.ActionPatchLabels && seen:
 			patches = append(patches, in)
-		case in.Action == rollout.ActionDelete && seen:
+		case in.Action == instanceplan.ActionDelete && seen:
 			deletes = append(deletes, in)
-		case in.Action == rollout.ActionCreate:
+		case in.Action == instanceplan.ActionCreate:
 			creates = append(creates, in)
 		}
 	}
-	if err := inBatches(ctx, patches, func(ctx context.Context, in rollout.Intent) error {
+	if err := inBatches(ctx, patches, func(ctx context.Context, in instanceplan.Intent) error {
 		return r.patchLabels(ctx, byName[in.Name], in.Labels)
 	}); err != nil {
 		return err
 	}
 	done := &tally{}
 	defer done.report(r.Recorder, s.wd)
-	if err := inBatches(ctx, deletes, func(ctx context.Context, in rollout.Intent) error {
+	if err := inBatches(ctx, deletes, func(ctx context.Context, in instanceplan.Intent) error {
 		return r.deleteInstance(ctx, s.wd, byName[in.Name], in.Reason, done)
 	}); err != nil {
 		return err
 	}
-	return inBatches(ctx, creates, func(ctx context.Context, in rollout.Intent) error {
+	return inBatches(ctx, creates, func(ctx context.Context, in instanceplan.Intent) error {
 		return r.createInstance(ctx, s, in, done)
 	})
 }
@@ -81,7 +81,7 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, plan rollout.Plan) err
 type tally struct {
 	mu      sync.Mutex
 	created []*computev1alpha.Instance
-	deleted map[rollout.Reason][]*computev1alpha.Instance
+	deleted map[instanceplan.Reason][]*computev1alpha.Instance
 }
 
 // create records a created Instance.
@@ -92,11 +92,11 @@ func (t *tally) create(inst *computev1alpha.Instance) {
 }
 
 // delete records a deleted Instance.
-func (t *tally) delete(inst *computev1alpha.Instance, reason rollout.Reason) {
+func (t *tally) delete(inst *computev1alpha.Instance, reason instanceplan.Reason) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.deleted == nil {
-		t.deleted = map[rollout.Reason][]*computev1alpha.Instance{}
+		t.deleted = map[instanceplan.Reason][]*computev1alpha.Instance{}
 	}
 	t.deleted[reason] = append(t.deleted[reason], inst)
 }
@@ -127,8 +127,8 @@ func summarize(insts []*computev1alpha.Instance) (runtime.Object, string) {
 	}
 	sorted := slices.Clone(insts)
 	slices.SortFunc(sorted, func(a, b *computev1alpha.Instance) int {
-		oa, _, _ := rollout.Ordinal(a.Labels)
-		ob, _, _ := rollout.Ordinal(b.Labels)
+		oa, _, _ := instanceplan.Ordinal(a.Labels)
+		ob, _, _ := instanceplan.Ordinal(b.Labels)
 		return cmp.Or(cmp.Compare(oa, ob), cmp.Compare(a.Name, b.Name))
 	})
 	names := make([]string, 0, maxNamesInEvent)
@@ -179,7 +179,7 @@ func (r *Reconciler) patchLabels(ctx context.Context, inst *computev1alpha.Insta
 // deleteInstance deletes an Instance, only if it is still the one that was
 // observed (UID precondition): after a delete and recreate, a stale cache
 // must not delete the successor.
-func (r *Reconciler) deleteInstance(ctx context.Context, wd *computev1alpha.WorkloadDeployment, inst *computev1alpha.Instance, reason rollout.Reason, done *tally) error {
+func (r *Reconciler) deleteInstance(ctx context.Context, wd *computev1alpha.WorkloadDeployment, inst *computev1alpha.Instance, reason instanceplan.Reason, done *tally) error {
 	uid := inst.UID
 	err := r.Client.Delete(ctx, inst.DeepCopy(), client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	switch {
@@ -199,19 +199,19 @@ func (r *Reconciler) deleteInstance(ctx context.Context, wd *computev1alpha.Work
 }
 
 // deleteReasonText explains a delete reason to a person.
-func deleteReasonText(reason rollout.Reason) string {
+func deleteReasonText(reason instanceplan.Reason) string {
 	switch reason {
-	case rollout.ReasonOutdatedTemplate:
+	case instanceplan.ReasonOutdatedTemplate:
 		return "replacing it with the current template"
-	case rollout.ReasonOrdinalOutOfRange:
+	case instanceplan.ReasonOrdinalOutOfRange:
 		return "scaling down"
-	case rollout.ReasonMissingIndex:
+	case instanceplan.ReasonMissingIndex:
 		return "it has no instance-index label"
-	case rollout.ReasonInvalidIndex:
+	case instanceplan.ReasonInvalidIndex:
 		return "its instance-index label is invalid"
-	case rollout.ReasonDuplicateIndex:
+	case instanceplan.ReasonDuplicateIndex:
 		return "another instance holds the same instance-index"
-	case rollout.ReasonNameConflict:
+	case instanceplan.ReasonNameConflict:
 		return "it holds the name of another slot"
 	default:
 		return string(reason)
@@ -219,7 +219,7 @@ func deleteReasonText(reason rollout.Reason) string {
 }
 
 // createInstance creates the Instance of a slot from the desired template.
-func (r *Reconciler) createInstance(ctx context.Context, s *scope, in rollout.Intent, done *tally) error {
+func (r *Reconciler) createInstance(ctx context.Context, s *scope, in instanceplan.Intent, done *tally) error {
 	inst := r.newInstance(s, in)
 	err := r.Client.Create(ctx, inst)
 	switch {
@@ -236,7 +236,7 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in rollout.In
 		}
 		// The cache was behind; expect it rather than create it again.
 		ctrl.LoggerFrom(ctx).V(1).Info("Instance already exists", "instance", inst.Name)
-		r.expect.created(s.wd, s.input.TemplateHash, []rollout.Intent{in}, r.Clock.Now())
+		r.expect.created(s.wd, s.input.TemplateHash, []instanceplan.Intent{in}, r.Clock.Now())
 		return nil
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		// The deployment goes with its namespace; nothing to retry.
@@ -246,7 +246,7 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in rollout.In
 		r.Recorder.Eventf(s.wd, nil, corev1.EventTypeWarning, EventFailedCreate, "Create", "failed to create Instance %s: %v", inst.Name, err)
 		return fmt.Errorf("failed to create Instance %s: %w", inst.Name, err)
 	}
-	r.expect.created(s.wd, s.input.TemplateHash, []rollout.Intent{in}, r.Clock.Now())
+	r.expect.created(s.wd, s.input.TemplateHash, []instanceplan.Intent{in}, r.Clock.Now())
 	done.create(inst)
 	return nil
 }
@@ -279,7 +279,7 @@ func (r *Reconciler) heldByPredecessor(ctx context.Context, wd *computev1alpha.W
 // labels), the controller settings (template hash, scheduling gates), the
 // finalizers and the controller reference that lets the garbage collector
 // remove it with its owner.
-func (r *Reconciler) newInstance(s *scope, in rollout.Intent) *computev1alpha.Instance {
+func (r *Reconciler) newInstance(s *scope, in instanceplan.Intent) *computev1alpha.Instance {
 	tpl := &s.wd.Spec.Template
 	labels := make(map[string]string, len(tpl.Metadata.Labels)+len(in.Labels))
 	maps.Copy(labels, tpl.Metadata.Labels)

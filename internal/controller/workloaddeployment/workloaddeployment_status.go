@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/rollout"
+	"github.com/citycells/compute/internal/instanceplan"
 	"github.com/citycells/compute/internal/status"
 )
 
@@ -63,7 +63,7 @@ func observedHash(i *computev1alpha.Instance) string {
 // computeStatus derives the status of wd from the Instances it owns and the
 // planner's assessment of them. It leaves ObservedGeneration to the caller,
 // which only advances it when the reconcile succeeded.
-func computeStatus(wd *computev1alpha.WorkloadDeployment, instances []computev1alpha.Instance, a rollout.Assessment, now metav1.Time) computev1alpha.WorkloadDeploymentStatus {
+func computeStatus(wd *computev1alpha.WorkloadDeployment, instances []computev1alpha.Instance, a instanceplan.Assessment, now metav1.Time) computev1alpha.WorkloadDeploymentStatus {
 	st := *wd.Status.DeepCopy()
 	st.Selector = selector(wd)
 	st.TemplateHash = a.TemplateHash
@@ -162,7 +162,7 @@ func blockerOf(inst *computev1alpha.Instance) (status.Blocker, bool) {
 // create, remove or replace, and while Instances that exist with the
 // current template are not running it yet (held by quota, say): a rollout
 // is complete only when every desired replica runs the current template.
-func progressingCondition(a rollout.Assessment, c computev1alpha.ReplicaCounts) metav1.Condition {
+func progressingCondition(a instanceplan.Assessment, c computev1alpha.ReplicaCounts) metav1.Condition {
 	cond := metav1.Condition{Type: computev1alpha.ConditionProgressing, Status: metav1.ConditionTrue}
 	outdated, terminating := 0, 0
 	for _, s := range a.Slots {

@@ -11,8 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/instanceplan"
 	"github.com/citycells/compute/internal/names"
-	"github.com/citycells/compute/internal/rollout"
 )
 
 var now = metav1.NewTime(time.Date(2026, 6, 5, 12, 0, 0, 0, time.UTC))
@@ -92,14 +92,14 @@ func (b *instBuilder) noController() *instBuilder {
 // statusOf computes the status of wd over insts the way Reconcile does.
 func statusOf(wd *computev1alpha.WorkloadDeployment, insts ...*instBuilder) computev1alpha.WorkloadDeploymentStatus {
 	items := make([]computev1alpha.Instance, 0, len(insts))
-	in := rollout.Input{Deployment: wd.Name, Replicas: desiredReplicas(wd), TemplateHash: names.TemplateHash(&wd.Spec.Template)}
+	in := instanceplan.Input{Deployment: wd.Name, Replicas: desiredReplicas(wd), TemplateHash: names.TemplateHash(&wd.Spec.Template)}
 	for _, b := range insts {
 		items = append(items, b.i)
-		in.Instances = append(in.Instances, rollout.Instance{
+		in.Instances = append(in.Instances, instanceplan.Instance{
 			Name: b.i.Name, Labels: b.i.Labels, TemplateHash: specHash(&b.i), Ready: isReady(&b.i), Deleting: isDeleting(&b.i),
 		})
 	}
-	return computeStatus(wd, items, rollout.Assess(in), now)
+	return computeStatus(wd, items, instanceplan.Assess(in), now)
 }
 
 // summary is the part of a condition the tests compare.
@@ -325,8 +325,8 @@ func TestNewInstance(t *testing.T) {
 	b := makeWD(1)
 	r := &Reconciler{SchedulingGates: []string{computev1alpha.QuotaSchedulingGate, computev1alpha.NetworkSchedulingGate}}
 	wd := b.build()
-	s := &scope{wd: wd, input: rollout.Input{TemplateHash: b.hash()}}
-	intent := rollout.Intent{Action: rollout.ActionCreate, Name: "web-0", Ordinal: 0, Labels: map[string]string{
+	s := &scope{wd: wd, input: instanceplan.Input{TemplateHash: b.hash()}}
+	intent := instanceplan.Intent{Action: instanceplan.ActionCreate, Name: "web-0", Ordinal: 0, Labels: map[string]string{
 		computev1alpha.CityCodeLabel: "DFW", computev1alpha.InstanceIndexLabel: "0",
 	}}
 	got := r.newInstance(s, intent)

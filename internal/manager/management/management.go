@@ -1,18 +1,23 @@
 // Package management assembles the management role of compute-manager: a
-// multicluster manager over the project planes (internal/projects), the
-// WorkloadReconciler and the admission webhooks.
+// multicluster manager over the project planes (internal/projects) with the
+// WorkloadReconciler, the references controller (missing Secrets and
+// ConfigMaps) and the admission webhooks, whose server joins /readyz.
 //
-// compute-manager calls Setup (or Run) when --enable-management-controllers
-// is set:
+// compute-manager calls Setup when --enable-management-controllers is set,
+// adds the cell role and the probes to the same manager when they are asked
+// for, and starts it:
 //
 //	role, err := management.Setup(cfg, opts)   // cfg: --kubeconfig (project plane, or host cluster in kubeconfig mode)
 //	...
 //	err = role.Start(ctx)
 //
-// Seam for federation: the WorkloadDeploymentFederator and InstanceProjector
-// register on Role.Manager() (project side) and resolve projects with
-// Role.Projects(); their federation-plane settings join Options, and Setup
-// registers them after the Workload controller.
+// With Options.Federation (--federation-kubeconfig) set, as compute-manager
+// requires, Setup also registers the controllers that talk to the federation
+// plane: the WorkloadDeploymentFederator and the PropagationPolicy controller
+// (sharing per-city locks), the cell reachability tracker that tells the
+// federator which cities are not heard from, and the InstanceProjector that
+// projects the Instances cells write back into their projects. Tests of the
+// Workload controller alone leave it nil.
 package management
 
 import (
@@ -155,15 +160,6 @@ func (r *Role) Start(ctx context.Context) error {
 		return fmt.Errorf("management role: %w", err)
 	}
 	return nil
-}
-
-// Run sets up the role and runs it until ctx ends.
-func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
-	role, err := Setup(cfg, opts)
-	if err != nil {
-		return err
-	}
-	return role.Start(ctx)
 }
 
 // Setup builds the multicluster manager for opts against cfg — the project

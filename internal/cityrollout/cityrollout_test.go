@@ -1,4 +1,4 @@
-package citywaves
+package cityrollout
 
 import (
 	"fmt"

@@ -1,9 +1,9 @@
-// Package citywaves plans how a Workload's template change travels between
+// Package cityrollout plans how a Workload's template change travels between
 // its cities: which revision each city's WorkloadDeployment runs, and
 // whether the rollout is progressing, paused, waiting for approval, halted
 // or complete. It is pure: the WorkloadReconciler observes each city (the
 // revision its deployment carries, whether the cell reports it ready, since
-// when, and any failure its Instances report), calls Plan, and writes the
+// when, and any failure its Instances report), calls Make, and writes the
 // revisions the plan gives.
 //
 // # Waves
@@ -39,4 +39,4 @@
 //     been reached, otherwise the base revision (what most cities run), so
 //     a city added mid-rollout does not skip the waves. On a Workload's
 //     first deployment every city gets the target at once.
-package citywaves
+package cityrollout

@@ -1,4 +1,4 @@
-// Package rollout is the pure instance-control planner of a
+// Package instanceplan is the pure instance-control planner of a
 // WorkloadDeployment: given the desired replicas, the ordering policy, the
 // rollout budget, the desired template hash and the Instances that exist, it
 // returns the intents that move the Instances one step towards the desired
@@ -28,4 +28,4 @@
 //
 // Every list the planner returns is sorted with a strict order, so equal
 // inputs always give equal plans.
-package rollout
+package instanceplan
