@@ -105,7 +105,7 @@ type Config struct {
 	Nodes []string
 	// NodesUnavailable says why Nodes is empty although real nodes were
 	// asked for where possible (--nodes=auto on a machine that cannot run
-	// one); Up records it as a skipped component.
+	// one); Up says so in its progress.
 	NodesUnavailable string
 	// Log receives live progress lines; nil discards them.
 	Log io.Writer
