@@ -103,7 +103,7 @@ down: ## Stop the local platform.
 ##@ Toolchain
 
 .PHONY: tools
-tools: ## Build kube-apiserver, kube-controller-manager, etcd, Karmada, controller-gen, golangci-lint, kustomize and goreleaser into the cache.
+tools: ## Build kube-apiserver, kube-controller-manager, kubelet, kube-scheduler, etcd, Karmada, controller-gen, golangci-lint, kustomize and goreleaser into the cache; install containerd, runc and the CNI plugins with apt-get (root) when missing.
 	bash $(TOOLS) all
 
 .PHONY: tools-goreleaser

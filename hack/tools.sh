@@ -243,7 +243,9 @@ bin_path() {
 }
 
 case "${1:-all}" in
-  all) build_platform; build_dev ;;
+  # make tools fails, saying what to run, when the runtime cannot be
+  # installed; make test and make up (platform) only warn.
+  all) build_platform; build_node; build_dev ;;
   platform) build_platform ;;
   kubernetes) build_kubernetes ;;
   node) build_node ;;
