@@ -143,16 +143,12 @@ func NewScheme() *runtime.Scheme {
 
 // Role is the management role, set up and ready to start.
 type Role struct {
-	mgr      mcmanager.Manager
-	resolver projects.Resolver
+	mgr mcmanager.Manager
 }
 
 // Manager returns the multicluster manager over the project planes, for
 // controllers that join the role.
 func (r *Role) Manager() mcmanager.Manager { return r.mgr }
-
-// Projects returns the resolver of namespaces to projects.
-func (r *Role) Projects() projects.Resolver { return r.resolver }
 
 // Start runs the role until ctx ends.
 func (r *Role) Start(ctx context.Context) error {
@@ -234,7 +230,7 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 			return nil, fmt.Errorf("failed to add the webhook readiness check: %w", err)
 		}
 	}
-	return &Role{mgr: mgr, resolver: projects.NewResolver(opts.Projects, mgr)}, nil
+	return &Role{mgr: mgr}, nil
 }
 
 // setupFederation registers the WorkloadDeploymentFederator, the
