@@ -137,6 +137,15 @@ const (
 	// taken by a WorkloadDeployment that belongs to another Workload; compute
 	// never adopts or overwrites it.
 	ReasonDeploymentConflict = "DeploymentConflict"
+	// ReasonDeploymentRemoving means a city no longer in the Workload's
+	// placements still has a WorkloadDeployment, being deleted with its
+	// instances.
+	ReasonDeploymentRemoving = "DeploymentRemoving"
+	// ReasonObservationFailed means the management plane could not read
+	// an input the condition depends on (the project's Locations, the
+	// Workload's deployments or revisions): the condition is Unknown
+	// until the read succeeds; compute retries.
+	ReasonObservationFailed = "ObservationFailed"
 	// ReasonCellUnreachable means the cell running a city has not been
 	// heard from (see docs/faults.md): its last known figures are kept but
 	// are stale, and the city's conditions are Unknown until it is heard

@@ -374,6 +374,39 @@ type WorkloadCityStatus struct {
 	//
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// TemplateHash is the hash of the instance template the city's
+	// instances are rolled to: as its cell reported it for the current
+	// generation of its WorkloadDeployment, else as the management plane
+	// wrote it. Instances whose spec.controller.templateHash differs run
+	// an older template.
+	//
+	// +optional
+	TemplateHash string `json:"templateHash,omitempty"`
+
+	// RestartedAt is the restart time (RFC 3339) the city's template
+	// carries, from a restart of the whole Workload or of this city;
+	// empty when never restarted.
+	//
+	// +optional
+	RestartedAt string `json:"restartedAt,omitempty"`
+
+	// Wave is the city's wave in the rollout of the current revision
+	// across cities (from 1); unset for a city without a deployment.
+	//
+	// +optional
+	Wave int32 `json:"wave,omitempty"`
+
+	// Revision is the number of the revision the city runs.
+	//
+	// +optional
+	Revision int64 `json:"revision,omitempty"`
+
+	// Rollout is where the city stands in the rollout of the current
+	// revision: Updated, Updating, Soaking, Waiting, Halted or RolledBack.
+	//
+	// +optional
+	Rollout CityRolloutState `json:"rollout,omitempty"`
 }
 
 // Workload runs one instance template in many cities.

@@ -25,8 +25,11 @@ type Target struct {
 	// Name is the WorkloadDeployment name of the target, whether or not it
 	// gets one.
 	Name string
-	// Desired is the WorkloadDeployment the target wants; nil when the city
-	// gets no new deployment (see Reason).
+	// Bound is set when the city may have a deployment: it is bound to the
+	// project (and ready, unless KeepExisting).
+	Bound bool
+	// Desired is the WorkloadDeployment the target wants (filled by
+	// Expand); nil when the city gets no new deployment (see Reason).
 	Desired *computev1alpha.WorkloadDeployment
 	// Reason and Message say why the city has no deployment or is held
 	// back; empty when it is bound and ready.
@@ -36,9 +39,13 @@ type Target struct {
 	KeepExisting bool
 }
 
-// Expand returns the targets of w, sorted by placement name and city code.
-// cities are the cities bound to w's namespace.
-func Expand(w *computev1alpha.Workload, cities locations.Cities) []Target {
+// Key names the target as "placement/CITY".
+func (t *Target) Key() string { return t.Placement + "/" + t.CityCode }
+
+// Targets returns every placement × city of w, sorted by placement name and
+// city code, with whether each city is bound (cities are those bound to w's
+// namespace), but without the deployments they want (see Expand).
+func Targets(w *computev1alpha.Workload, cities locations.Cities) []Target {
 	var out []Target
 	for i := range w.Spec.Placements {
 		p := &w.Spec.Placements[i]
@@ -59,10 +66,9 @@ func Expand(w *computev1alpha.Workload, cities locations.Cities) []Target {
 			case !city.Ready:
 				t.Reason = computev1alpha.ReasonLocationNotReady
 				t.Message = city.Message
-				t.KeepExisting = true
-				t.Desired = Desired(w, p, code, t.Name)
+				t.Bound, t.KeepExisting = true, true
 			default:
-				t.Desired = Desired(w, p, code, t.Name)
+				t.Bound = true
 			}
 			out = append(out, t)
 		}
@@ -73,9 +79,54 @@ func Expand(w *computev1alpha.Workload, cities locations.Cities) []Target {
 	return out
 }
 
+// Revision is what one city runs: the template of a revision (with the
+// city's restart applied) and the rollout annotations its deployment
+// carries.
+type Revision struct {
+	// Template is the city's template; nil: the Workload's own.
+	Template *computev1alpha.InstanceTemplateSpec
+	// Annotations are the deployment's (owned by it from then on).
+	Annotations map[string]string
+}
+
+// RevisionFunc says which revision the city of a target runs.
+type RevisionFunc func(t *Target) Revision
+
+// Expand fills in the deployment each bound target of targets wants,
+// building it once, with the template and annotations revisionOf gives the
+// city (nil: every city runs the Workload's template), and returns targets.
+func Expand(w *computev1alpha.Workload, targets []Target, revisionOf RevisionFunc) []Target {
+	byName := make(map[string]*computev1alpha.WorkloadPlacement, len(w.Spec.Placements))
+	for i := range w.Spec.Placements {
+		if _, dup := byName[w.Spec.Placements[i].Name]; !dup {
+			byName[w.Spec.Placements[i].Name] = &w.Spec.Placements[i]
+		}
+	}
+	for i := range targets {
+		t := &targets[i]
+		p := byName[t.Placement]
+		if !t.Bound || p == nil {
+			continue
+		}
+		var rev Revision
+		if revisionOf != nil {
+			rev = revisionOf(t)
+		}
+		tpl := rev.Template
+		if tpl == nil {
+			city := CityTemplate(w, &w.Spec.Template, t.CityCode)
+			tpl = &city
+		}
+		t.Desired = Desired(w, p, t.CityCode, t.Name, tpl)
+		t.Desired.Annotations = rev.Annotations
+	}
+	return targets
+}
+
 // Desired returns the WorkloadDeployment placement p of w wants in city,
-// named name.
-func Desired(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, city, name string) *computev1alpha.WorkloadDeployment {
+// named name, running tpl (owned by the result from then on): CityTemplate
+// of the Workload's template, or of the revision the city runs.
+func Desired(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, city, name string, tpl *computev1alpha.InstanceTemplateSpec) *computev1alpha.WorkloadDeployment {
 	wd := &computev1alpha.WorkloadDeployment{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
@@ -93,19 +144,18 @@ func Desired(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, ci
 			WorkloadRef:     computev1alpha.WorkloadReference{Name: w.Name, UID: w.UID},
 			PlacementName:   p.Name,
 			CityCode:        city,
-			Template:        *w.Spec.Template.DeepCopy(),
+			Template:        *tpl,
 			ScaleSettings:   *p.ScaleSettings.DeepCopy(),
 			RolloutStrategy: p.RolloutStrategy.DeepCopy(),
 		},
 	}
-	applyCityRestart(&wd.Spec.Template, w.Annotations[computev1alpha.CityRestartedAtAnnotationPrefix+city])
 	wd.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))
 	return wd
 }
 
-// CityTemplate returns tpl as city runs it for w: with w's per-city restart
-// of city applied (see Desired). The WorkloadReconciler uses it for a city
-// that keeps an earlier revision during a rollout across cities.
+// CityTemplate returns a copy of tpl as city runs it for w: with w's
+// per-city restart of city applied when it is later than the template's
+// own restart.
 func CityTemplate(w *computev1alpha.Workload, tpl *computev1alpha.InstanceTemplateSpec, city string) computev1alpha.InstanceTemplateSpec {
 	out := *tpl.DeepCopy()
 	applyCityRestart(&out, w.Annotations[computev1alpha.CityRestartedAtAnnotationPrefix+city])

@@ -123,7 +123,7 @@ func TestExpand(t *testing.T) {
 	}
 	for n, tc := range tests {
 		t.Run(n, func(t *testing.T) {
-			got := summarize(Expand(tc.workload, tc.cities))
+			got := summarize(expand(tc.workload, tc.cities))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Fatalf("Expand() mismatch (-want +got):\n%s", diff)
 			}
@@ -133,7 +133,7 @@ func TestExpand(t *testing.T) {
 
 func TestExpandUnboundMessageListsBoundCities(t *testing.T) {
 	w := makeWorkload("web", "u").withPlacement("edge", 1, "XYZ").build()
-	got := Expand(w, readyCities("LHR", "DFW"))
+	got := expand(w, readyCities("LHR", "DFW"))
 	want := "city XYZ is not bound to this project (no LocationBinding in namespace default); bound cities: DFW, LHR"
 	if got[0].Message != want {
 		t.Fatalf("message = %q, want %q", got[0].Message, want)
@@ -143,7 +143,7 @@ func TestExpandUnboundMessageListsBoundCities(t *testing.T) {
 func TestDesiredDeployment(t *testing.T) {
 	w := makeWorkload("web", "u-1").withPlacement("edge", 3, "DFW").build()
 	w.Spec.Placements[0].RolloutStrategy = &computev1alpha.RolloutStrategy{MaxUnavailable: ptr.To[int32](2)}
-	wd := Desired(w, &w.Spec.Placements[0], "DFW", "web-dfw-x")
+	wd := expand(w, readyCities("DFW"))[0].Desired
 
 	wantLabels := map[string]string{
 		computev1alpha.WorkloadUIDLabel:      "u-1",
@@ -211,8 +211,8 @@ func TestCityRestart(t *testing.T) {
 				w.Spec.Template.Metadata.Annotations = map[string]string{computev1alpha.RestartedAtAnnotation: tc.workloadRestart}
 			}
 			w.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "DFW": tc.cityRestart}
-			wd := Desired(w, &w.Spec.Placements[0], tc.city, "x")
-			if got := wd.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]; got != tc.want {
+			tpl := CityTemplate(w, &w.Spec.Template, tc.city)
+			if got := tpl.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]; got != tc.want {
 				t.Fatalf("restartedAt = %q, want %q", got, tc.want)
 			}
 			if got := w.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]; got != tc.workloadRestart {
@@ -220,4 +220,10 @@ func TestCityRestart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// expand is Expand of every target of w, every city on the Workload's
+// template.
+func expand(w *computev1alpha.Workload, cities locations.Cities) []Target {
+	return Expand(w, Targets(w, cities), nil)
 }

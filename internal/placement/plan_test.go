@@ -20,7 +20,7 @@ type deploymentBuilder struct {
 // existingFor returns the deployment w wants in city as it would exist
 // after being created.
 func existingFor(w *computev1alpha.Workload, placement, city string) *deploymentBuilder {
-	targets := Expand(w, readyCities(city))
+	targets := expand(w, readyCities(city))
 	for _, t := range targets {
 		if t.Placement == placement && t.CityCode == city {
 			return &deploymentBuilder{*t.Desired.DeepCopy()}
@@ -172,7 +172,7 @@ func TestDiff(t *testing.T) {
 	}
 	for n, tc := range tests {
 		t.Run(n, func(t *testing.T) {
-			targets := Expand(tc.workload, readyCities(tc.bound...))
+			targets := expand(tc.workload, readyCities(tc.bound...))
 			plan := Diff(tc.workload, targets, tc.existing)
 			got := want{
 				create: namesOf(plan.Create), update: namesOf(plan.Update), delete: namesOf(plan.Delete),
@@ -197,7 +197,7 @@ func TestDiffKeepsExistingDeploymentOfCityThatIsNotReady(t *testing.T) {
 	cities := cityList{readyCities()}.notReady("DFW").Cities
 	old := existingFor(makeWorkload("web", "u-1").withPlacement("edge", 1, "DFW").build(), "edge", "DFW").build()
 
-	plan := Diff(w, Expand(w, cities), []computev1alpha.WorkloadDeployment{old})
+	plan := Diff(w, expand(w, cities), []computev1alpha.WorkloadDeployment{old})
 	if len(plan.Delete) != 0 || len(plan.Create) != 0 {
 		t.Fatalf("plan creates %v and deletes %v, want neither", namesOf(plan.Create), namesOf(plan.Delete))
 	}
@@ -209,7 +209,7 @@ func TestDiffKeepsExistingDeploymentOfCityThatIsNotReady(t *testing.T) {
 	}
 
 	// Without an existing deployment nothing is created.
-	plan = Diff(w, Expand(w, cities), nil)
+	plan = Diff(w, expand(w, cities), nil)
 	if len(plan.Create) != 0 {
 		t.Fatalf("plan creates %v for a city that is not ready", namesOf(plan.Create))
 	}
@@ -217,7 +217,7 @@ func TestDiffKeepsExistingDeploymentOfCityThatIsNotReady(t *testing.T) {
 
 func TestMerge(t *testing.T) {
 	w := makeWorkload("web", "u-1").withPlacement("edge", 1, "DFW").build()
-	desired := Expand(makeWorkload("web", "u-1").withPlacement("edge", 4, "DFW").withImage("nginx:2").build(), readyCities("DFW"))[0].Desired
+	desired := expand(makeWorkload("web", "u-1").withPlacement("edge", 4, "DFW").withImage("nginx:2").build(), readyCities("DFW"))[0].Desired
 	existing := existingFor(w, "edge", "DFW").withReplicas(7).withLabel("team", "a").
 		withAnnotation(computev1alpha.FederationNamespaceAnnotation, "ns-1").build()
 	before := existing.DeepCopy()
@@ -274,14 +274,14 @@ func TestNamesThatCollideWhenJoinedStayApart(t *testing.T) {
 	first := makeWorkload("app-a", "u-1").withPlacement("b", 1, "DFW").build()
 	second := makeWorkload("app", "u-2").withPlacement("a-b", 1, "DFW").build()
 	cities := readyCities("DFW")
-	a := Expand(first, cities)[0].Desired
-	b := Expand(second, cities)[0].Desired
+	a := expand(first, cities)[0].Desired
+	b := expand(second, cities)[0].Desired
 	if a.Name == b.Name {
 		t.Fatalf("both Workloads want WorkloadDeployment %s", a.Name)
 	}
 	existing := []computev1alpha.WorkloadDeployment{*a, *b}
 	for _, w := range []*computev1alpha.Workload{first, second} {
-		plan := Diff(w, Expand(w, cities), existing)
+		plan := Diff(w, expand(w, cities), existing)
 		if len(plan.Create)+len(plan.Update)+len(plan.Delete) != 0 {
 			t.Errorf("Workload %s plans writes with both deployments in place: create %v update %v delete %v",
 				w.Name, namesOf(plan.Create), namesOf(plan.Update), namesOf(plan.Delete))

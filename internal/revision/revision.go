@@ -73,6 +73,21 @@ func Template(cr *appsv1.ControllerRevision) (*computev1alpha.InstanceTemplateSp
 	return &d.Spec.Template, nil
 }
 
+// TemplateOf returns the template of the revision among revs whose template
+// hash is hash; ok is false when none records it (trimmed from the history)
+// or its data no longer hashes to hash.
+func TemplateOf(revs []appsv1.ControllerRevision, hash string) (tpl *computev1alpha.InstanceTemplateSpec, ok bool) {
+	for i := range revs {
+		if revs[i].Labels[TemplateHashLabel] != hash {
+			continue
+		}
+		if tpl, err := Template(&revs[i]); err == nil && names.TemplateHash(tpl) == hash {
+			return tpl, true
+		}
+	}
+	return nil, false
+}
+
 // HistoryLimit returns w's revisionHistoryLimit or the default.
 func HistoryLimit(w *computev1alpha.Workload) int {
 	if w.Spec.RevisionHistoryLimit == nil || *w.Spec.RevisionHistoryLimit < 0 {

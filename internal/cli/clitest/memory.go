@@ -4,19 +4,24 @@ import (
 	"fmt"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
+	"github.com/citycells/compute/internal/revision"
+	"github.com/citycells/compute/internal/workloadstatus"
 )
 
 // InMemory returns, without a server, the deployments and instances the
 // controllers would leave for w in world, every city converged (the
 // instances of a city listed in world are in the states given, the others
 // Available), with fixed UIDs and times for golden files. w gets a UID,
-// generation 1 and its status written.
+// generation 1 and the status the Workload controller computes from those
+// deployments (workloadstatus.Compute).
 func InMemory(w *computev1alpha.Workload, world World) ([]computev1alpha.WorkloadDeployment, []computev1alpha.Instance) {
 	if w.UID == "" {
 		w.UID = types.UID("uid-" + w.Name)
@@ -25,72 +30,102 @@ func InMemory(w *computev1alpha.Workload, world World) ([]computev1alpha.Workloa
 	w.CreationTimestamp = metav1.NewTime(Epoch.Add(-3 * 24 * 60 * 60e9))
 	var wds []computev1alpha.WorkloadDeployment
 	var insts []computev1alpha.Instance
-	var total computev1alpha.ReplicaCounts
-	for i := range w.Spec.Placements {
-		p := &w.Spec.Placements[i]
-		ps := computev1alpha.WorkloadPlacementStatus{Name: p.Name}
-		for _, city := range p.CityCodes {
-			wd := placement.Desired(w, p, city, names.WorkloadDeploymentName(w.Name, w.UID, p.Name, city))
-			wd.UID = types.UID(fmt.Sprintf("uid-%s", wd.Name))
-			wd.Generation, wd.Status.ObservedGeneration = 1, 1
-			wd.CreationTimestamp = w.CreationTimestamp
-			hash := names.TemplateHash(&wd.Spec.Template)
-			wd.Status.TemplateHash = hash
-			n := int(p.ScaleSettings.MinReplicas)
-			for j := range n {
-				state := world.stateOf(city, j)
-				inst := computev1alpha.Instance{}
-				inst.Name, inst.Namespace = names.InstanceName(wd.Name, j), w.Namespace
-				inst.UID = types.UID("uid-" + inst.Name)
-				inst.CreationTimestamp = metav1.NewTime(Epoch.Add(-45 * 60e9))
-				inst.Labels = map[string]string{
-					computev1alpha.WorkloadUIDLabel:            string(w.UID),
-					computev1alpha.WorkloadNameLabel:           w.Name,
-					computev1alpha.WorkloadDeploymentUIDLabel:  string(wd.UID),
-					computev1alpha.WorkloadDeploymentNameLabel: wd.Name,
-					computev1alpha.InstanceIndexLabel:          strconv.Itoa(j),
-					computev1alpha.CityCodeLabel:               city,
-					computev1alpha.PlacementNameLabel:          p.Name,
-				}
-				inst.Spec = *wd.Spec.Template.Spec.DeepCopy()
-				inst.Spec.Controller = &computev1alpha.InstanceController{TemplateHash: hash}
-				if gated(state) {
-					inst.Spec.Controller.SchedulingGates = []computev1alpha.SchedulingGate{{Name: computev1alpha.QuotaSchedulingGate}}
-				}
-				inst.Status = InstanceStatus(state, hash, city, j)
-				insts = append(insts, inst)
-				wd.Status.Replicas++
-				wd.Status.UpdatedReplicas++
-				if state == Available {
-					wd.Status.ReadyReplicas++
-					wd.Status.CurrentReplicas++
-				}
+	for _, t := range placement.Expand(w, placement.Targets(w, BoundCities(w)), nil) {
+		wd := t.Desired
+		wd.UID = types.UID(fmt.Sprintf("uid-%s", wd.Name))
+		wd.Generation, wd.Status.ObservedGeneration = 1, 1
+		wd.CreationTimestamp = w.CreationTimestamp
+		hash := names.TemplateHash(&wd.Spec.Template)
+		wd.Status.TemplateHash = hash
+		n := int(wd.Spec.ScaleSettings.MinReplicas)
+		var blocked *metav1.Condition
+		for j := range n {
+			state := world.stateOf(t.CityCode, j)
+			inst := computev1alpha.Instance{}
+			inst.Name, inst.Namespace = names.InstanceName(wd.Name, j), w.Namespace
+			inst.UID = types.UID("uid-" + inst.Name)
+			inst.CreationTimestamp = metav1.NewTime(Epoch.Add(-45 * 60e9))
+			inst.Labels = map[string]string{
+				computev1alpha.WorkloadUIDLabel:            string(w.UID),
+				computev1alpha.WorkloadNameLabel:           w.Name,
+				computev1alpha.WorkloadDeploymentUIDLabel:  string(wd.UID),
+				computev1alpha.WorkloadDeploymentNameLabel: wd.Name,
+				computev1alpha.InstanceIndexLabel:          strconv.Itoa(j),
+				computev1alpha.CityCodeLabel:               t.CityCode,
+				computev1alpha.PlacementNameLabel:          t.Placement,
 			}
-			wd.Status.DesiredReplicas = int32(n)
-			cs := computev1alpha.WorkloadCityStatus{CityCode: city, DeploymentName: wd.Name, ReplicaCounts: wd.Status.ReplicaCounts,
-				Available: wd.Status.ReadyReplicas > 0}
-			ps.Cities = append(ps.Cities, cs)
-			add(&ps.ReplicaCounts, wd.Status.ReplicaCounts)
-			add(&total, wd.Status.ReplicaCounts)
-			wds = append(wds, *wd)
+			inst.Spec = *wd.Spec.Template.Spec.DeepCopy()
+			inst.Spec.Controller = &computev1alpha.InstanceController{TemplateHash: hash}
+			if gated(state) {
+				inst.Spec.Controller.SchedulingGates = []computev1alpha.SchedulingGate{{Name: computev1alpha.QuotaSchedulingGate}}
+			}
+			inst.Status = InstanceStatus(state, hash, t.CityCode, j)
+			insts = append(insts, inst)
+			wd.Status.Replicas++
+			wd.Status.UpdatedReplicas++
+			if state == Available {
+				wd.Status.ReadyReplicas++
+				wd.Status.CurrentReplicas++
+			} else if ready := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady); blocked == nil && ready != nil {
+				blocked = ready
+			}
 		}
-		w.Status.Placements = append(w.Status.Placements, ps)
+		wd.Status.DesiredReplicas = int32(n)
+		wd.Status.Conditions = CellConditions(wd.Status.ReplicaCounts, blocked)
+		wds = append(wds, *wd)
 	}
-	w.Status.ObservedGeneration = 1
-	w.Status.Deployments = int32(len(wds))
-	w.Status.ReplicaCounts = total
-	if w.Status.CurrentRevision == 0 {
-		w.Status.CurrentRevision = 1
-	}
-	w.Status.CurrentTemplateHash = names.TemplateHash(&w.Spec.Template)
+	WriteStatus(w, wds, nil)
 	return wds, insts
 }
 
-// add sums replica counts.
-func add(to *computev1alpha.ReplicaCounts, n computev1alpha.ReplicaCounts) {
-	to.Replicas += n.Replicas
-	to.CurrentReplicas += n.CurrentReplicas
-	to.UpdatedReplicas += n.UpdatedReplicas
-	to.ReadyReplicas += n.ReadyReplicas
-	to.DesiredReplicas += n.DesiredReplicas
+// BoundCities returns every city w's placements name, bound and ready.
+func BoundCities(w *computev1alpha.Workload) locations.Cities {
+	out := locations.Cities{}
+	for _, p := range w.Spec.Placements {
+		for _, code := range p.CityCodes {
+			out[code] = locations.City{Code: code, Ready: true}
+		}
+	}
+	return out
+}
+
+// CellConditions are the Available and Progressing conditions a cell
+// reports for a WorkloadDeployment with counts c: available when a replica
+// is ready, else blocked by the Ready condition of an instance (nil: still
+// provisioning).
+func CellConditions(c computev1alpha.ReplicaCounts, blocked *metav1.Condition) []metav1.Condition {
+	avail := metav1.Condition{Type: computev1alpha.ConditionAvailable, Status: metav1.ConditionTrue,
+		Reason: computev1alpha.ReasonReplicasAvailable, Message: fmt.Sprintf("%d of %d replicas ready", c.ReadyReplicas, c.DesiredReplicas)}
+	if c.ReadyReplicas == 0 && c.DesiredReplicas > 0 {
+		avail.Status, avail.Reason = metav1.ConditionFalse, computev1alpha.ReasonProvisioning
+		if blocked != nil {
+			avail.Reason, avail.Message = blocked.Reason, blocked.Message
+		}
+	}
+	return []metav1.Condition{avail, {Type: computev1alpha.ConditionProgressing, Status: metav1.ConditionFalse,
+		Reason: computev1alpha.ReasonRolloutComplete}}
+}
+
+// WriteStatus writes into w the status the Workload controller computes
+// when its cells report wds and cities are bound to the project (nil: every
+// city w names, ready), every write landed; w's status.rollout and current
+// revision stand when set.
+func WriteStatus(w *computev1alpha.Workload, wds []computev1alpha.WorkloadDeployment, cities locations.Cities) {
+	if cities == nil {
+		cities = BoundCities(w)
+	}
+	byName := map[string]*computev1alpha.WorkloadDeployment{}
+	for i := range wds {
+		byName[wds[i].Name] = &wds[i]
+	}
+	in := workloadstatus.Input{Workload: w, Rollout: w.Status.Rollout, Settled: true, Now: metav1.NewTime(Epoch),
+		Revision: &revision.Current{Number: max(w.Status.CurrentRevision, 1), TemplateHash: names.TemplateHash(&w.Spec.Template)}}
+	for _, t := range placement.Targets(w, cities) {
+		in.Cities = append(in.Cities, workloadstatus.City{Target: t, Deployment: byName[t.Name]})
+		delete(byName, t.Name)
+	}
+	for _, wd := range byName {
+		in.Leaving = append(in.Leaving, wd)
+	}
+	w.Status = workloadstatus.Compute(in)
 }

@@ -7,30 +7,31 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/status"
 )
 
 // Snapshot is everything read about one Workload at one moment.
 type Snapshot struct {
-	// Workload is the Workload; nil when it does not exist.
+	// Workload is the Workload; nil when it does not exist. Its status
+	// says what state every city is in: the view reads it, never works
+	// it out again.
 	Workload *computev1alpha.Workload
-	// Deployments are its WorkloadDeployments (workload-uid label).
-	Deployments []computev1alpha.WorkloadDeployment
-	// Instances are its Instances (workload-uid label).
+	// Instances are its Instances (workload-uid label), read only to name
+	// the ones that fail.
 	Instances []computev1alpha.Instance
+	// Now is when it was read: "last seen … ago" is measured from it.
+	Now time.Time
 }
 
 // Expectation is what a wait needs to see beyond a settled rollout.
 type Expectation struct {
 	// CityRestarts maps a city code to the restartedAt time a city restart
-	// wrote: the city is not done until its WorkloadDeployment's template
-	// carries that time (or a later one).
+	// wrote: the city is not done until the Workload's status says its
+	// template carries that time (or a later one).
 	CityRestarts map[string]string
 }
 
@@ -52,9 +53,6 @@ const (
 	// are the last known ones.
 	StateUnreachable = "unreachable"
 )
-
-// Now is the clock "last seen … ago" is measured with.
-var Now = time.Now
 
 // City is the rollout state of one placement in one city.
 type City struct {
@@ -131,20 +129,14 @@ type Progress struct {
 	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
-// Assess computes the progress of s's Workload toward its spec.
+// Assess computes the progress of s's Workload toward its spec from what
+// its status says of each city (status.placements[].cities and
+// status.rollout).
 func Assess(s Snapshot, exp Expectation) Progress {
 	w := s.Workload
 	p := Progress{Name: w.Name, Revision: w.Status.CurrentRevision}
 	if w.Status.ObservedGeneration < w.Generation {
 		p.Waiting = fmt.Sprintf("waiting for the management plane to apply generation %d", w.Generation)
-	}
-
-	wds := map[cityKey]*computev1alpha.WorkloadDeployment{}
-	byName := map[string]*computev1alpha.WorkloadDeployment{}
-	for i := range s.Deployments {
-		wd := &s.Deployments[i]
-		wds[cityKey{wd.Spec.PlacementName, wd.Spec.CityCode}] = wd
-		byName[wd.Name] = wd
 	}
 	instancesOf := map[string][]*computev1alpha.Instance{}
 	for i := range s.Instances {
@@ -152,29 +144,13 @@ func Assess(s Snapshot, exp Expectation) Progress {
 		name := inst.Labels[computev1alpha.WorkloadDeploymentNameLabel]
 		instancesOf[name] = append(instancesOf[name], inst)
 	}
-	reported := reportedCities(w)
-
-	wanted := map[cityKey]bool{}
-	for _, pl := range w.Spec.Placements {
-		for _, code := range pl.CityCodes {
-			key := cityKey{pl.Name, code}
-			if wanted[key] {
-				continue
-			}
-			wanted[key] = true
-			var c City
-			if wd := wds[key]; wd != nil {
-				c = assessDeployment(wd, instancesOf[wd.Name], exp)
-			} else {
-				c = assessMissing(key, reported[key], pl.ScaleSettings.MinReplicas)
-			}
+	for _, ps := range w.Status.Placements {
+		for _, cs := range ps.Cities {
+			c := assessCity(ps.Name, cs, instancesOf[cs.DeploymentName], exp, s.Now)
 			p.Cities = append(p.Cities, c)
-		}
-	}
-	for key, wd := range wds {
-		if !wanted[key] {
-			p.Cities = append(p.Cities, City{City: key.city, Placement: key.placement, Deployment: wd.Name,
-				Ready: wd.Status.ReadyReplicas, Replicas: wd.Status.Replicas, State: StateRemoving})
+			if cs.DeploymentName != "" && cs.Reason != computev1alpha.ReasonDeploymentRemoving {
+				p.Failures = append(p.Failures, instanceFailures(instancesOf[cs.DeploymentName], cs)...)
+			}
 		}
 	}
 	slices.SortFunc(p.Cities, func(a, b City) int {
@@ -193,7 +169,6 @@ func Assess(s Snapshot, exp Expectation) Progress {
 			p.Failures = append(p.Failures, Failure{City: c.City, Status: c.State, Reason: c.Reason, Message: c.Message})
 		}
 	}
-	p.Failures = append(p.Failures, instanceFailures(s.Instances, byName)...)
 	slices.SortStableFunc(p.Failures, func(a, b Failure) int {
 		return cmp.Or(cmp.Compare(status.Severity(b.Reason), status.Severity(a.Reason)),
 			cmp.Compare(a.City, b.City), cmp.Compare(a.Instance, b.Instance))
@@ -202,63 +177,45 @@ func Assess(s Snapshot, exp Expectation) Progress {
 	return p
 }
 
-// cityKey identifies a placement in a city.
-type cityKey struct{ placement, city string }
-
-// reportedCities indexes the per-city entries of the Workload status.
-func reportedCities(w *computev1alpha.Workload) map[cityKey]computev1alpha.WorkloadCityStatus {
-	out := map[cityKey]computev1alpha.WorkloadCityStatus{}
-	for _, ps := range w.Status.Placements {
-		for _, cs := range ps.Cities {
-			out[cityKey{ps.Name, cs.CityCode}] = cs
-		}
-	}
-	return out
-}
-
-// assessMissing describes a wanted city that has no WorkloadDeployment,
-// from what the management plane reported about it; min is the replicas
-// the placement asks for.
-func assessMissing(key cityKey, reported computev1alpha.WorkloadCityStatus, min int32) City {
-	c := City{City: key.city, Placement: key.placement, Reason: reported.Reason, Message: reported.Message,
-		Desired: min, State: StateNoDeployment}
-	switch reported.Reason {
-	case computev1alpha.ReasonLocationNotBound:
-		c.State, c.Failed = StateNotEnabled, true
-	case computev1alpha.ReasonLocationNotReady:
-		c.State = StateLocationWait
-	case computev1alpha.ReasonDeploymentConflict:
-		c.State, c.Failed = StateConflict, true
-	}
-	return c
-}
-
-// assessDeployment describes a city from its WorkloadDeployment and the
-// Instances it owns.
-func assessDeployment(wd *computev1alpha.WorkloadDeployment, instances []*computev1alpha.Instance, exp Expectation) City {
-	st := wd.Status
-	c := City{City: wd.Spec.CityCode, Placement: wd.Spec.PlacementName, Deployment: wd.Name,
-		Desired: desired(wd), Ready: st.ReadyReplicas, Updated: st.UpdatedReplicas, Replicas: st.Replicas}
-	if want, ok := exp.CityRestarts[wd.Spec.CityCode]; ok && !restartApplied(wd, want) {
-		c.State = StateRestartPending
+// assessCity puts the state the Workload's status reports for one city of
+// a placement into words, naming the worst of its instances when it is
+// not ready.
+func assessCity(placement string, cs computev1alpha.WorkloadCityStatus, instances []*computev1alpha.Instance, exp Expectation, now time.Time) City {
+	c := City{City: cs.CityCode, Placement: placement, Deployment: cs.DeploymentName,
+		Desired: cs.DesiredReplicas, Ready: cs.ReadyReplicas, Updated: cs.UpdatedReplicas, Replicas: cs.Replicas,
+		Reason: cs.Reason, Message: cs.Message, Wave: cs.Wave, Revision: cs.Revision, Rollout: string(cs.Rollout)}
+	if want, ok := exp.CityRestarts[cs.CityCode]; ok && !restartApplied(cs.RestartedAt, want) {
+		c.State, c.Reason = StateRestartPending, ""
 		c.Message = "waiting for the management plane to pass the restart to the city"
 		return c
 	}
-	if seen := st.LastSeenTime; seen != nil {
+	if seen := cs.LastSeenTime; cs.Stale && seen != nil {
 		// Nothing about the city can be trusted until it is heard from.
 		c.Stale, c.LastSeenTime = true, seen.DeepCopy()
-		c.State = fmt.Sprintf("%s (last seen %s ago)", StateUnreachable, duration.HumanDuration(Now().Sub(seen.Time)))
-		c.Reason = computev1alpha.ReasonCellUnreachable
-		if a := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionAvailable); a != nil {
-			c.Message = a.Message
+		c.State = fmt.Sprintf("%s (last seen %s ago)", StateUnreachable, duration.HumanDuration(now.Sub(seen.Time)))
+		return c
+	}
+	switch cs.Reason {
+	case computev1alpha.ReasonLocationNotBound:
+		c.State, c.Failed = StateNotEnabled, true
+		return c
+	case computev1alpha.ReasonDeploymentConflict:
+		c.State, c.Failed = StateConflict, true
+		return c
+	case computev1alpha.ReasonLocationNotReady:
+		c.State = StateLocationWait
+		return c
+	case computev1alpha.ReasonDeploymentRemoving:
+		c.State = StateRemoving
+		return c
+	case computev1alpha.ReasonDeploymentPending:
+		c.State = StateSyncing
+		if cs.DeploymentName == "" {
+			c.State = StateNoDeployment
 		}
 		return c
 	}
-	if st.ObservedGeneration < wd.Generation {
-		c.State = StateSyncing
-		c.Message = "waiting for the city to report on the latest change"
-		return c
-	}
+	c.Reason, c.Message = "", ""
 	if c.Desired == 0 {
 		c.State, c.Done = StateScaledToZero, c.Replicas == 0
 		if !c.Done {
@@ -270,14 +227,13 @@ func assessDeployment(wd *computev1alpha.WorkloadDeployment, instances []*comput
 		c.State, c.Done = StateReady, true
 		return c
 	}
-	// Name the worst instance problem on the current template; fall back
-	// to the deployment's Available condition.
-	if worst, ok := worstInstance(instances, TemplateHash(wd)); ok {
+	// Name the worst instance problem on the city's template; fall back
+	// to the reason the status gives a city with no replica ready.
+	c.State = StateStarting
+	if worst, ok := worstInstance(instances, cs.TemplateHash); ok {
 		c.State, c.Reason, c.Message = worst.Short(), worst.Reason, worst.Message
-	} else if a := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionAvailable); a != nil && a.Status != metav1.ConditionTrue && a.Reason != "" {
-		c.State, c.Reason, c.Message = StateStarting, a.Reason, a.Message
-	} else {
-		c.State = StateStarting
+	} else if !cs.Available {
+		c.Reason, c.Message = cs.Reason, cs.Message
 	}
 	switch {
 	case c.Updated < c.Desired && c.Replicas > 0 && c.Reason == "":
@@ -288,32 +244,9 @@ func assessDeployment(wd *computev1alpha.WorkloadDeployment, instances []*comput
 	return c
 }
 
-// TemplateHash is the hash of the template wd's instances are rolled to:
-// as the cell reported it for the current generation, else computed the
-// way the cell computes it.
-func TemplateHash(wd *computev1alpha.WorkloadDeployment) string {
-	if wd.Status.TemplateHash != "" && wd.Status.ObservedGeneration >= wd.Generation {
-		return wd.Status.TemplateHash
-	}
-	return names.TemplateHash(&wd.Spec.Template)
-}
-
-// desired is the replicas a deployment wants: spec.replicas, else
-// minReplicas, as the cell decides.
-func desired(wd *computev1alpha.WorkloadDeployment) int32 {
-	if wd.Status.ObservedGeneration >= wd.Generation && wd.Status.DesiredReplicas > 0 {
-		return wd.Status.DesiredReplicas
-	}
-	if wd.Spec.Replicas != nil {
-		return *wd.Spec.Replicas
-	}
-	return wd.Spec.ScaleSettings.MinReplicas
-}
-
-// restartApplied reports whether wd's template carries the restart time
-// want or a later one.
-func restartApplied(wd *computev1alpha.WorkloadDeployment, want string) bool {
-	got := wd.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]
+// restartApplied reports whether the restart time got (what the city's
+// template carries) is want or later.
+func restartApplied(got, want string) bool {
 	if got == want {
 		return true
 	}
@@ -348,18 +281,16 @@ func onTemplate(inst *computev1alpha.Instance, hash string) bool {
 	return inst.DeletionTimestamp == nil && inst.Spec.Controller != nil && inst.Spec.Controller.TemplateHash == hash
 }
 
-// instanceFailures returns the instances on their deployment's current
+// instanceFailures returns the instances of city cs on its current
 // template that failed terminally.
-func instanceFailures(instances []computev1alpha.Instance, byName map[string]*computev1alpha.WorkloadDeployment) []Failure {
+func instanceFailures(instances []*computev1alpha.Instance, cs computev1alpha.WorkloadCityStatus) []Failure {
 	var out []Failure
-	for i := range instances {
-		inst := &instances[i]
-		wd := byName[inst.Labels[computev1alpha.WorkloadDeploymentNameLabel]]
-		if wd == nil || !onTemplate(inst, TemplateHash(wd)) {
+	for _, inst := range instances {
+		if !onTemplate(inst, cs.TemplateHash) {
 			continue
 		}
 		if s := Instance(inst); s.Terminal {
-			out = append(out, Failure{Instance: inst.Name, City: wd.Spec.CityCode, Status: s.String(), Reason: s.Reason, Message: s.Message})
+			out = append(out, Failure{Instance: inst.Name, City: cs.CityCode, Status: s.String(), Reason: s.Reason, Message: s.Message})
 		}
 	}
 	return out

@@ -27,9 +27,10 @@ type Rollout struct {
 	Halted bool `json:"halted,omitempty"`
 }
 
-// assessRollout folds the Workload's status.rollout into p: each city's
-// wave, revision and rollout state; cities waiting for their wave are not
-// done; a halted rollout is a failure (listed after the instance failures).
+// assessRollout folds the rollout across cities into p: cities waiting for
+// their wave or soaking are not done (their wave and rollout state come
+// from the city status); a halted rollout (status.rollout) is a failure,
+// listed after the instance failures.
 func assessRollout(p *Progress, w *computev1alpha.Workload) {
 	r := w.Status.Rollout
 	if r == nil || (w.Status.CurrentTemplateHash != "" && r.TemplateHash != w.Status.CurrentTemplateHash) {
@@ -37,26 +38,19 @@ func assessRollout(p *Progress, w *computev1alpha.Workload) {
 	}
 	p.Rollout = &Rollout{Strategy: string(r.Strategy), Phase: string(r.Phase), Wave: r.Wave, Waves: r.Waves,
 		Message: r.Message, Halted: r.Phase == computev1alpha.RolloutPhaseHalted}
-	byKey := map[cityKey]computev1alpha.CityRolloutStatus{}
-	for _, c := range r.Cities {
-		byKey[cityKey{c.Placement, c.CityCode}] = c
-	}
 	for i := range p.Cities {
 		c := &p.Cities[i]
-		rc, ok := byKey[cityKey{c.Placement, c.City}]
-		if !ok {
-			continue
-		}
-		c.Wave, c.Revision, c.Rollout = rc.Wave, rc.Revision, string(rc.State)
-		switch rc.State {
+		switch computev1alpha.CityRolloutState(c.Rollout) {
 		case computev1alpha.CityWaiting:
 			c.Done = false
-			c.State, c.Message = StateWaitingForWave, rc.Message
+			c.State = StateWaitingForWave
+			_, c.Message = cityRolloutReason(r, c)
 		case computev1alpha.CitySoaking:
 			c.Done = false
 			c.State = "soaking"
 		case computev1alpha.CityRolledBack:
-			c.State, c.Reason, c.Message = "rolled back", rc.Reason, rc.Message
+			c.State = "rolled back"
+			c.Reason, c.Message = cityRolloutReason(r, c)
 		}
 	}
 	switch r.Phase {
@@ -92,4 +86,14 @@ func (p Progress) RolloutLine() string {
 		return fmt.Sprintf("%d waves, complete", r.Waves)
 	}
 	return fmt.Sprintf("wave %d/%d %s", r.Wave, r.Waves, r.Phase)
+}
+
+// cityRolloutReason is the reason and message status.rollout gives city c.
+func cityRolloutReason(r *computev1alpha.WorkloadRolloutStatus, c *City) (reason, message string) {
+	for _, rc := range r.Cities {
+		if rc.Placement == c.Placement && rc.CityCode == c.City {
+			return rc.Reason, rc.Message
+		}
+	}
+	return "", ""
 }

@@ -11,6 +11,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 )
@@ -63,17 +64,24 @@ func TestInstanceStatusInWords(t *testing.T) {
 
 // world builds a snapshot of workload w in memory: one deployment per
 // placement × city, its instances in the states given, statuses as the
-// controllers write them.
+// controllers write them; the Workload's status is what the server
+// computes from them (clitest.WriteStatus).
 type world struct {
-	snap Snapshot
+	snap        Snapshot
+	deployments []computev1alpha.WorkloadDeployment
+	cities      locations.Cities
+	cells       []func(*world)
+	after       []func(*Snapshot)
 }
+
+// viewNow is the moment the snapshots are read.
+var viewNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
 func newWorld(w *computev1alpha.Workload) *world {
 	w.UID = "uid-1"
 	w.Generation = 1
-	w.Status.ObservedGeneration = 1
 	w.Status.CurrentRevision = 2
-	return &world{snap: Snapshot{Workload: w}}
+	return &world{snap: Snapshot{Workload: w, Now: viewNow}}
 }
 
 // city adds the deployment of city with instances in states; ready
@@ -81,9 +89,12 @@ func newWorld(w *computev1alpha.Workload) *world {
 func (wo *world) city(city string, states ...clitest.State) *world {
 	w := wo.snap.Workload
 	p := &w.Spec.Placements[0]
-	wd := placement.Desired(w, p, city, names.WorkloadDeploymentName(w.Name, w.UID, p.Name, city))
+	tpl := placement.CityTemplate(w, &w.Spec.Template, city)
+	wd := placement.Desired(w, p, city, names.WorkloadDeploymentName(w.Name, w.UID, p.Name, city), &tpl)
 	wd.Generation, wd.Status.ObservedGeneration = 1, 1
 	hash := names.TemplateHash(&wd.Spec.Template)
+	wd.Status.TemplateHash = hash
+	var blocked *metav1.Condition
 	for i, s := range states {
 		inst := computev1alpha.Instance{}
 		inst.Name = names.InstanceName(wd.Name, i)
@@ -95,14 +106,35 @@ func (wo *world) city(city string, states ...clitest.State) *world {
 		wd.Status.UpdatedReplicas++
 		if s == clitest.Available {
 			wd.Status.ReadyReplicas++
+		} else if blocked == nil {
+			blocked = &inst.Status.Conditions[0]
 		}
 	}
 	wd.Status.DesiredReplicas = p.ScaleSettings.MinReplicas
-	wo.snap.Deployments = append(wo.snap.Deployments, *wd)
+	wd.Status.Conditions = clitest.CellConditions(wd.Status.ReplicaCounts, blocked)
+	wo.deployments = append(wo.deployments, *wd)
 	return wo
 }
 
-func (wo *world) with(f func(*Snapshot)) *world { f(&wo.snap); return wo }
+// cell changes what the cells report, before the server computes the
+// Workload's status.
+func (wo *world) cell(f func(*world)) *world { wo.cells = append(wo.cells, f); return wo }
+
+// with changes the snapshot after the server computed the status.
+func (wo *world) with(f func(*Snapshot)) *world { wo.after = append(wo.after, f); return wo }
+
+// snapshot is what the CLI reads: the Workload with the status the server
+// computed from the world, and the instances.
+func (wo *world) snapshot() Snapshot {
+	for _, f := range wo.cells {
+		f(wo)
+	}
+	clitest.WriteStatus(wo.snap.Workload, wo.deployments, wo.cities)
+	for _, f := range wo.after {
+		f(&wo.snap)
+	}
+	return wo.snap
+}
 
 func TestAssess(t *testing.T) {
 	base := func() *computev1alpha.Workload { return clitest.NewWorkload("web").Build() }
@@ -123,8 +155,9 @@ func TestAssess(t *testing.T) {
 			wantLine: "DFW 2/2 ready · LHR 1/2 starting", wantHealth: HealthProgressing,
 		},
 		"a city without a deployment yet waits for it": {
-			world:    newWorld(base()).city("DFW", clitest.Available, clitest.Available),
-			wantLine: "DFW 2/2 ready · LHR 0/2 waiting for deployment", wantHealth: HealthProgressing,
+			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available),
+			// The server has not caught up while a city has no deployment.
+			wantLine: "waiting for the management plane to apply generation 1", wantHealth: HealthProgressing,
 		},
 		"a management plane behind the spec is waited for": {
 			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available).
@@ -141,10 +174,10 @@ func TestAssess(t *testing.T) {
 		},
 		"a failure of an old template does not fail a rollout that replaces it": {
 			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available).
-				with(func(s *Snapshot) {
-					s.Instances[3].Spec.Controller.TemplateHash = "old"
-					s.Instances[3].Status = clitest.InstanceStatus(clitest.Crashing, "old", "LHR", 1)
-					s.Deployments[1].Status.ReadyReplicas, s.Deployments[1].Status.UpdatedReplicas = 1, 1
+				cell(func(wo *world) {
+					wo.snap.Instances[3].Spec.Controller.TemplateHash = "old"
+					wo.snap.Instances[3].Status = clitest.InstanceStatus(clitest.Crashing, "old", "LHR", 1)
+					wo.deployments[1].Status.ReadyReplicas, wo.deployments[1].Status.UpdatedReplicas = 1, 1
 				}),
 			wantLine: "DFW 2/2 ready · LHR 1/2 updating", wantHealth: HealthProgressing,
 		},
@@ -155,32 +188,33 @@ func TestAssess(t *testing.T) {
 		},
 		"a city no longer placed is removed before the rollout is done": {
 			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available).
-				with(func(s *Snapshot) { s.Workload.Spec.Placements[0].CityCodes = []string{"DFW"} }),
+				cell(func(wo *world) { wo.snap.Workload.Spec.Placements[0].CityCodes = []string{"DFW"} }),
 			wantLine: "DFW 2/2 ready · LHR removing (2 left)", wantHealth: HealthProgressing,
 		},
 		"a city that is not enabled fails with the reason": {
-			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).with(func(s *Snapshot) {
-				s.Workload.Status.Placements = []computev1alpha.WorkloadPlacementStatus{{Name: "default", Cities: []computev1alpha.WorkloadCityStatus{{
-					CityCode: "LHR", Reason: computev1alpha.ReasonLocationNotBound, Message: "city LHR is not bound to this project"}}}}
+			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).cell(func(wo *world) {
+				wo.cities = locations.Cities{"DFW": {Code: "DFW", Ready: true}}
 			}),
-			wantLine: "DFW 2/2 ready · LHR 0/2 not enabled", wantHealth: HealthDegraded, wantFailure: computev1alpha.ReasonLocationNotBound,
+			wantLine: "DFW 2/2 ready · LHR 0/0 not enabled", wantHealth: HealthDegraded, wantFailure: computev1alpha.ReasonLocationNotBound,
 		},
 		"a city nobody hears from is unreachable with its last known counts, never done": {
 			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.Available, clitest.Available).
-				with(func(s *Snapshot) {
-					seen := metav1.NewTime(Now().Add(-42 * time.Second))
-					s.Deployments[1].Status.LastSeenTime = &seen
+				cell(func(wo *world) {
+					seen := metav1.NewTime(viewNow.Add(-42 * time.Second))
+					wo.deployments[1].Status.LastSeenTime = &seen
 				}),
 			wantLine: "DFW 2/2 ready · LHR 2/2 unreachable (last seen 42s ago)", wantHealth: HealthDegraded,
 		},
 		"scaled to zero is done": {
 			world: newWorld(clitest.NewWorkload("web").Placement("default", 0, "DFW").Build()).city("DFW").
-				with(func(s *Snapshot) { s.Deployments[0].Status.DesiredReplicas = 0 }),
+				cell(func(wo *world) { wo.deployments[0].Status.DesiredReplicas = 0 }),
 			wantLine: "DFW 0/0 scaled to zero", wantDone: true, wantHealth: HealthScaledDown,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := Assess(tc.world.snap, tc.expect)
+			snap := tc.world.snapshot()
+			p := Assess(snap, tc.expect)
+			sameAnswer(t, snap, p)
 			if p.Line() != tc.wantLine {
 				t.Errorf("Line() = %q, want %q", p.Line(), tc.wantLine)
 			}
@@ -231,5 +265,49 @@ func TestEveryTerminalReasonHasANextStep(t *testing.T) {
 	steps := strings.Join(NextSteps(computev1alpha.ReasonImageUnavailable, Hints{Workload: "web", CanUndo: true}), "\n")
 	if !strings.Contains(steps, "datumctl compute rollout undo web") {
 		t.Errorf("a failed image offers the rollback:\n%s", steps)
+	}
+}
+
+// sameAnswer fails t unless p says of every city what the Workload's
+// status (computed by the server from the same world) says: the same
+// cities, counts, staleness, wave and rollout state; a city done only when
+// the server reports it available and not held; a city failed only for a
+// reason the server gives it; any other reason the server's own or one an
+// instance of the city reports.
+func sameAnswer(t *testing.T, s Snapshot, p Progress) {
+	t.Helper()
+	server := map[[2]string]computev1alpha.WorkloadCityStatus{}
+	for _, ps := range s.Workload.Status.Placements {
+		for _, cs := range ps.Cities {
+			server[[2]string{ps.Name, cs.CityCode}] = cs
+		}
+	}
+	if len(server) != len(p.Cities) {
+		t.Errorf("the view shows %d cities, the server reports %d", len(p.Cities), len(server))
+	}
+	instanceReasons := map[string]bool{}
+	for i := range s.Instances {
+		instanceReasons[s.Instances[i].Labels[computev1alpha.CityCodeLabel]+"/"+Instance(&s.Instances[i]).Reason] = true
+	}
+	for _, c := range p.Cities {
+		cs, ok := server[[2]string{c.Placement, c.City}]
+		if !ok {
+			t.Errorf("the view shows %s/%s, which the server does not report", c.Placement, c.City)
+			continue
+		}
+		got := [6]any{c.Desired, c.Ready, c.Updated, c.Replicas, c.Stale, c.Wave}
+		want := [6]any{cs.DesiredReplicas, cs.ReadyReplicas, cs.UpdatedReplicas, cs.Replicas, cs.Stale, cs.Wave}
+		if got != want || c.Rollout != string(cs.Rollout) {
+			t.Errorf("%s: the view says %v %q, the server %v %q", c.City, got, c.Rollout, want, cs.Rollout)
+		}
+		if c.Done && (!cs.Available && cs.DesiredReplicas > 0 || cs.Reason == computev1alpha.ReasonDeploymentPending) {
+			t.Errorf("%s: the view says done, the server %s (available %t)", c.City, cs.Reason, cs.Available)
+		}
+		if c.Reason != "" && c.Reason != cs.Reason && !instanceReasons[c.City+"/"+c.Reason] {
+			t.Errorf("%s: the view gives reason %s, neither the server's (%s) nor an instance's", c.City, c.Reason, cs.Reason)
+		}
+		if c.Failed && c.Reason != cs.Reason {
+			t.Errorf("%s: the view fails the city for %s, the server reports %s", c.City, c.Reason, cs.Reason)
+		}
 	}
 }

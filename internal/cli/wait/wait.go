@@ -24,44 +24,39 @@ const DefaultTimeout = 10 * time.Minute
 // maxListedFailures bounds the failures an error message lists.
 const maxListedFailures = 3
 
-// Fetch reads the Workload name in namespace with its WorkloadDeployments
-// and Instances (found by the workload-uid label, never by name). A
-// missing Workload is an error that names the fix.
+// Fetch reads the Workload name in namespace with its Instances (found by
+// the workload-uid label, never by name). A missing Workload is an error
+// that names the fix.
 func Fetch(ctx context.Context, c client.Client, f *cmdutil.Factory, namespace, name string) (view.Snapshot, error) {
 	var w computev1alpha.Workload
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &w); err != nil {
 		return view.Snapshot{}, f.WorkloadError(err, namespace, name)
 	}
-	sel := client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}
-	var wds computev1alpha.WorkloadDeploymentList
-	if err := c.List(ctx, &wds, client.InNamespace(namespace), sel); err != nil {
-		return view.Snapshot{}, fmt.Errorf("cannot list the deployments of workload %s: %w", name, err)
-	}
 	var insts computev1alpha.InstanceList
-	if err := c.List(ctx, &insts, client.InNamespace(namespace), sel); err != nil {
+	if err := c.List(ctx, &insts, client.InNamespace(namespace), client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}); err != nil {
 		return view.Snapshot{}, fmt.Errorf("cannot list the instances of workload %s: %w", name, err)
 	}
-	return view.Snapshot{Workload: &w, Deployments: wds.Items, Instances: insts.Items}, nil
+	return view.Snapshot{Workload: &w, Instances: insts.Items, Now: f.Now()}, nil
 }
 
-// Sources are what a wait on workload name watches: the Workload itself
-// and the WorkloadDeployments and Instances labelled with its name (each
-// checked against its UID in FromSeen).
+// Sources are what a wait on workload name watches: the Workload itself,
+// whose status says where every city stands, and the Instances labelled
+// with its name (checked against its UID in FromSeen), to name the ones
+// that fail.
 func Sources(namespace, name string) []cmdutil.WatchSource {
 	byName := labels.SelectorFromSet(labels.Set{computev1alpha.WorkloadNameLabel: name})
 	return []cmdutil.WatchSource{
 		{List: &computev1alpha.WorkloadList{}, Object: &computev1alpha.Workload{}, Namespace: namespace,
 			Fields: fields.OneTermEqualSelector("metadata.name", name)},
-		{List: &computev1alpha.WorkloadDeploymentList{}, Object: &computev1alpha.WorkloadDeployment{}, Namespace: namespace, Labels: byName},
 		{List: &computev1alpha.InstanceList{}, Object: &computev1alpha.Instance{}, Namespace: namespace, Labels: byName},
 	}
 }
 
 // FromSeen assembles the snapshot Fetch would read from what a wait on
-// Sources has seen: the workload, and its deployments and instances by
-// workload-uid label. A missing Workload is an error that names the fix.
+// Sources has seen: the workload, and its instances by workload-uid label.
+// A missing Workload is an error that names the fix.
 func FromSeen(f *cmdutil.Factory, seen cmdutil.Seen, namespace, name string) (view.Snapshot, error) {
-	var snap view.Snapshot
+	snap := view.Snapshot{Now: f.Now()}
 	for _, o := range seen[0] {
 		if w, ok := o.(*computev1alpha.Workload); ok && w.Name == name {
 			snap.Workload = w.DeepCopy()
@@ -73,11 +68,6 @@ func FromSeen(f *cmdutil.Factory, seen cmdutil.Seen, namespace, name string) (vi
 	}
 	uid := string(snap.Workload.UID)
 	for _, o := range seen[1] {
-		if wd, ok := o.(*computev1alpha.WorkloadDeployment); ok && wd.Labels[computev1alpha.WorkloadUIDLabel] == uid {
-			snap.Deployments = append(snap.Deployments, *wd.DeepCopy())
-		}
-	}
-	for _, o := range seen[2] {
 		if inst, ok := o.(*computev1alpha.Instance); ok && inst.Labels[computev1alpha.WorkloadUIDLabel] == uid {
 			snap.Instances = append(snap.Instances, *inst.DeepCopy())
 		}

@@ -17,8 +17,8 @@ import (
 func snapshot(world clitest.World) view.Snapshot {
 	w := clitest.NewWorkload("web").Placement("default", 2, "DFW", "LHR", "SIN").Build()
 	w.Status.CurrentRevision = 4
-	wds, insts := clitest.InMemory(w, world)
-	return view.Snapshot{Workload: w, Deployments: wds, Instances: insts}
+	_, insts := clitest.InMemory(w, world)
+	return view.Snapshot{Workload: w, Instances: insts, Now: clitest.Epoch}
 }
 
 func TestFrame(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"github.com/citycells/compute/internal/patch"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
+	"github.com/citycells/compute/internal/workloadstatus"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -135,7 +136,7 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 
 	s, err := observe(ctx, c, w)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.observationFailed(ctx, c, w, err)
 	}
 	s.recorder = recorder
 
@@ -144,8 +145,11 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	if revErr == nil {
 		current = &revPlan.Current
 	}
-	targets := placement.Expand(w, s.cities)
+	// One pass: the rollout is planned on the cities as observed, then
+	// each city's deployment is built once, with the revision it may run.
+	targets := placement.Targets(w, s.cities)
 	ro := r.planRollout(s, targets, current)
+	targets = placement.Expand(w, targets, ro.revisionOf)
 	// The revision is written while the deployments are: they carry the
 	// template's hash, never the revision object, so a new Workload
 	// reaches its cities one round trip sooner. A revision that could not
@@ -159,18 +163,19 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 			}
 		})
 	}
-	cities, deployErr := reconcileDeployments(ctx, s, targets)
+	written, deployErr := reconcileDeployments(ctx, s, targets)
 	wg.Wait()
 	ro.recordRollout(s)
 
-	st := computeStatus(statusInput{
-		workload: w,
-		cities:   cities,
-		revision: current,
-		settled:  revErr == nil && deployErr == nil,
-		now:      metav1.NewTime(r.Clock.Now()),
+	st := workloadstatus.Compute(workloadstatus.Input{
+		Workload: w,
+		Cities:   written.cities,
+		Leaving:  written.leaving,
+		Revision: current,
+		Rollout:  ro.status(current),
+		Settled:  revErr == nil && deployErr == nil,
+		Now:      metav1.NewTime(r.now()),
 	})
-	applyRollout(&st, w, ro, current, r.now())
 	_, statusErr := patch.Status(ctx, c, w, func(w *computev1alpha.Workload) { w.Status = st })
 	if err := errors.Join(revErr, deployErr, statusErr); err != nil {
 		return ctrl.Result{}, err
@@ -178,6 +183,16 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	// A soak ending or a progress deadline passing changes the rollout
 	// without any object changing.
 	return ctrl.Result{RequeueAfter: ro.plan.RequeueAfter}, nil
+}
+
+// observationFailed reports that what w's status depends on could not be
+// read: its conditions turn Unknown (Cluster API's rule: a condition that
+// cannot be computed is not left standing) and err is returned to retry.
+func (r *Reconciler) observationFailed(ctx context.Context, c client.Client, w *computev1alpha.Workload, err error) error {
+	st := workloadstatus.Unknown(w, computev1alpha.ReasonObservationFailed,
+		fmt.Sprintf("the management plane cannot read what this condition depends on (%v); it retries", err), metav1.NewTime(r.now()))
+	_, statusErr := patch.Status(ctx, c, w, func(w *computev1alpha.Workload) { w.Status = st })
+	return errors.Join(err, statusErr)
 }
 
 // observe reads what the reconcile of w depends on.
@@ -205,20 +220,6 @@ func observe(ctx context.Context, c client.Client, w *computev1alpha.Workload) (
 		deployments: deploymentsOf(w, wds.Items),
 		revisions:   revision.Owned(w, revs.Items),
 	}, nil
-}
-
-// observedCities pairs each planned target with the deployment that holds
-// its name after the reconcile's writes.
-func observedCities(plan placement.Plan, current map[string]*computev1alpha.WorkloadDeployment) []observedCity {
-	out := make([]observedCity, 0, len(plan.Targets))
-	for _, t := range plan.Targets {
-		oc := observedCity{Target: t.Target}
-		if t.Reason != computev1alpha.ReasonDeploymentConflict {
-			oc.Deployment = current[t.Name]
-		}
-		out = append(out, oc)
-	}
-	return out
 }
 
 // deploymentNamePrefixLength bounds the part of a Workload's name that

@@ -82,7 +82,7 @@ func TestAWorkloadDeletedWhileItsStatusIsWrittenIsNotRequeued(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := makeScenario("DFW").w
+	w := rolloutWorkload()
 	statusPatches := 0
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(w).
 		WithStatusSubresource(&computev1alpha.Workload{}).
@@ -120,7 +120,7 @@ func TestTheRevisionIsWrittenWhileTheDeploymentsAre(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			w := makeScenario("DFW").w
+			w := rolloutWorkload()
 			loc := &networkingv1alpha.Location{ObjectMeta: metav1.ObjectMeta{Namespace: "locations", Name: "dfw-1"}}
 			loc.Spec.Topology = map[string]string{networkingv1alpha.CityCodeTopologyKey: "DFW"}
 			loc.Status.Conditions = []metav1.Condition{{Type: networkingv1alpha.LocationConditionReady, Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.Now()}}

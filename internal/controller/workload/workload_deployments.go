@@ -14,6 +14,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/placement"
+	"github.com/citycells/compute/internal/workloadstatus"
 )
 
 // Event reasons.
@@ -34,13 +35,23 @@ const (
 	EventRevisionFailed = "RevisionFailed"
 )
 
+// written is the Workload's cities as observed after reconcileDeployments
+// wrote them.
+type written struct {
+	cities []workloadstatus.City
+	// leaving are the Workload's deployments of cities no longer in its
+	// placements (deleted by this pass or earlier, not gone yet).
+	leaving []*computev1alpha.WorkloadDeployment
+}
+
 // reconcileDeployments creates, updates and deletes the WorkloadDeployments
-// of s.workload to match its targets (its expansion, shaped by the rollout
-// across cities), and returns every city as observed after the writes.
-// Every write is attempted, all at once (each names its own deployment, so
-// none depends on another, and a Workload's cities start together instead
-// of one round trip after the other); the errors are joined.
-func reconcileDeployments(ctx context.Context, s *scope, targets []placement.Target) ([]observedCity, error) {
+// of s.workload to match its targets (its expansion, with the revision the
+// rollout across cities gives each city), and returns every city as
+// observed after the writes. Every write is attempted, all at once (each
+// names its own deployment, so none depends on another, and a Workload's
+// cities start together instead of one round trip after the other); the
+// errors are joined.
+func reconcileDeployments(ctx context.Context, s *scope, targets []placement.Target) (written, error) {
 	w := s.workload
 	plan := placement.Diff(w, targets, s.deployments)
 
@@ -56,9 +67,10 @@ func reconcileDeployments(ctx context.Context, s *scope, targets []placement.Tar
 	}
 
 	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		errs []error
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		errs   []error
+		failed = map[string]bool{}
 	)
 	// write runs do in its own goroutine; on success it records wd (nil:
 	// removes name) as the current deployment and emits the event.
@@ -69,6 +81,7 @@ func reconcileDeployments(ctx context.Context, s *scope, targets []placement.Tar
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, s.failed(onFail, action, err))
+				failed[name] = true
 				return
 			}
 			if wd == nil {
@@ -111,7 +124,31 @@ func reconcileDeployments(ctx context.Context, s *scope, targets []placement.Tar
 		})
 	}
 	wg.Wait()
-	return observedCities(plan, current), errors.Join(errs...)
+	return observed(s, plan, current, failed), errors.Join(errs...)
+}
+
+// observed pairs each planned target with the deployment that holds its
+// name after the writes (failed: the names whose write did not land), and
+// lists the Workload's deployments that no target wants.
+func observed(s *scope, plan placement.Plan, current map[string]*computev1alpha.WorkloadDeployment, failed map[string]bool) written {
+	out := written{cities: make([]workloadstatus.City, 0, len(plan.Targets))}
+	targeted := make(map[string]bool, len(plan.Targets))
+	for _, t := range plan.Targets {
+		targeted[t.Name] = true
+		c := workloadstatus.City{Target: t.Target, Unsynced: failed[t.Name]}
+		if t.Reason != computev1alpha.ReasonDeploymentConflict {
+			c.Deployment = current[t.Name]
+		}
+		out.cities = append(out.cities, c)
+	}
+	for i := range s.deployments {
+		wd := &s.deployments[i]
+		if !targeted[wd.Name] && placement.BelongsTo(wd, s.workload.UID) &&
+			wd.Labels[computev1alpha.WorkloadUIDLabel] == string(s.workload.UID) {
+			out.leaving = append(out.leaving, wd)
+		}
+	}
+	return out
 }
 
 // failed reports a failed write of wd: an event unless it is a conflict

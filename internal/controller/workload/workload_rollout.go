@@ -32,14 +32,24 @@ const (
 	EventRolloutRolledBack = "RolloutRolledBack"
 )
 
-// rollout is the plan of the rollout across cities and the targets it
-// shaped.
+// rollout is the plan of the rollout across cities and what it decided
+// each city runs.
 type rollout struct {
 	plan cityrollout.Plan
+	// workload is the Workload planned for; now the time of the plan.
+	workload *computev1alpha.Workload
+	now      time.Time
+	// revisions are the Workload's revisions.
+	revisions []appsv1.ControllerRevision
 	// target is the template hash of the Workload's current template.
 	target string
-	// keys are the planned cities' "placement/CITY" keys, by target index.
-	keys map[int]string
+	// index maps a planned city's "placement/CITY" key to its position in
+	// plan.Cities and cities.
+	index map[string]int
+	// cities are the planned cities as observed, existing their
+	// deployments (nil for a new city), by position.
+	cities   []cityrollout.City
+	existing []*computev1alpha.WorkloadDeployment
 	// placements and codes of each planned key.
 	placements, codes map[string]string
 	// numbers are the revision numbers by template hash.
@@ -57,16 +67,17 @@ func (r *Reconciler) now() time.Time {
 	return r.Clock.Now()
 }
 
-// planRollout decides which revision every city's WorkloadDeployment runs
-// and rewrites the targets' desired deployments to carry it: the template of
-// that revision (with the city's own restart) and the rollout annotations.
-// A city keeping its revision keeps the template its deployment has.
+// planRollout decides which revision every bound city of targets runs, from
+// the cities as observed; revisionOf then gives each city's deployment the
+// template and annotations of that revision.
 func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *revision.Current) *rollout {
 	w := s.workload
-	now := r.now()
 	ro := &rollout{
+		workload:   w,
+		now:        r.now(),
+		revisions:  s.revisions,
 		target:     names.TemplateHash(&w.Spec.Template),
-		keys:       map[int]string{},
+		index:      map[string]int{},
 		placements: map[string]string{},
 		codes:      map[string]string{},
 		numbers:    map[string]int64{},
@@ -89,19 +100,17 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 			existing[wd.Name] = wd
 		}
 	}
-
-	cities := make([]cityrollout.City, 0, len(targets))
-	index := make([]int, 0, len(targets))
 	for i := range targets {
 		t := &targets[i]
 		wd := existing[t.Name]
-		if t.Desired == nil || (wd == nil && t.KeepExisting) || (wd != nil && wd.DeletionTimestamp != nil) {
+		if !t.Bound || (wd == nil && t.KeepExisting) || (wd != nil && wd.DeletionTimestamp != nil) {
 			continue
 		}
-		key := t.Placement + "/" + t.CityCode
-		ro.keys[i], ro.placements[key], ro.codes[key] = key, t.Placement, t.CityCode
-		cities = append(cities, observeCity(key, t, wd, ro.target))
-		index = append(index, i)
+		key := t.Key()
+		ro.index[key] = len(ro.cities)
+		ro.placements[key], ro.codes[key] = t.Placement, t.CityCode
+		ro.cities = append(ro.cities, observeCity(w, t, wd, ro.target))
+		ro.existing = append(ro.existing, wd)
 	}
 
 	st := cityrollout.StrategyOf(w.Spec.Rollout)
@@ -112,20 +121,15 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 		Strategy:     st,
 		Target:       ro.target,
 		ApprovedWave: approvedWave(w, ro.target),
-		Cities:       cities,
-		Now:          now,
+		Cities:       ro.cities,
+		Now:          ro.now,
 	})
-
-	for j, d := range ro.plan.Cities {
-		t := &targets[index[j]]
-		ro.shape(s, t, existing[t.Name], cities[j], d, now)
-	}
 	return ro
 }
 
 // observeCity reads one city's rollout state from its deployment.
-func observeCity(key string, t *placement.Target, wd *computev1alpha.WorkloadDeployment, target string) cityrollout.City {
-	c := cityrollout.City{Key: key, Code: t.CityCode}
+func observeCity(w *computev1alpha.Workload, t *placement.Target, wd *computev1alpha.WorkloadDeployment, target string) cityrollout.City {
+	c := cityrollout.City{Key: t.Key(), Code: t.CityCode}
 	if wd == nil {
 		return c
 	}
@@ -135,7 +139,7 @@ func observeCity(key string, t *placement.Target, wd *computev1alpha.WorkloadDep
 		// target when its template is the target's, else an older
 		// template that stays until its wave.
 		c.Revision = "unrecorded-" + names.TemplateHash(&wd.Spec.Template)
-		if equalTemplates(&wd.Spec.Template, &t.Desired.Spec.Template) {
+		if tpl := placement.CityTemplate(w, &w.Spec.Template, t.CityCode); equalTemplates(&wd.Spec.Template, &tpl) {
 			c.Revision = target
 		}
 	}
@@ -163,22 +167,26 @@ func observeCity(key string, t *placement.Target, wd *computev1alpha.WorkloadDep
 	return c
 }
 
-// shape rewrites t's desired deployment to carry decision d for city c.
-func (ro *rollout) shape(s *scope, t *placement.Target, wd *computev1alpha.WorkloadDeployment,
-	c cityrollout.City, d cityrollout.CityPlan, now time.Time) {
-	w := s.workload
-	desired := t.Desired.DeepCopy()
+// revisionOf is the placement.RevisionFunc of the plan: the template of
+// the revision the plan gives t's city (with the city's own restart), and
+// the rollout annotations its deployment carries. A city the plan does not
+// cover runs the Workload's template.
+func (ro *rollout) revisionOf(t *placement.Target) placement.Revision {
+	j, planned := ro.index[t.Key()]
+	if !planned {
+		return placement.Revision{}
+	}
+	w, c, d, wd := ro.workload, ro.cities[j], ro.plan.Cities[j], ro.existing[j]
 	ann := map[string]string{}
-	keep := func(key string) {
-		if wd != nil && wd.Annotations[key] != "" {
-			ann[key] = wd.Annotations[key]
+	if wd != nil {
+		for _, k := range []string{computev1alpha.RevisionHashAnnotation, computev1alpha.PreviousRevisionHashAnnotation,
+			computev1alpha.RevisionAppliedAtAnnotation, computev1alpha.RolledBackFromAnnotation, computev1alpha.RevisionSoakedAnnotation} {
+			if v := wd.Annotations[k]; v != "" {
+				ann[k] = v
+			}
 		}
 	}
-	for _, k := range []string{computev1alpha.RevisionHashAnnotation, computev1alpha.PreviousRevisionHashAnnotation,
-		computev1alpha.RevisionAppliedAtAnnotation, computev1alpha.RolledBackFromAnnotation, computev1alpha.RevisionSoakedAnnotation} {
-		keep(k)
-	}
-
+	var from *computev1alpha.InstanceTemplateSpec // nil: the target's
 	switch {
 	case d.Revision == ro.target:
 		ann[computev1alpha.RevisionHashAnnotation] = ro.target
@@ -196,53 +204,36 @@ func (ro *rollout) shape(s *scope, t *placement.Target, wd *computev1alpha.Workl
 	case d.Revision == c.Revision && wd != nil:
 		// Keep the revision the city runs: its own template, with any new
 		// restart of the city.
-		desired.Spec.Template = placement.CityTemplate(w, &wd.Spec.Template, t.CityCode)
+		from = &wd.Spec.Template
 	default:
 		// A rollback to the previous revision, or a new city created at the
 		// base revision: the template comes from the history.
-		tpl, ok := templateOf(s.revisions, d.Revision)
-		if !ok {
-			if wd != nil {
-				desired.Spec.Template = placement.CityTemplate(w, &wd.Spec.Template, t.CityCode)
-				ro.notes[t.Placement+"/"+t.CityCode] = fmt.Sprintf("revision %s is no longer in the history (revisionHistoryLimit); the city keeps its template", d.Revision)
-				break
+		tpl, ok := revision.TemplateOf(ro.revisions, d.Revision)
+		switch {
+		case ok:
+			from = tpl
+			ann[computev1alpha.RevisionHashAnnotation] = d.Revision
+			if d.Rollback {
+				ann[computev1alpha.RolledBackFromAnnotation] = ro.target + ":" + d.Reason
 			}
+		case wd != nil:
+			from = &wd.Spec.Template
+			ro.notes[t.Key()] = fmt.Sprintf("revision %s is no longer in the history (revisionHistoryLimit); the city keeps its template", d.Revision)
+		default:
 			// A new city whose base revision is gone gets the target.
 			ann[computev1alpha.RevisionHashAnnotation] = ro.target
-			break
-		}
-		desired.Spec.Template = placement.CityTemplate(w, tpl, t.CityCode)
-		ann[computev1alpha.RevisionHashAnnotation] = d.Revision
-		if d.Rollback {
-			ann[computev1alpha.RolledBackFromAnnotation] = ro.target + ":" + d.Reason
 		}
 	}
-	if wd == nil || !equalTemplates(&wd.Spec.Template, &desired.Spec.Template) {
+	if from == nil {
+		from = &w.Spec.Template
+	}
+	tpl := placement.CityTemplate(w, from, t.CityCode)
+	if wd == nil || !equalTemplates(&wd.Spec.Template, &tpl) {
 		// The deadline of a city runs from its last template change (a
 		// new revision or a restart).
-		ann[computev1alpha.RevisionAppliedAtAnnotation] = now.UTC().Format(time.RFC3339)
+		ann[computev1alpha.RevisionAppliedAtAnnotation] = ro.now.UTC().Format(time.RFC3339)
 	}
-	if desired.Annotations == nil {
-		desired.Annotations = map[string]string{}
-	}
-	for k, v := range ann {
-		desired.Annotations[k] = v
-	}
-	t.Desired = desired
-}
-
-// templateOf returns the template of the revision with hash.
-func templateOf(revs []appsv1.ControllerRevision, hash string) (*computev1alpha.InstanceTemplateSpec, bool) {
-	for i := range revs {
-		if revs[i].Labels[revision.TemplateHashLabel] != hash {
-			continue
-		}
-		tpl, err := revision.Template(&revs[i])
-		if err == nil && names.TemplateHash(tpl) == hash {
-			return tpl, true
-		}
-	}
-	return nil, false
+	return placement.Revision{Template: &tpl, Annotations: ann}
 }
 
 // equalTemplates compares templates by hash.
@@ -263,9 +254,13 @@ func approvedWave(w *computev1alpha.Workload, target string) int {
 	return n
 }
 
-// rolloutStatus reports the rollout.
-func (ro *rollout) status(current *revision.Current, strategy computev1alpha.CityRolloutStrategyType) *computev1alpha.WorkloadRolloutStatus {
+// status reports the rollout (status.rollout).
+func (ro *rollout) status(current *revision.Current) *computev1alpha.WorkloadRolloutStatus {
 	p := ro.plan
+	strategy := computev1alpha.AllAtOnceCityRollout
+	if r := ro.workload.Spec.Rollout; r != nil {
+		strategy = cmp.Or(r.Strategy, strategy)
+	}
 	out := &computev1alpha.WorkloadRolloutStatus{
 		Revision:     ro.numbers[ro.target],
 		TemplateHash: ro.target,
@@ -293,52 +288,6 @@ func (ro *rollout) status(current *revision.Current, strategy computev1alpha.Cit
 		return cmp.Or(cmp.Compare(a.Wave, b.Wave), cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(a.Placement, b.Placement))
 	})
 	return out
-}
-
-// applyRollout adds the rollout to st: status.rollout, and the Progressing
-// condition when spec.rollout is set and the rollout halted, waits or is
-// still soaking. Without spec.rollout the conditions are left as they are.
-func applyRollout(st *computev1alpha.WorkloadStatus, w *computev1alpha.Workload, ro *rollout, current *revision.Current, now time.Time) {
-	strategy := computev1alpha.AllAtOnceCityRollout
-	if w.Spec.Rollout != nil {
-		strategy = cmp.Or(w.Spec.Rollout.Strategy, strategy)
-	}
-	st.Rollout = ro.status(current, strategy)
-	if w.Spec.Rollout == nil {
-		return
-	}
-	cond := metav1.Condition{Type: computev1alpha.ConditionProgressing, ObservedGeneration: w.Generation, Message: st.Rollout.Message}
-	switch st.Rollout.Phase {
-	case computev1alpha.RolloutPhaseHalted:
-		cond.Status, cond.Reason = metav1.ConditionFalse, computev1alpha.ReasonRolloutHalted
-	case computev1alpha.RolloutPhasePaused:
-		cond.Status, cond.Reason = metav1.ConditionUnknown, computev1alpha.ReasonRolloutPaused
-	case computev1alpha.RolloutPhaseAwaitingApproval:
-		cond.Status, cond.Reason = metav1.ConditionUnknown, computev1alpha.ReasonRolloutAwaitingApproval
-	case computev1alpha.RolloutPhaseProgressing:
-		if meta.IsStatusConditionTrue(st.Conditions, computev1alpha.ConditionProgressing) {
-			return // the deployments' own progress says more
-		}
-		cond.Status, cond.Reason = metav1.ConditionTrue, computev1alpha.ReasonWaveProgressing
-	default:
-		return
-	}
-	cond.Message = status.Truncate(cond.Message)
-	// The transition time comes from the condition the Workload reports,
-	// so an unchanged condition never changes the status.
-	set := []metav1.Condition{}
-	if prev := meta.FindStatusCondition(w.Status.Conditions, cond.Type); prev != nil {
-		set = append(set, *prev)
-	}
-	status.SetCondition(&set, cond, metav1.NewTime(now))
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == cond.Type {
-			st.Conditions[i] = set[0]
-			return
-		}
-	}
-	st.Conditions = append(st.Conditions, set[0])
-	slices.SortFunc(st.Conditions, func(a, b metav1.Condition) int { return cmp.Compare(a.Type, b.Type) })
 }
 
 // recordRollout emits events for what the rollout did in this pass: cities

@@ -15,6 +15,7 @@ import (
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
+	"github.com/citycells/compute/internal/workloadstatus"
 )
 
 var rolloutNow = time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
@@ -23,15 +24,7 @@ var rolloutNow = time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
 // rolled DFW first, then LHR, with both cities running 1.0 and ready.
 func rolloutScope(t *testing.T) (*scope, []placement.Target) {
 	t.Helper()
-	w := &computev1alpha.Workload{}
-	w.Name, w.Namespace, w.UID, w.Generation = "web", "default", "u-1", 2
-	w.Spec.Template.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{
-		Containers: []computev1alpha.SandboxContainer{{Name: "app", Image: "app:1.0"}},
-	}
-	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", CityCodes: []string{"DFW", "LHR"},
-		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2}}}
-	w.Spec.Rollout = &computev1alpha.WorkloadRollout{Strategy: computev1alpha.WavesCityRollout,
-		Waves: []computev1alpha.RolloutWave{{CityCodes: []string{"DFW"}}, {CityCodes: []string{"LHR"}}}}
+	w := rolloutWorkload()
 	cities := locations.Cities{"DFW": {Code: "DFW", Ready: true}, "LHR": {Code: "LHR", Ready: true}}
 
 	// Revision 1 (1.0) as the history holds it, and the deployments at 1.0.
@@ -43,7 +36,7 @@ func rolloutScope(t *testing.T) (*scope, []placement.Target) {
 	revs = append(revs, *plan.Create)
 	old := names.TemplateHash(&w.Spec.Template)
 	var wds []computev1alpha.WorkloadDeployment
-	for _, tg := range placement.Expand(w, cities) {
+	for _, tg := range placement.Expand(w, placement.Targets(w, cities), nil) {
 		wd := tg.Desired.DeepCopy()
 		wd.Generation, wd.Status.ObservedGeneration = 1, 1
 		wd.Annotations = map[string]string{computev1alpha.RevisionHashAnnotation: old,
@@ -61,7 +54,22 @@ func rolloutScope(t *testing.T) (*scope, []placement.Target) {
 		t.Fatal(err)
 	}
 	revs = append(revs, *plan.Create)
-	return &scope{workload: w, cities: cities, deployments: wds, revisions: revs}, placement.Expand(w, cities)
+	return &scope{workload: w, cities: cities, deployments: wds, revisions: revs}, placement.Targets(w, cities)
+}
+
+// rolloutWorkload is a Workload at image 1.0 in DFW and LHR, rolled out in
+// waves, DFW first.
+func rolloutWorkload() *computev1alpha.Workload {
+	w := &computev1alpha.Workload{}
+	w.Name, w.Namespace, w.UID, w.Generation = "web", "default", "u-1", 2
+	w.Spec.Template.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{
+		Containers: []computev1alpha.SandboxContainer{{Name: "app", Image: "app:1.0"}},
+	}
+	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", CityCodes: []string{"DFW", "LHR"},
+		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2}}}
+	w.Spec.Rollout = &computev1alpha.WorkloadRollout{Strategy: computev1alpha.WavesCityRollout,
+		Waves: []computev1alpha.RolloutWave{{CityCodes: []string{"DFW"}}, {CityCodes: []string{"LHR"}}}}
+	return w
 }
 
 func imageOf(t placement.Target) string {
@@ -74,6 +82,7 @@ func TestPlanRolloutGivesEachCityTheRevisionItsWaveAllows(t *testing.T) {
 	s.workload.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "LHR": "2026-11-24T00:30:00Z"}
 	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(rolloutNow)}
 	ro := r.planRollout(s, targets, nil)
+	targets = placement.Expand(s.workload, targets, ro.revisionOf)
 
 	got := map[string]string{}
 	for _, tg := range targets {
@@ -104,9 +113,12 @@ func TestRolloutStatusDoesNotChurn(t *testing.T) {
 	s.deployments[0].Annotations[computev1alpha.RevisionHashAnnotation] = names.TemplateHash(&s.workload.Spec.Template)
 	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(rolloutNow)}
 	ro := r.planRollout(s, targets, nil)
+	in := workloadstatus.Input{Workload: s.workload, Rollout: ro.status(nil), Settled: true, Now: metav1.NewTime(rolloutNow)}
+	for i, tg := range placement.Expand(s.workload, targets, ro.revisionOf) {
+		in.Cities = append(in.Cities, workloadstatus.City{Target: tg, Deployment: &s.deployments[i]})
+	}
 
-	var first computev1alpha.WorkloadStatus
-	applyRollout(&first, s.workload, ro, nil, rolloutNow)
+	first := workloadstatus.Compute(in)
 	prog := meta.FindStatusCondition(first.Conditions, computev1alpha.ConditionProgressing)
 	if prog == nil || prog.Reason != computev1alpha.ReasonRolloutHalted || prog.Status != metav1.ConditionFalse {
 		t.Fatalf("Progressing = %+v, want False/RolloutHalted", prog)
@@ -114,8 +126,8 @@ func TestRolloutStatusDoesNotChurn(t *testing.T) {
 
 	// The next pass, an hour later, sees its own status: nothing changes.
 	s.workload.Status = first
-	var second computev1alpha.WorkloadStatus
-	applyRollout(&second, s.workload, ro, nil, rolloutNow.Add(time.Hour))
+	in.Now = metav1.NewTime(rolloutNow.Add(time.Hour))
+	second := workloadstatus.Compute(in)
 	if diff := cmp.Diff(first, second); diff != "" {
 		t.Errorf("the status changed on an unchanged pass (-first +second):\n%s", diff)
 	}

@@ -1,4 +1,4 @@
-package workload
+package workloadstatus
 
 import (
 	"cmp"
@@ -10,83 +10,160 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
 	"github.com/citycells/compute/internal/status"
 )
 
-// observedCity is one placement × city as observed after the reconcile
-// wrote the WorkloadDeployments.
-type observedCity struct {
+// City is one placement × city as observed after the reconcile wrote the
+// WorkloadDeployments.
+type City struct {
 	placement.Target
 	// Deployment is the WorkloadDeployment of the city, nil when there is
 	// none (see Reason).
 	Deployment *computev1alpha.WorkloadDeployment
+	// Unsynced is set when a write the reconcile planned for the
+	// deployment did not land: it does not carry the Workload's spec yet.
+	Unsynced bool
 }
 
-// statusInput is everything the status is computed from.
-type statusInput struct {
-	workload *computev1alpha.Workload
-	cities   []observedCity
-	// revision is the current revision; nil when it could not be recorded.
-	revision *revision.Current
-	// settled is true when every write of the reconcile succeeded.
-	settled bool
-	// now stamps the transitions of conditions that change.
-	now metav1.Time
+// Input is everything the status is computed from.
+type Input struct {
+	Workload *computev1alpha.Workload
+	// Cities are the Workload's placements × cities.
+	Cities []City
+	// Leaving are deployments of the Workload for cities no longer in its
+	// placements, being deleted.
+	Leaving []*computev1alpha.WorkloadDeployment
+	// Revision is the current revision; nil when it could not be recorded.
+	Revision *revision.Current
+	// Rollout is the rollout across cities, as planned by this reconcile.
+	Rollout *computev1alpha.WorkloadRolloutStatus
+	// Settled is true when every write of the reconcile succeeded.
+	Settled bool
+	// Now stamps the transitions of conditions that change.
+	Now metav1.Time
 }
 
-// computeStatus returns the Workload status for in. It is pure and
-// deterministic: the same observations give the same status, condition
-// transition times aside (kept from the current status when the condition
-// did not change).
-func computeStatus(in statusInput) computev1alpha.WorkloadStatus {
-	w := in.workload
+// Compute returns the Workload status for in.
+func Compute(in Input) computev1alpha.WorkloadStatus {
+	w := in.Workload
 	out := computev1alpha.WorkloadStatus{
 		ObservedGeneration:  w.Status.ObservedGeneration,
 		CurrentRevision:     w.Status.CurrentRevision,
 		CurrentTemplateHash: w.Status.CurrentTemplateHash,
+		Rollout:             in.Rollout,
 	}
-	if in.revision != nil {
-		out.CurrentRevision = in.revision.Number
-		out.CurrentTemplateHash = in.revision.TemplateHash
+	if in.Revision != nil {
+		out.CurrentRevision = in.Revision.Number
+		out.CurrentTemplateHash = in.Revision.TemplateHash
 	}
+	rollout := rolloutByCity(in.Rollout)
 
 	byPlacement := map[string][]cityView{}
-	all := make([]cityView, 0, len(in.cities))
-	caughtUp := in.settled
-	for _, c := range in.cities {
+	all := make([]cityView, 0, len(in.Cities))
+	caughtUp := in.Settled
+	for _, c := range in.Cities {
 		v := viewOf(c)
+		if v.status.DesiredReplicas == 0 && c.Bound && (c.Deployment == nil || c.Deployment.Status.ObservedGeneration == 0) {
+			// The cell has not said yet: what the spec asks for.
+			v.status.DesiredReplicas = specReplicas(w, c)
+		}
+		if rc, ok := rollout[c.Key()]; ok && c.Deployment != nil {
+			v.status.Wave, v.status.Revision, v.status.Rollout = rc.Wave, rc.Revision, rc.State
+		}
 		byPlacement[c.Placement] = append(byPlacement[c.Placement], v)
-		v.label = c.Placement + "/" + c.CityCode
+		v.label = c.Key()
 		all = append(all, v)
 		if c.Deployment != nil {
 			out.Deployments++
-			addCounts(&out.ReplicaCounts, v.status.ReplicaCounts)
 		}
+		addCounts(&out.ReplicaCounts, v.status.ReplicaCounts)
 		caughtUp = caughtUp && !v.progressingFor(computev1alpha.ReasonDeploymentPending)
 	}
-
-	names := make([]string, 0, len(w.Spec.Placements))
-	for _, p := range w.Spec.Placements {
-		names = append(names, p.Name)
+	leaving := map[string][]computev1alpha.WorkloadCityStatus{}
+	for _, wd := range in.Leaving {
+		leaving[wd.Spec.PlacementName] = append(leaving[wd.Spec.PlacementName], leavingStatus(wd))
 	}
-	slices.Sort(names)
-	for _, name := range slices.Compact(names) {
+
+	placements := make([]string, 0, len(w.Spec.Placements)+len(leaving))
+	inSpec := map[string]bool{}
+	for _, p := range w.Spec.Placements {
+		placements = append(placements, p.Name)
+		inSpec[p.Name] = true
+	}
+	for name := range leaving {
+		placements = append(placements, name)
+	}
+	slices.Sort(placements)
+	for _, name := range slices.Compact(placements) {
 		ps := computev1alpha.WorkloadPlacementStatus{Name: name}
 		for _, v := range byPlacement[name] {
 			addCounts(&ps.ReplicaCounts, v.status.ReplicaCounts)
 			ps.Cities = append(ps.Cities, v.status)
 		}
-		ps.Conditions = conditionsFor(previousPlacementConditions(w, name), byPlacement[name], w.Generation, in.now)
+		ps.Cities = append(ps.Cities, leaving[name]...)
+		slices.SortStableFunc(ps.Cities, func(a, b computev1alpha.WorkloadCityStatus) int { return cmp.Compare(a.CityCode, b.CityCode) })
+		if inSpec[name] {
+			ps.Conditions = conditionsFor(previousPlacementConditions(w, name), byPlacement[name], nil, w, in.Now)
+		}
 		out.Placements = append(out.Placements, ps)
 	}
-	out.Conditions = conditionsFor(w.Status.Conditions, all, w.Generation, in.now)
+	out.Conditions = conditionsFor(w.Status.Conditions, all, in.Rollout, w, in.Now)
 
 	if caughtUp {
 		out.ObservedGeneration = w.Generation
 	}
 	return out
+}
+
+// Unknown returns w's status with its Available and Progressing conditions
+// Unknown for reason (ObservationFailed): an input they depend on could not
+// be read, so what they said may no longer hold. Everything else stands.
+func Unknown(w *computev1alpha.Workload, reason, message string, now metav1.Time) computev1alpha.WorkloadStatus {
+	out := *w.Status.DeepCopy()
+	for _, t := range []string{computev1alpha.ConditionAvailable, computev1alpha.ConditionProgressing} {
+		status.SetCondition(&out.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionUnknown, Reason: reason,
+			Message: status.Truncate(message), ObservedGeneration: w.Generation}, now)
+	}
+	slices.SortFunc(out.Conditions, func(a, b metav1.Condition) int { return cmp.Compare(a.Type, b.Type) })
+	return out
+}
+
+// specReplicas is the replicas c's placement asks of its city: the
+// deployment's spec.replicas when set, else the placement's minReplicas.
+func specReplicas(w *computev1alpha.Workload, c City) int32 {
+	if c.Deployment != nil && c.Deployment.Spec.Replicas != nil {
+		return *c.Deployment.Spec.Replicas
+	}
+	for _, p := range w.Spec.Placements {
+		if p.Name == c.Placement {
+			return p.ScaleSettings.MinReplicas
+		}
+	}
+	return 0
+}
+
+// rolloutByCity indexes the cities of r by "placement/CITY".
+func rolloutByCity(r *computev1alpha.WorkloadRolloutStatus) map[string]computev1alpha.CityRolloutStatus {
+	out := map[string]computev1alpha.CityRolloutStatus{}
+	if r != nil {
+		for _, c := range r.Cities {
+			out[c.Placement+"/"+c.CityCode] = c
+		}
+	}
+	return out
+}
+
+// leavingStatus reports a city no longer in the placements whose deployment
+// is being removed.
+func leavingStatus(wd *computev1alpha.WorkloadDeployment) computev1alpha.WorkloadCityStatus {
+	return computev1alpha.WorkloadCityStatus{
+		CityCode: wd.Spec.CityCode, DeploymentName: wd.Name, ReplicaCounts: wd.Status.ReplicaCounts,
+		Reason:  computev1alpha.ReasonDeploymentRemoving,
+		Message: fmt.Sprintf("WorkloadDeployment %s is being removed with its %d instances", wd.Name, wd.Status.Replicas),
+	}
 }
 
 // cityView is a city's status with what the conditions need to know about
@@ -107,7 +184,7 @@ func (v cityView) progressingFor(reason string) bool {
 }
 
 // viewOf observes one city.
-func viewOf(c observedCity) cityView {
+func viewOf(c City) cityView {
 	v := cityView{label: c.CityCode, status: cityStatus(c)}
 	wd := c.Deployment
 	switch {
@@ -129,7 +206,7 @@ func viewOf(c observedCity) cityView {
 
 // deploymentCaughtUp reports whether the deployment of c carries the
 // Workload's current spec and its cell has reported status for it.
-func deploymentCaughtUp(c observedCity) bool {
+func deploymentCaughtUp(c City) bool {
 	wd := c.Deployment
 	if wd.DeletionTimestamp != nil || wd.Status.ObservedGeneration < wd.Generation {
 		return false
@@ -138,12 +215,11 @@ func deploymentCaughtUp(c observedCity) bool {
 		// Kept for a city that is not ready, or a conflict: nothing to wait for.
 		return true
 	}
-	_, changed := placement.Merge(wd, c.Desired)
-	return !changed
+	return !c.Unsynced
 }
 
 // cityStatus reports one city.
-func cityStatus(c observedCity) computev1alpha.WorkloadCityStatus {
+func cityStatus(c City) computev1alpha.WorkloadCityStatus {
 	cs := computev1alpha.WorkloadCityStatus{CityCode: c.CityCode}
 	wd := c.Deployment
 	if wd != nil {
@@ -155,6 +231,11 @@ func cityStatus(c observedCity) computev1alpha.WorkloadCityStatus {
 		if seen := wd.Status.LastSeenTime; seen != nil {
 			cs.Stale, cs.LastSeenTime = true, seen.DeepCopy()
 		}
+		cs.TemplateHash = wd.Status.TemplateHash
+		if cs.TemplateHash == "" || wd.Status.ObservedGeneration < wd.Generation {
+			cs.TemplateHash = names.TemplateHash(&wd.Spec.Template)
+		}
+		cs.RestartedAt = wd.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]
 	}
 	cs.Reason, cs.Message = cityReason(c)
 	cs.Message = status.Truncate(cs.Message)
@@ -163,7 +244,7 @@ func cityStatus(c observedCity) computev1alpha.WorkloadCityStatus {
 
 // cityReason explains the state of a city: why it has no deployment, else
 // what its deployment is waiting for or doing.
-func cityReason(c observedCity) (reason, message string) {
+func cityReason(c City) (reason, message string) {
 	if c.Reason != "" {
 		return c.Reason, c.Message
 	}
@@ -195,21 +276,52 @@ func cityReason(c observedCity) (reason, message string) {
 
 // conditionsFor computes Available and Progressing over cities, one setter
 // per condition, keeping the transition times of previous conditions that
-// did not change.
-func conditionsFor(previous []metav1.Condition, cities []cityView, generation int64, now metav1.Time) []metav1.Condition {
+// did not change. rollout, for the Workload's own conditions, is the
+// rollout across cities: with spec.rollout set it decides Progressing while
+// it halts, waits or soaks.
+func conditionsFor(previous []metav1.Condition, cities []cityView, rollout *computev1alpha.WorkloadRolloutStatus,
+	w *computev1alpha.Workload, now metav1.Time) []metav1.Condition {
 	conds := make([]metav1.Condition, 0, 2)
 	for _, c := range previous {
 		if c.Type == computev1alpha.ConditionAvailable || c.Type == computev1alpha.ConditionProgressing {
 			conds = append(conds, *c.DeepCopy())
 		}
 	}
-	for _, c := range []metav1.Condition{availableCondition(cities), progressingCondition(cities)} {
-		c.ObservedGeneration = generation
+	progressing := progressingCondition(cities)
+	if w.Spec.Rollout != nil && rollout != nil {
+		progressing = rolloutProgressing(progressing, rollout)
+	}
+	for _, c := range []metav1.Condition{availableCondition(cities), progressing} {
+		c.ObservedGeneration = w.Generation
 		c.Message = status.Truncate(c.Message)
 		status.SetCondition(&conds, c, now)
 	}
 	slices.SortFunc(conds, func(a, b metav1.Condition) int { return cmp.Compare(a.Type, b.Type) })
 	return conds
+}
+
+// rolloutProgressing is the Workload's Progressing condition under a
+// rollout across cities: False while it is halted, Unknown while it is
+// paused or waits for approval, True while a wave progresses (the cities'
+// own progress when they report one); otherwise the cities' condition.
+func rolloutProgressing(cities metav1.Condition, r *computev1alpha.WorkloadRolloutStatus) metav1.Condition {
+	cond := metav1.Condition{Type: computev1alpha.ConditionProgressing, Message: r.Message}
+	switch r.Phase {
+	case computev1alpha.RolloutPhaseHalted:
+		cond.Status, cond.Reason = metav1.ConditionFalse, computev1alpha.ReasonRolloutHalted
+	case computev1alpha.RolloutPhasePaused:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, computev1alpha.ReasonRolloutPaused
+	case computev1alpha.RolloutPhaseAwaitingApproval:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, computev1alpha.ReasonRolloutAwaitingApproval
+	case computev1alpha.RolloutPhaseProgressing:
+		if cities.Status == metav1.ConditionTrue {
+			return cities // the deployments' own progress says more
+		}
+		cond.Status, cond.Reason = metav1.ConditionTrue, computev1alpha.ReasonWaveProgressing
+	default:
+		return cities
+	}
+	return cond
 }
 
 // availableCondition is True when a replica is ready in any city; Unknown

@@ -1,4 +1,4 @@
-package workload
+package workloadstatus
 
 import (
 	"testing"
@@ -99,26 +99,27 @@ func report(wd *computev1alpha.WorkloadDeployment, ready int32, status metav1.Co
 }
 
 // input observes the scenario as the reconciler would after its writes.
-func (s *scenario) input() statusInput {
-	plan := placement.Diff(s.w, placement.Expand(s.w, s.cities), nil)
-	current := map[string]*computev1alpha.WorkloadDeployment{}
-	for _, wd := range plan.Create {
-		if s.missing[wd.Spec.CityCode] {
-			continue
+func (s *scenario) input() Input {
+	plan := placement.Diff(s.w, placement.Expand(s.w, placement.Targets(s.w, s.cities), nil), nil)
+	var cities []City
+	for _, t := range plan.Targets {
+		c := City{Target: t.Target}
+		if wd := t.Desired; wd != nil && !s.missing[t.CityCode] {
+			wd = wd.DeepCopy()
+			wd.Generation = 1
+			if r := s.reports[wd.Spec.CityCode]; r != nil {
+				r(wd)
+			}
+			c.Deployment = wd
 		}
-		wd = wd.DeepCopy()
-		wd.Generation = 1
-		if r := s.reports[wd.Spec.CityCode]; r != nil {
-			r(wd)
-		}
-		current[wd.Name] = wd
+		cities = append(cities, c)
 	}
-	return statusInput{
-		workload: s.w,
-		cities:   observedCities(plan, current),
-		revision: &revision.Current{Number: 4, TemplateHash: "abc"},
-		settled:  true,
-		now:      metav1.NewTime(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)),
+	return Input{
+		Workload: s.w,
+		Cities:   cities,
+		Revision: &revision.Current{Number: 4, TemplateHash: "abc"},
+		Settled:  true,
+		Now:      metav1.NewTime(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)),
 	}
 }
 
@@ -151,7 +152,7 @@ func TestComputeStatus(t *testing.T) {
 			scenario: makeScenario("DFW", "LHR").ready("DFW", 2),
 			want: want{
 				available: metav1.ConditionTrue, availableReason: computev1alpha.ReasonReplicasAvailable,
-				availableMessage: "2 of 2 desired replicas ready; available in edge/DFW; not available in edge/LHR (DeploymentPending)",
+				availableMessage: "2 of 4 desired replicas ready; available in edge/DFW; not available in edge/LHR (DeploymentPending)",
 				progressing:      metav1.ConditionTrue, progressingReason: computev1alpha.ReasonDeploymentPending,
 				deployments: 2, ready: 2,
 				cityReasons: map[string]string{"DFW": computev1alpha.ReasonReplicasAvailable, "LHR": computev1alpha.ReasonDeploymentPending},
@@ -221,7 +222,7 @@ func TestComputeStatus(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			st := computeStatus(tc.scenario.input())
+			st := Compute(tc.scenario.input())
 			avail := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionAvailable)
 			prog := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionProgressing)
 			got := want{
@@ -239,7 +240,7 @@ func TestComputeStatus(t *testing.T) {
 				}
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
-				t.Fatalf("computeStatus() mismatch (-want +got):\n%s", diff)
+				t.Fatalf("Compute() mismatch (-want +got):\n%s", diff)
 			}
 			if st.CurrentRevision != 4 || st.CurrentTemplateHash != "abc" {
 				t.Errorf("current revision = %d/%q, want 4/abc", st.CurrentRevision, st.CurrentTemplateHash)
@@ -250,13 +251,13 @@ func TestComputeStatus(t *testing.T) {
 
 func TestComputeStatusIsStable(t *testing.T) {
 	in := makeScenario("DFW", "LHR").ready("DFW", 2).blocked("LHR", computev1alpha.ReasonPendingQuota).input()
-	first := computeStatus(in)
+	first := Compute(in)
 
 	// Feed the status back as the Workload's current status: nothing may
 	// change, so the reconciler writes nothing.
-	in.workload = in.workload.DeepCopy()
-	in.workload.Status = first
-	second := computeStatus(in)
+	in.Workload = in.Workload.DeepCopy()
+	in.Workload.Status = first
+	second := Compute(in)
 	if diff := cmp.Diff(first, second); diff != "" {
 		t.Fatalf("an unchanged world changes the status (-first +second):\n%s", diff)
 	}
@@ -264,9 +265,9 @@ func TestComputeStatusIsStable(t *testing.T) {
 
 func TestComputeStatusKeepsRevisionWhenItCouldNotBeRecorded(t *testing.T) {
 	in := makeScenario("DFW").ready("DFW", 2).input()
-	in.workload.Status.CurrentRevision, in.workload.Status.CurrentTemplateHash = 2, "old"
-	in.revision, in.settled = nil, false
-	st := computeStatus(in)
+	in.Workload.Status.CurrentRevision, in.Workload.Status.CurrentTemplateHash = 2, "old"
+	in.Revision, in.Settled = nil, false
+	st := Compute(in)
 	if st.CurrentRevision != 2 || st.CurrentTemplateHash != "old" {
 		t.Fatalf("current revision = %d/%q, want the previous 2/old", st.CurrentRevision, st.CurrentTemplateHash)
 	}
@@ -277,18 +278,18 @@ func TestComputeStatusKeepsRevisionWhenItCouldNotBeRecorded(t *testing.T) {
 
 func TestConditionTimesComeFromTheClock(t *testing.T) {
 	in := makeScenario("DFW").ready("DFW", 2).input()
-	st := computeStatus(in)
+	st := Compute(in)
 	for _, c := range st.Conditions {
-		if !c.LastTransitionTime.Equal(&in.now) {
-			t.Errorf("condition %s changed at %s, want the injected clock's %s", c.Type, c.LastTransitionTime, in.now)
+		if !c.LastTransitionTime.Equal(&in.Now) {
+			t.Errorf("condition %s changed at %s, want the injected clock's %s", c.Type, c.LastTransitionTime, in.Now)
 		}
 	}
 	// A later reconcile that changes nothing keeps the times.
-	in.workload = in.workload.DeepCopy()
-	in.workload.Status = st
-	earlier := in.now
-	in.now = metav1.NewTime(in.now.Add(time.Hour))
-	for _, c := range computeStatus(in).Conditions {
+	in.Workload = in.Workload.DeepCopy()
+	in.Workload.Status = st
+	earlier := in.Now
+	in.Now = metav1.NewTime(in.Now.Add(time.Hour))
+	for _, c := range Compute(in).Conditions {
 		if !c.LastTransitionTime.Equal(&earlier) {
 			t.Errorf("unchanged condition %s moved to %s", c.Type, c.LastTransitionTime)
 		}
