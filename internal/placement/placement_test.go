@@ -227,3 +227,36 @@ func TestCityRestart(t *testing.T) {
 func expand(w *computev1alpha.Workload, cities locations.Cities) []Target {
 	return Expand(w, Targets(w, cities), nil)
 }
+
+func TestExpandBuildsEachCityOnTheRevisionItRuns(t *testing.T) {
+	w := makeWorkload("web", "u-1").withPlacement("edge", 2, "DFW", "LHR").withImage("app:2").build()
+	old := w.Spec.Template.DeepCopy()
+	old.Spec.Runtime.Sandbox.Containers[0].Image = "app:1"
+	targets := Targets(w, readyCities("DFW", "LHR"))
+	for _, tg := range targets {
+		if tg.Desired != nil {
+			t.Fatalf("Targets built a deployment for %s", tg.CityCode)
+		}
+	}
+	asked := 0
+	got := Expand(w, targets, func(t *Target) Revision {
+		asked++
+		if t.CityCode == "LHR" {
+			return Revision{Template: old, Annotations: map[string]string{"rev": "1"}}
+		}
+		return Revision{}
+	})
+	if asked != 2 {
+		t.Fatalf("revisionOf asked %d times, want once per bound city", asked)
+	}
+	if img := got[0].Desired.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image; img != "app:2" || got[0].Desired.Annotations != nil {
+		t.Errorf("DFW runs %s with %v, want the Workload's template (app:2) and no annotations", img, got[0].Desired.Annotations)
+	}
+	if img := got[1].Desired.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image; img != "app:1" || got[1].Desired.Annotations["rev"] != "1" {
+		t.Errorf("LHR runs %s with %v, want the revision's template (app:1) and its annotations", img, got[1].Desired.Annotations)
+	}
+	got[0].Desired.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "changed"
+	if w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image != "app:2" {
+		t.Error("a built deployment shares its template with the Workload")
+	}
+}

@@ -247,3 +247,20 @@ func TestOwned(t *testing.T) {
 		t.Fatalf("Owned() = %v, want only %s", got, mine.Create.Name)
 	}
 }
+
+func TestTemplateOf(t *testing.T) {
+	revs := history(t, 10, "app:1", "app:2")
+	w := makeWorkload("app:1").build()
+	tpl, ok := TemplateOf(revs, names.TemplateHash(&w.Spec.Template))
+	if !ok || tpl.Spec.Runtime.Sandbox.Containers[0].Image != "app:1" {
+		t.Fatalf("TemplateOf(app:1) = %v, %t; want the recorded template", tpl, ok)
+	}
+	if _, ok := TemplateOf(revs, "gone"); ok {
+		t.Error("TemplateOf found a hash no revision records")
+	}
+	// A revision whose data no longer hashes to its label is not trusted.
+	revs[0].Data.Raw = []byte(`{"spec":{"template":{}}}`)
+	if _, ok := TemplateOf(revs, names.TemplateHash(&w.Spec.Template)); ok {
+		t.Error("TemplateOf returned a template that does not match its hash")
+	}
+}

@@ -295,3 +295,72 @@ func TestConditionTimesComeFromTheClock(t *testing.T) {
 		}
 	}
 }
+
+func TestCitiesCarryTheirRolloutTemplateAndRestart(t *testing.T) {
+	in := makeScenario("DFW", "LHR").ready("DFW", 2).ready("LHR", 2).input()
+	in.Cities[0].Deployment.Spec.Template.Metadata.Annotations = map[string]string{computev1alpha.RestartedAtAnnotation: "2026-11-24T11:00:00Z"}
+	in.Cities[0].Deployment.Status.TemplateHash = "reported"
+	in.Cities[1].Deployment.Status.TemplateHash = "outdated"
+	in.Cities[1].Deployment.Generation = 2 // the cell has not reported the new template yet
+	in.Cities[1].Deployment.Status.ObservedGeneration = 1
+	in.Rollout = &computev1alpha.WorkloadRolloutStatus{Phase: computev1alpha.RolloutPhaseProgressing, Cities: []computev1alpha.CityRolloutStatus{
+		{Placement: "edge", CityCode: "DFW", Wave: 1, Revision: 4, State: computev1alpha.CityUpdated},
+		{Placement: "edge", CityCode: "LHR", Wave: 2, Revision: 3, State: computev1alpha.CityWaiting},
+	}}
+	st := Compute(in)
+	dfw, lhr := st.Placements[0].Cities[0], st.Placements[0].Cities[1]
+	if dfw.TemplateHash != "reported" || dfw.RestartedAt != "2026-11-24T11:00:00Z" || dfw.Wave != 1 || dfw.Revision != 4 || dfw.Rollout != computev1alpha.CityUpdated {
+		t.Errorf("DFW = %+v: want the reported template hash, its restart, wave 1, revision 4, Updated", dfw)
+	}
+	if want := names.TemplateHash(&in.Cities[1].Deployment.Spec.Template); lhr.TemplateHash != want || lhr.Wave != 2 || lhr.Rollout != computev1alpha.CityWaiting {
+		t.Errorf("LHR = %+v: want the template hash it is written with (%s, the cell's is outdated), wave 2, Waiting", lhr, want)
+	}
+	if st.Rollout != in.Rollout {
+		t.Error("status.rollout is not the planned rollout")
+	}
+}
+
+func TestACityDroppedFromThePlacementsIsReportedWhileItsDeploymentGoes(t *testing.T) {
+	in := makeScenario("DFW", "LHR").ready("DFW", 2).ready("LHR", 2).input()
+	leaving := in.Cities[1].Deployment
+	in.Cities = in.Cities[:1]
+	in.Workload.Spec.Placements[0].CityCodes = []string{"DFW"}
+	in.Leaving = []*computev1alpha.WorkloadDeployment{leaving}
+	st := Compute(in)
+	cities := st.Placements[0].Cities
+	if len(cities) != 2 || cities[1].CityCode != "LHR" || cities[1].Reason != computev1alpha.ReasonDeploymentRemoving || cities[1].Replicas != 2 {
+		t.Fatalf("cities = %+v, want LHR reported as DeploymentRemoving with its 2 replicas", cities)
+	}
+	if st.Deployments != 1 || st.Replicas != 2 || st.Placements[0].Replicas != 2 {
+		t.Errorf("deployments %d, replicas %d (placement %d): a leaving city counts in neither", st.Deployments, st.Replicas, st.Placements[0].Replicas)
+	}
+}
+
+func TestAHaltedRolloutDecidesProgressing(t *testing.T) {
+	in := makeScenario("DFW").ready("DFW", 2).input()
+	in.Workload.Spec.Rollout = &computev1alpha.WorkloadRollout{Strategy: computev1alpha.WavesCityRollout}
+	in.Rollout = &computev1alpha.WorkloadRolloutStatus{Phase: computev1alpha.RolloutPhaseHalted, Message: "DFW: ImageUnavailable"}
+	prog := meta.FindStatusCondition(Compute(in).Conditions, computev1alpha.ConditionProgressing)
+	if prog.Status != metav1.ConditionFalse || prog.Reason != computev1alpha.ReasonRolloutHalted || prog.Message != "DFW: ImageUnavailable" {
+		t.Errorf("Progressing = %+v, want False/RolloutHalted with the rollout's message", prog)
+	}
+	// Without spec.rollout the cities alone decide.
+	in.Workload.Spec.Rollout = nil
+	if prog := meta.FindStatusCondition(Compute(in).Conditions, computev1alpha.ConditionProgressing); prog.Reason != computev1alpha.ReasonRolloutComplete {
+		t.Errorf("Progressing = %+v without spec.rollout, want the cities' RolloutComplete", prog)
+	}
+}
+
+func TestAnUnreadableInputMakesTheConditionsUnknown(t *testing.T) {
+	in := makeScenario("DFW").ready("DFW", 2).input()
+	in.Workload.Status = Compute(in)
+	st := Unknown(in.Workload, computev1alpha.ReasonObservationFailed, "cannot list Locations", in.Now)
+	for _, c := range st.Conditions {
+		if c.Status != metav1.ConditionUnknown || c.Reason != computev1alpha.ReasonObservationFailed {
+			t.Errorf("%s = %s/%s, want Unknown/ObservationFailed", c.Type, c.Status, c.Reason)
+		}
+	}
+	if st.ReadyReplicas != 2 || len(st.Placements) != 1 {
+		t.Errorf("the rest of the status changed: %+v", st)
+	}
+}

@@ -10,12 +10,19 @@
 //     Workload's template revisions;
 //  2. records the template as a revision (internal/revision) and trims the
 //     history to spec.revisionHistoryLimit;
-//  3. expands the placements into one WorkloadDeployment per placement ×
-//     bound, ready city (internal/placement), creates the missing ones,
-//     merge-patches the changed ones and deletes those no longer wanted —
-//     never touching a WorkloadDeployment of another Workload;
-//  4. aggregates the WorkloadDeployments' status into per-city, per-placement
-//     and Workload status, sorted, and patches it only when it changed.
+//  3. lists the placements × cities (placement.Targets) and plans the
+//     rollout across cities on them as observed (internal/cityrollout):
+//     which revision each city may run;
+//  4. builds each city's WorkloadDeployment once, with the template of that
+//     revision (placement.Expand with the plan's revisionOf), creates the
+//     missing ones, merge-patches the changed ones and deletes those no
+//     longer wanted — never touching a WorkloadDeployment of another
+//     Workload;
+//  5. computes the status from what the writes left (internal/workloadstatus:
+//     each city's state, wave and rollout state, the placements' and the
+//     Workload's conditions, Progressing with one setter) and patches it
+//     only when it changed. An input that cannot be read turns Available
+//     and Progressing Unknown (ObservationFailed).
 //
 // WorkloadDeployments and revisions carry the Workload as controller owner
 // reference: deleting the Workload lets the garbage collector delete them.
