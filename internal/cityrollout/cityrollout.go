@@ -3,6 +3,7 @@ package cityrollout
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -181,60 +182,93 @@ func Make(in Input) Plan {
 		// No spec.rollout: every city at once, as before rollouts existed.
 		st = Strategy{Kind: computev1alpha.AllAtOnceCityRollout}
 	}
-	n := len(in.Cities)
-	plan := Plan{Cities: make([]CityPlan, n)}
-	waveOf, waves := order(st, in.Cities)
-	plan.Waves = waves
+	p := &planner{in: in, st: st, plan: Plan{Cities: make([]CityPlan, len(in.Cities))}}
+	p.waveOf, p.plan.Waves = order(st, in.Cities)
+	updating := p.soak()
 
-	base := baseRevision(in)
-	soaked := make([]bool, n)
-	updating := 0
+	// The active wave: the first with a city that has not soaked at the
+	// target.
+	p.active = len(p.plan.Waves)
+	for i := range in.Cities {
+		if !p.soaked[i] {
+			p.active = min(p.active, p.waveOf[i])
+		}
+	}
+	p.plan.Halt = findHalt(st, in, p.waveOf, p.soaked)
+	p.decide(p.gate(), updating)
+	if p.plan.Halt != nil {
+		p.halt()
+	}
+	p.plan.Phase, p.plan.Wave, p.plan.Message = phase(p.plan.Halt, p.gate(), p.active, len(p.plan.Waves))
+	p.plan.RequeueAfter = requeueAfter(st, in, p.soaked)
+	return p.plan
+}
+
+// planner is one Make in progress.
+type planner struct {
+	in   Input
+	st   Strategy
+	plan Plan
+	// waveOf is each city's wave (from 0); active the active wave.
+	waveOf []int
+	active int
+	// soaked is set on cities that run the target and have soaked.
+	soaked []bool
+}
+
+// soak starts every city's decision where it is, marks the cities that
+// run the target and have soaked, and returns how many run it and are not
+// ready yet.
+func (p *planner) soak() (updating int) {
+	in := p.in
+	p.soaked = make([]bool, len(in.Cities))
 	for i, c := range in.Cities {
-		plan.Cities[i] = CityPlan{Key: c.Key, Wave: waveOf[i] + 1, Revision: c.Revision}
+		p.plan.Cities[i] = CityPlan{Key: c.Key, Wave: p.waveOf[i] + 1, Revision: c.Revision}
 		if c.Revision == in.Target {
-			soaked[i] = c.Soaked || c.Ready && !in.Now.Before(readyAt(c).Add(st.Soak))
-			plan.Cities[i].Soaked = soaked[i]
-			if !c.Ready && !soaked[i] {
+			p.soaked[i] = c.Soaked || c.Ready && !in.Now.Before(readyAt(c).Add(p.st.Soak))
+			p.plan.Cities[i].Soaked = p.soaked[i]
+			if !c.Ready && !p.soaked[i] {
 				updating++
 			}
 		}
 	}
+	return updating
+}
 
-	// The active wave: the first with a city that has not soaked at the
-	// target.
-	active := len(waves)
-	for i := range in.Cities {
-		if !soaked[i] {
-			active = min(active, waveOf[i])
-		}
-	}
-
-	halt := findHalt(st, in, waveOf, soaked)
-	plan.Halt = halt
-	budget := math.MaxInt
-	if st.MaxUnavailable != nil {
-		budget = max(0, scaled(st.MaxUnavailable, n, n)-updating)
-	}
-
-	gate := ""
+// gate says what holds new cities back, empty when nothing does.
+func (p *planner) gate() string {
+	in, st := p.in, p.st
 	switch {
-	case halt != nil:
-		gate = gateHalted
+	case p.plan.Halt != nil:
+		return gateHalted
 	case st.Paused:
-		gate = gatePaused
-	case st.ManualApproval && active > 0 && active < len(waves) && in.ApprovedWave < active+1 && !waveStarted(in, waveOf, active):
-		gate = gateApproval
+		return gatePaused
+	case st.ManualApproval && p.active > 0 && p.active < len(p.plan.Waves) && in.ApprovedWave < p.active+1 &&
+		!waveStarted(in, p.waveOf, p.active):
+		return gateApproval
 	}
+	return ""
+}
 
-	for _, i := range byWave(waveOf) {
-		c, cp := in.Cities[i], &plan.Cities[i]
-		w := waveOf[i]
+// decide gives every city, wave by wave, its revision and state: the
+// target when its wave is active, nothing holds it back (gate) and the
+// budget of cities not yet ready allows (updating of them already are).
+func (p *planner) decide(gate string, updating int) {
+	in, n := p.in, len(p.in.Cities)
+	base := baseRevision(in)
+	budget := math.MaxInt
+	if p.st.MaxUnavailable != nil {
+		budget = max(0, scaled(p.st.MaxUnavailable, n, n)-updating)
+	}
+	for _, i := range byWave(p.waveOf) {
+		c, cp := in.Cities[i], &p.plan.Cities[i]
+		w := p.waveOf[i]
 		switch {
 		case c.Revision == in.Target:
-			cp.State = cityState(c, soaked[i])
+			cp.State = cityState(c, p.soaked[i])
 		case c.Revision == "":
 			// No deployment yet: it never served, so it costs no budget.
-			if w <= active && gate == "" || base == "" {
+			if w <= p.active && gate == "" || base == "" {
 				cp.Revision, cp.Advance, cp.State = in.Target, true, computev1alpha.CityUpdating
 			} else {
 				cp.Revision, cp.State = base, computev1alpha.CityWaiting
@@ -242,33 +276,33 @@ func Make(in Input) Plan {
 		case c.RolledBackFrom == in.Target:
 			cp.State, cp.Reason = computev1alpha.CityRolledBack, c.RollbackReason
 			cp.Message = "rolled back to its previous revision after the rollout halted"
-		case w <= active && gate == "" && budget > 0:
+		case w <= p.active && gate == "" && budget > 0:
 			cp.Revision, cp.Advance, cp.State = in.Target, true, computev1alpha.CityUpdating
 			budget--
 		default:
 			cp.State = computev1alpha.CityWaiting
-			cp.Message = waitMessage(gate, w, active)
+			cp.Message = waitMessage(gate, w, p.active)
 		}
 	}
+}
 
-	if halt != nil {
-		for i, c := range in.Cities {
-			cp := &plan.Cities[i]
-			if c.Key == halt.Key && c.Revision == in.Target {
-				cp.State, cp.Reason, cp.Message = computev1alpha.CityHalted, halt.Reason, halt.Message
-			}
-			if st.Rollback && c.Revision == in.Target && waveOf[i] >= active && c.Previous != "" && c.Previous != in.Target {
-				cp.Revision, cp.Rollback, cp.Advance = c.Previous, true, false
-				cp.State = computev1alpha.CityRolledBack
-				cp.Reason = halt.Reason
-				cp.Message = "rolled back to its previous revision after the rollout halted"
-			}
+// halt marks the city that halted the rollout and, with rollback, returns
+// the halted wave's cities (and later ones) at the target to their
+// previous revision.
+func (p *planner) halt() {
+	in, halt := p.in, p.plan.Halt
+	for i, c := range in.Cities {
+		cp := &p.plan.Cities[i]
+		if c.Key == halt.Key && c.Revision == in.Target {
+			cp.State, cp.Reason, cp.Message = computev1alpha.CityHalted, halt.Reason, halt.Message
+		}
+		if p.st.Rollback && c.Revision == in.Target && p.waveOf[i] >= p.active && c.Previous != "" && c.Previous != in.Target {
+			cp.Revision, cp.Rollback, cp.Advance = c.Previous, true, false
+			cp.State = computev1alpha.CityRolledBack
+			cp.Reason = halt.Reason
+			cp.Message = "rolled back to its previous revision after the rollout halted"
 		}
 	}
-
-	plan.Phase, plan.Wave, plan.Message = phase(halt, gate, active, len(waves))
-	plan.RequeueAfter = requeueAfter(st, in, soaked)
-	return plan
 }
 
 // What holds new cities back.
@@ -431,43 +465,14 @@ func order(st Strategy, cities []City) ([]int, [][]string) {
 			codes = append(codes, cities[i].Code)
 		}
 	}
-	waveOfCode := map[string]int{}
+	var waveOfCode map[string]int
 	switch st.Kind {
 	case computev1alpha.WavesCityRollout:
-		w := 0
-		for _, wave := range st.Waves {
-			placed := false
-			for _, code := range wave {
-				if _, dup := waveOfCode[code]; dup || !slices.Contains(codes, code) {
-					continue
-				}
-				waveOfCode[code], placed = w, true
-			}
-			if placed {
-				w++
-			}
-		}
-		for _, code := range codes {
-			if _, ok := waveOfCode[code]; !ok {
-				waveOfCode[code] = w
-			}
-		}
+		waveOfCode = listedWaves(st.Waves, codes)
 	case computev1alpha.CanaryCityRollout:
-		canary := st.CanaryCity
-		if !slices.Contains(codes, canary) && len(codes) > 0 {
-			canary = codes[0]
-		}
-		size := scaled(st.WaveSize, len(codes), len(codes))
-		k := 0
-		for _, code := range codes {
-			if code == canary {
-				waveOfCode[code] = 0
-				continue
-			}
-			waveOfCode[code] = 1 + k/size
-			k++
-		}
+		waveOfCode = canaryWaves(st, codes)
 	default:
+		waveOfCode = map[string]int{}
 		for _, code := range codes {
 			waveOfCode[code] = 0
 		}
@@ -478,12 +483,8 @@ func order(st Strategy, cities []City) ([]int, [][]string) {
 	for _, w := range waveOfCode {
 		used[w] = true
 	}
-	dense := map[int]int{}
-	ws := make([]int, 0, len(used))
-	for w := range used {
-		ws = append(ws, w)
-	}
-	slices.Sort(ws)
+	ws := slices.Sorted(maps.Keys(used))
+	dense := make(map[int]int, len(ws))
 	for i, w := range ws {
 		dense[w] = i
 	}
@@ -494,6 +495,53 @@ func order(st Strategy, cities []City) ([]int, [][]string) {
 		waves[w] = append(waves[w], cities[i].Key)
 	}
 	return waveOf, waves
+}
+
+// listedWaves gives each of codes the index of the first listed wave that
+// names it (waves naming none of codes are skipped); codes no wave names
+// go last.
+func listedWaves(listed [][]string, codes []string) map[string]int {
+	out := map[string]int{}
+	w := 0
+	for _, wave := range listed {
+		placed := false
+		for _, code := range wave {
+			if _, dup := out[code]; dup || !slices.Contains(codes, code) {
+				continue
+			}
+			out[code], placed = w, true
+		}
+		if placed {
+			w++
+		}
+	}
+	for _, code := range codes {
+		if _, ok := out[code]; !ok {
+			out[code] = w
+		}
+	}
+	return out
+}
+
+// canaryWaves puts the canary city (the first of codes when it names none
+// of them) in wave 0 and the others, in order, in waves of st.WaveSize.
+func canaryWaves(st Strategy, codes []string) map[string]int {
+	out := map[string]int{}
+	canary := st.CanaryCity
+	if !slices.Contains(codes, canary) && len(codes) > 0 {
+		canary = codes[0]
+	}
+	size := scaled(st.WaveSize, len(codes), len(codes))
+	k := 0
+	for _, code := range codes {
+		if code == canary {
+			out[code] = 0
+			continue
+		}
+		out[code] = 1 + k/size
+		k++
+	}
+	return out
 }
 
 // byWave returns the city indexes in wave order, then by key.
