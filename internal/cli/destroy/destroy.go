@@ -130,10 +130,10 @@ func (o *Options) Run(ctx context.Context) error {
 		Sources: wait.Sources(w.Namespace, w.Name),
 		Step: func(seen cmdutil.Seen) (bool, error) {
 			gone, left := true, 0
-			for _, obj := range seen[0] {
+			for _, obj := range seen[wait.SeenWorkload] {
 				gone = gone && obj.GetUID() != w.UID
 			}
-			for _, obj := range seen[2] {
+			for _, obj := range seen[wait.SeenInstances] {
 				if obj.GetLabels()[computev1alpha.WorkloadUIDLabel] == string(w.UID) {
 					left++
 				}

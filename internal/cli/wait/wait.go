@@ -39,6 +39,12 @@ func Fetch(ctx context.Context, c client.Client, f *cmdutil.Factory, namespace, 
 	return view.Snapshot{Workload: &w, Instances: insts.Items, Now: f.Now()}, nil
 }
 
+// The positions of what Sources watches in a cmdutil.Seen.
+const (
+	SeenWorkload  = 0
+	SeenInstances = 1
+)
+
 // Sources are what a wait on workload name watches: the Workload itself,
 // whose status says where every city stands, and the Instances labelled
 // with its name (checked against its UID in FromSeen), to name the ones
@@ -57,7 +63,7 @@ func Sources(namespace, name string) []cmdutil.WatchSource {
 // A missing Workload is an error that names the fix.
 func FromSeen(f *cmdutil.Factory, seen cmdutil.Seen, namespace, name string) (view.Snapshot, error) {
 	snap := view.Snapshot{Now: f.Now()}
-	for _, o := range seen[0] {
+	for _, o := range seen[SeenWorkload] {
 		if w, ok := o.(*computev1alpha.Workload); ok && w.Name == name {
 			snap.Workload = w.DeepCopy()
 		}
@@ -67,7 +73,7 @@ func FromSeen(f *cmdutil.Factory, seen cmdutil.Seen, namespace, name string) (vi
 			namespace, name)
 	}
 	uid := string(snap.Workload.UID)
-	for _, o := range seen[1] {
+	for _, o := range seen[SeenInstances] {
 		if inst, ok := o.(*computev1alpha.Instance); ok && inst.Labels[computev1alpha.WorkloadUIDLabel] == uid {
 			snap.Instances = append(snap.Instances, *inst.DeepCopy())
 		}
