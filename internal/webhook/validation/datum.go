@@ -74,9 +74,7 @@ func validateKeyRef(name, key, kind string, p *field.Path) field.ErrorList {
 	case "":
 		errs = append(errs, field.Required(p.Child("key"), "name the key of the "+kind+" to read"))
 	default:
-		for _, msg := range utilvalidation.IsConfigMapKey(key) {
-			errs = append(errs, field.Invalid(p.Child("key"), key, msg))
-		}
+		errs = append(errs, validateName(key, p.Child("key"), utilvalidation.IsConfigMapKey)...)
 	}
 	return errs
 }
@@ -86,11 +84,7 @@ func validateObjectName(name, kind string, p *field.Path) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(p, "name the "+kind+" in the Workload's namespace")}
 	}
-	var errs field.ErrorList
-	for _, msg := range utilvalidation.IsDNS1123Subdomain(name) {
-		errs = append(errs, field.Invalid(p, name, msg))
-	}
-	return errs
+	return validateName(name, p, utilvalidation.IsDNS1123Subdomain)
 }
 
 // validateKeyItems validates the items of a Secret or ConfigMap volume: each
@@ -106,9 +100,7 @@ func validateKeyItems(items []corev1.KeyToPath, p *field.Path) field.ErrorList {
 		if it.Key == "" {
 			errs = append(errs, field.Required(ip.Child("key"), "name the key to project"))
 		} else {
-			for _, msg := range utilvalidation.IsConfigMapKey(it.Key) {
-				errs = append(errs, field.Invalid(ip.Child("key"), it.Key, msg))
-			}
+			errs = append(errs, validateName(it.Key, ip.Child("key"), utilvalidation.IsConfigMapKey)...)
 		}
 		pp := ip.Child("path")
 		switch clean := path.Clean(it.Path); {
@@ -179,9 +171,7 @@ func validateConfigMapSource(c *computev1alpha.ConfigMapVolumeSource, p *field.P
 func validateDiskSource(d *computev1alpha.DiskTemplateVolumeSource, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if d.DeviceName != nil {
-		for _, msg := range utilvalidation.IsDNS1123Label(*d.DeviceName) {
-			errs = append(errs, field.Invalid(p.Child("deviceName"), *d.DeviceName, msg))
-		}
+		errs = append(errs, validateName(*d.DeviceName, p.Child("deviceName"), utilvalidation.IsDNS1123Label)...)
 	}
 	legacy := d.Type != "" || d.Size != nil || d.Image != "" //nolint:staticcheck // the legacy shape is read to refuse mixing it with the new one
 	if d.Template == nil {
@@ -198,9 +188,7 @@ func validateDiskSource(d *computev1alpha.DiskTemplateVolumeSource, p *field.Pat
 	sp := tp.Child("spec")
 	spec := &d.Template.Spec
 	if spec.Type != "" {
-		for _, msg := range utilvalidation.IsDNS1123Label(spec.Type) {
-			errs = append(errs, field.Invalid(sp.Child("type"), spec.Type, msg))
-		}
+		errs = append(errs, validateName(spec.Type, sp.Child("type"), utilvalidation.IsDNS1123Label)...)
 	}
 	if r := spec.Resources; r != nil {
 		rp := sp.Child("resources", "requests")
@@ -293,9 +281,7 @@ func validatePolicyPort(port *computev1alpha.NetworkPolicyPort, p *field.Path) f
 			}
 		default:
 			named = true
-			for _, msg := range utilvalidation.IsValidPortName(port.Port.StrVal) {
-				errs = append(errs, field.Invalid(pp, port.Port.StrVal, msg))
-			}
+			errs = append(errs, validateName(port.Port.StrVal, pp, utilvalidation.IsValidPortName)...)
 		}
 	}
 	if port.EndPort == nil {

@@ -85,9 +85,7 @@ func validateMetadataMaps(m *computev1alpha.TemplateMetadata, p *field.Path) fie
 	errs := metav1validation.ValidateLabels(m.Labels, p.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
 	if m.Name != "" {
-		for _, msg := range utilvalidation.IsDNS1123Subdomain(m.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), m.Name, msg))
-		}
+		errs = append(errs, validateName(m.Name, p.Child("name"), utilvalidation.IsDNS1123Subdomain)...)
 	}
 	return errs
 }
@@ -159,17 +157,7 @@ func validateSandbox(sb *computev1alpha.SandboxRuntime, p *field.Path, volumes m
 	for i := range sb.Containers {
 		c := &sb.Containers[i]
 		ip := cp.Index(i)
-		switch {
-		case c.Name == "":
-			errs = append(errs, field.Required(ip.Child("name"), "every container needs a name"))
-		case names.Has(c.Name):
-			errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
-		default:
-			for _, msg := range utilvalidation.IsDNS1123Label(c.Name) {
-				errs = append(errs, field.Invalid(ip.Child("name"), c.Name, msg))
-			}
-		}
-		names.Insert(c.Name)
+		errs = append(errs, validateItemName(c.Name, ip.Child("name"), names, "every container needs a name", utilvalidation.IsDNS1123Label)...)
 		errs = append(errs, validateImage(c.Image, ip.Child("image"))...)
 		if n := len(c.Command); n > MaxCommand {
 			errs = append(errs, field.TooMany(ip.Child("command"), n, MaxCommand))
@@ -191,18 +179,8 @@ func validateSandbox(sb *computev1alpha.SandboxRuntime, p *field.Path, volumes m
 	}
 	secrets := sets.New[string]()
 	for i, s := range sb.ImagePullSecrets {
-		np := sp.Index(i).Child("name")
-		switch {
-		case s.Name == "":
-			errs = append(errs, field.Required(np, "name the Secret holding the registry credentials"))
-		case secrets.Has(s.Name):
-			errs = append(errs, field.Duplicate(np, s.Name))
-		default:
-			for _, msg := range utilvalidation.IsDNS1123Subdomain(s.Name) {
-				errs = append(errs, field.Invalid(np, s.Name, msg))
-			}
-		}
-		secrets.Insert(s.Name)
+		errs = append(errs, validateItemName(s.Name, sp.Index(i).Child("name"), secrets,
+			"name the Secret holding the registry credentials", utilvalidation.IsDNS1123Subdomain)...)
 	}
 	return errs
 }
@@ -231,18 +209,8 @@ func validateEnv(env []computev1alpha.EnvVar, p *field.Path) field.ErrorList {
 	seen := sets.New[string]()
 	for i := range env {
 		e := &env[i]
-		np := p.Index(i).Child("name")
-		switch {
-		case e.Name == "":
-			errs = append(errs, field.Required(np, "every environment variable needs a name"))
-		case seen.Has(e.Name):
-			errs = append(errs, field.Duplicate(np, e.Name))
-		default:
-			for _, msg := range utilvalidation.IsEnvVarName(e.Name) {
-				errs = append(errs, field.Invalid(np, e.Name, msg))
-			}
-		}
-		seen.Insert(e.Name)
+		errs = append(errs, validateItemName(e.Name, p.Index(i).Child("name"), seen,
+			"every environment variable needs a name", utilvalidation.IsEnvVarName)...)
 		errs = append(errs, validateEnvSource(&env[i], p.Index(i))...)
 	}
 	return errs
@@ -291,9 +259,7 @@ func (s *portSet) validate(ports []computev1alpha.NamedPort, p *field.Path, owne
 		case dup:
 			errs = append(errs, field.Duplicate(ip.Child("name"), port.Name+" (already used by "+prev+")"))
 		default:
-			for _, msg := range utilvalidation.IsValidPortName(port.Name) {
-				errs = append(errs, field.Invalid(ip.Child("name"), port.Name, msg))
-			}
+			errs = append(errs, validateName(port.Name, ip.Child("name"), utilvalidation.IsValidPortName)...)
 			s.names[port.Name] = owner
 		}
 		if port.Port < 1 || port.Port > 65535 {
@@ -403,9 +369,7 @@ func validateVolumes(vols []computev1alpha.InstanceVolume, p *field.Path) (map[s
 		case dup:
 			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
 		default:
-			for _, msg := range utilvalidation.IsDNS1123Label(v.Name) {
-				errs = append(errs, field.Invalid(vp.Child("name"), v.Name, msg))
-			}
+			errs = append(errs, validateName(v.Name, vp.Child("name"), utilvalidation.IsDNS1123Label)...)
 			byName[v.Name] = v
 		}
 		errs = append(errs, validateVolumeSource(v, vp)...)
@@ -456,15 +420,11 @@ func validateNetworkInterfaces(nics []computev1alpha.InstanceNetworkInterface, p
 		case seen.Has(key):
 			errs = append(errs, field.Duplicate(np, nic.Network.Name))
 		default:
-			for _, msg := range utilvalidation.IsDNS1123Subdomain(nic.Network.Name) {
-				errs = append(errs, field.Invalid(np, nic.Network.Name, msg))
-			}
+			errs = append(errs, validateName(nic.Network.Name, np, utilvalidation.IsDNS1123Subdomain)...)
 		}
 		seen.Insert(key)
 		if ns := nic.Network.Namespace; ns != "" {
-			for _, msg := range utilvalidation.IsDNS1123Label(ns) {
-				errs = append(errs, field.Invalid(ip.Child("network", "namespace"), ns, msg))
-			}
+			errs = append(errs, validateName(ns, ip.Child("network", "namespace"), utilvalidation.IsDNS1123Label)...)
 		}
 		if pol := nic.NetworkPolicy; pol != nil {
 			errs = append(errs, validateNetworkPolicy(pol, ip.Child("networkPolicy"))...)
