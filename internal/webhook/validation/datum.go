@@ -90,10 +90,7 @@ func validateObjectName(name, kind string, p *field.Path) field.ErrorList {
 // validateKeyItems validates the items of a Secret or ConfigMap volume: each
 // maps a key to a relative path inside the volume, paths unique.
 func validateKeyItems(items []corev1.KeyToPath, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(items); n > MaxKeyItems {
-		errs = append(errs, field.TooMany(p, n, MaxKeyItems))
-	}
+	errs := maxItems(p, len(items), MaxKeyItems)
 	paths := sets.New[string]()
 	for i, it := range items {
 		ip := p.Index(i)
@@ -239,20 +236,14 @@ func BootImage(d *computev1alpha.DiskTemplateVolumeSource) string {
 func validateNetworkPolicy(np *computev1alpha.InstanceNetworkInterfaceNetworkPolicy, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	ip := p.Child("ingress")
-	if n := len(np.Ingress); n > MaxPolicyRules {
-		errs = append(errs, field.TooMany(ip, n, MaxPolicyRules))
-	}
+	errs = append(errs, maxItems(ip, len(np.Ingress), MaxPolicyRules)...)
 	for i, rule := range np.Ingress {
 		rp := ip.Index(i)
-		if n := len(rule.Ports); n > MaxPolicyEntries {
-			errs = append(errs, field.TooMany(rp.Child("ports"), n, MaxPolicyEntries))
-		}
+		errs = append(errs, maxItems(rp.Child("ports"), len(rule.Ports), MaxPolicyEntries)...)
 		for j := range rule.Ports {
 			errs = append(errs, validatePolicyPort(&rule.Ports[j], rp.Child("ports").Index(j))...)
 		}
-		if n := len(rule.From); n > MaxPolicyEntries {
-			errs = append(errs, field.TooMany(rp.Child("from"), n, MaxPolicyEntries))
-		}
+		errs = append(errs, maxItems(rp.Child("from"), len(rule.From), MaxPolicyEntries)...)
 		for j, peer := range rule.From {
 			fp := rp.Child("from").Index(j)
 			if peer.IPBlock == nil {
@@ -313,9 +304,7 @@ func validateIPBlock(b *computev1alpha.IPBlock, p *field.Path) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.Invalid(cp, b.CIDR, "must be a CIDR such as 203.0.113.0/24 or 2001:db8::/64")}
 	}
-	if n := len(b.Except); n > MaxPolicyEntries {
-		errs = append(errs, field.TooMany(p.Child("except"), n, MaxPolicyEntries))
-	}
+	errs = append(errs, maxItems(p.Child("except"), len(b.Except), MaxPolicyEntries)...)
 	for i, ex := range b.Except {
 		xp := p.Child("except").Index(i)
 		inner, err := netip.ParsePrefix(ex)
@@ -333,10 +322,7 @@ func validateIPBlock(b *computev1alpha.IPBlock, p *field.Path) field.ErrorList {
 
 // validateMetrics validates a placement's autoscaling metrics.
 func validateMetrics(metrics []computev1alpha.MetricSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(metrics); n > MaxMetrics {
-		errs = append(errs, field.TooMany(p, n, MaxMetrics))
-	}
+	errs := maxItems(p, len(metrics), MaxMetrics)
 	seen := sets.New[string]()
 	for i, m := range metrics {
 		mp := p.Index(i)

@@ -159,12 +159,8 @@ func validateSandbox(sb *computev1alpha.SandboxRuntime, p *field.Path, volumes m
 		ip := cp.Index(i)
 		errs = append(errs, validateItemName(c.Name, ip.Child("name"), names, "every container needs a name", utilvalidation.IsDNS1123Label)...)
 		errs = append(errs, validateImage(c.Image, ip.Child("image"))...)
-		if n := len(c.Command); n > MaxCommand {
-			errs = append(errs, field.TooMany(ip.Child("command"), n, MaxCommand))
-		}
-		if n := len(c.Args); n > MaxArgs {
-			errs = append(errs, field.TooMany(ip.Child("args"), n, MaxArgs))
-		}
+		errs = append(errs, maxItems(ip.Child("command"), len(c.Command), MaxCommand)...)
+		errs = append(errs, maxItems(ip.Child("args"), len(c.Args), MaxArgs)...)
 		errs = append(errs, validateEnv(c.Env, ip.Child("env"))...)
 		if r := c.Resources; r != nil {
 			errs = append(errs, validateContainerResources(r, ip.Child("resources"))...)
@@ -174,9 +170,7 @@ func validateSandbox(sb *computev1alpha.SandboxRuntime, p *field.Path, volumes m
 	}
 
 	sp := p.Child("imagePullSecrets")
-	if n := len(sb.ImagePullSecrets); n > MaxImagePullSecrets {
-		errs = append(errs, field.TooMany(sp, n, MaxImagePullSecrets))
-	}
+	errs = append(errs, maxItems(sp, len(sb.ImagePullSecrets), MaxImagePullSecrets)...)
 	secrets := sets.New[string]()
 	for i, s := range sb.ImagePullSecrets {
 		errs = append(errs, validateItemName(s.Name, sp.Index(i).Child("name"), secrets,
@@ -202,10 +196,7 @@ func validateImage(image string, p *field.Path) field.ErrorList {
 
 // validateEnv validates environment variables.
 func validateEnv(env []computev1alpha.EnvVar, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(env); n > MaxEnv {
-		errs = append(errs, field.TooMany(p, n, MaxEnv))
-	}
+	errs := maxItems(p, len(env), MaxEnv)
 	seen := sets.New[string]()
 	for i := range env {
 		e := &env[i]
@@ -247,10 +238,7 @@ func newPortSet() *portSet {
 
 // validate validates the ports of owner ("container web") and records them.
 func (s *portSet) validate(ports []computev1alpha.NamedPort, p *field.Path, owner string) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(ports); n > MaxPorts {
-		errs = append(errs, field.TooMany(p, n, MaxPorts))
-	}
+	errs := maxItems(p, len(ports), MaxPorts)
 	for i, port := range ports {
 		ip := p.Index(i)
 		switch prev, dup := s.names[port.Name]; {
@@ -333,10 +321,7 @@ func validateVMAttachments(atts []computev1alpha.VolumeAttachment, p *field.Path
 // validateAttachmentNames checks that attachments name existing volumes,
 // each at most once.
 func validateAttachmentNames(atts []computev1alpha.VolumeAttachment, p *field.Path, volumes map[string]*computev1alpha.InstanceVolume) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(atts); n > MaxVolumeAttachments {
-		errs = append(errs, field.TooMany(p, n, MaxVolumeAttachments))
-	}
+	errs := maxItems(p, len(atts), MaxVolumeAttachments)
 	seen := sets.New[string]()
 	for i, a := range atts {
 		np := p.Index(i).Child("name")
@@ -355,10 +340,7 @@ func validateAttachmentNames(atts []computev1alpha.VolumeAttachment, p *field.Pa
 
 // validateVolumes validates the instance volumes and returns them by name.
 func validateVolumes(vols []computev1alpha.InstanceVolume, p *field.Path) (map[string]*computev1alpha.InstanceVolume, field.ErrorList) {
-	var errs field.ErrorList
-	if n := len(vols); n > MaxVolumes {
-		errs = append(errs, field.TooMany(p, n, MaxVolumes))
-	}
+	errs := maxItems(p, len(vols), MaxVolumes)
 	byName := map[string]*computev1alpha.InstanceVolume{}
 	for i := range vols {
 		v := &vols[i]
@@ -405,10 +387,7 @@ func validateVolumeSource(v *computev1alpha.InstanceVolume, p *field.Path) field
 // validateNetworkInterfaces validates the network interfaces: each names a
 // network once and carries a valid policy.
 func validateNetworkInterfaces(nics []computev1alpha.InstanceNetworkInterface, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(nics); n > MaxNetworkInterfaces {
-		errs = append(errs, field.TooMany(p, n, MaxNetworkInterfaces))
-	}
+	errs := maxItems(p, len(nics), MaxNetworkInterfaces)
 	seen := sets.New[string]()
 	for i, nic := range nics {
 		ip := p.Index(i)

@@ -50,3 +50,11 @@ func validateItemName(name string, p *field.Path, seen sets.Set[string], require
 	}
 	return validateName(name, p, check)
 }
+
+// maxItems reports a list at p of n items, more than limit allows.
+func maxItems(p *field.Path, n, limit int) field.ErrorList {
+	if n > limit {
+		return field.ErrorList{field.TooMany(p, n, limit)}
+	}
+	return nil
+}
