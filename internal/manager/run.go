@@ -9,7 +9,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/citycells/compute/internal/features"
 	"github.com/citycells/compute/internal/manager/cell"
@@ -24,18 +23,56 @@ import (
 // When both roles are enabled (single-cluster mode) they share one manager:
 // the cell controllers run on the management role's own cluster.
 func Run(ctx context.Context, o *Options) error {
-	cfg, err := serving.LoadConfig(o.Kubeconfig)
+	cfg, hubCfg, err := o.loadConfigs()
 	if err != nil {
 		return err
 	}
-	o.Client.apply(cfg)
-	var hubCfg *rest.Config
-	if o.FederationKubeconfig != "" {
-		if hubCfg, err = hub.LoadConfig(o.FederationKubeconfig); err != nil {
-			return err
-		}
-		o.Client.applyFederation(hubCfg)
+	mgrOpts, err := o.managerOptions()
+	if err != nil {
+		return err
 	}
+	mgr, start, err := o.newManager(cfg, hubCfg, mgrOpts)
+	if err != nil {
+		return err
+	}
+	cellOpts, err := o.cellOptions(mgr, hubCfg)
+	if err != nil {
+		return err
+	}
+	if err := cell.Setup(mgr, cellOpts); err != nil {
+		return err
+	}
+	if err := probes.Add(mgr); err != nil {
+		return err
+	}
+	ctrl.Log.WithName("compute-manager").Info("starting",
+		"management", o.EnableManagement, "cell", o.EnableCell, "runtimeProvider", o.runtimeProvider(),
+		"simulatedNetworking", o.EnableSimulatedNetworking, "networkingIntegration", o.networkingIntegration(),
+		"host", cfg.Host, "federation", hubHost(hubCfg))
+	return start(ctx)
+}
+
+// loadConfigs reads the client configurations of the manager's own cluster
+// and, when --federation-kubeconfig is set, of the federation plane (nil
+// otherwise), with the client flags applied to both.
+func (o *Options) loadConfigs() (cfg, hubCfg *rest.Config, err error) {
+	if cfg, err = serving.LoadConfig(o.Kubeconfig); err != nil {
+		return nil, nil, err
+	}
+	o.Client.apply(cfg)
+	if o.FederationKubeconfig == "" {
+		return cfg, nil, nil
+	}
+	if hubCfg, err = hub.LoadConfig(o.FederationKubeconfig); err != nil {
+		return nil, nil, err
+	}
+	o.Client.applyFederation(hubCfg)
+	return cfg, hubCfg, nil
+}
+
+// managerOptions are the controller-runtime options of the one manager
+// both roles share.
+func (o *Options) managerOptions() (ctrl.Options, error) {
 	mgrOpts := ctrl.Options{
 		Scheme:                 management.NewScheme(),
 		Metrics:                o.Serving.Metrics(o.MetricsAddr),
@@ -51,106 +88,88 @@ func Run(ctx context.Context, o *Options) error {
 		LeaderElectionID:        o.leaderElectionID(),
 	}
 	if err := addQuotaTypes(mgrOpts.Scheme); err != nil {
-		return err
+		return ctrl.Options{}, err
 	}
-	provider := o.runtimeProvider()
-	if provider == RuntimeProviderKubernetes {
+	if o.runtimeProvider() == RuntimeProviderKubernetes {
 		// The provider watches its own Pods only, never every Pod of the
 		// cell.
-		if mgrOpts.Cache.ByObject == nil {
-			mgrOpts.Cache.ByObject = map[client.Object]cache.ByObject{}
-		}
+		mgrOpts.Cache.ByObject = map[client.Object]cache.ByObject{}
 		maps.Copy(mgrOpts.Cache.ByObject, kubernetes.CacheByObject())
 	}
+	return mgrOpts, nil
+}
 
-	var (
-		mgr   ctrl.Manager
-		start func(context.Context) error
-	)
-	if o.EnableManagement {
-		mo := o.Management
-		mo.Manager = mgrOpts
-		mo.Federation = hubCfg
-		if !mo.Webhook.Disabled {
-			mo.Manager.WebhookServer = crwebhook.NewServer(crwebhook.Options{
-				Host: mo.Webhook.Host, Port: mo.Webhook.Port, CertDir: mo.Webhook.CertDir, TLSOpts: o.Serving.TLSOpts(),
-			})
-		}
-		role, err := management.Setup(cfg, mo)
+// newManager creates the manager the roles share and the function that
+// starts it: the management role's (which also builds the webhook
+// server) when that role is enabled, a plain one for a cell alone.
+func (o *Options) newManager(cfg, hubCfg *rest.Config, mgrOpts ctrl.Options) (ctrl.Manager, func(context.Context) error, error) {
+	if !o.EnableManagement {
+		mgr, err := ctrl.NewManager(cfg, mgrOpts)
 		if err != nil {
-			return err
+			return nil, nil, fmt.Errorf("failed to create the manager: %w", err)
 		}
-		mgr, start = role.Manager().GetLocalManager(), role.Start
-	} else {
-		m, err := ctrl.NewManager(cfg, mgrOpts)
-		if err != nil {
-			return fmt.Errorf("failed to create the manager: %w", err)
-		}
-		mgr, start = m, m.Start
+		return mgr, mgr.Start, nil
 	}
+	mo := o.Management
+	mo.Manager = mgrOpts
+	mo.Federation = hubCfg
+	mo.Webhook.TLSOpts = o.Serving.TLSOpts()
+	role, err := management.Setup(cfg, mo)
+	if err != nil {
+		return nil, nil, err
+	}
+	return role.Manager().GetLocalManager(), role.Start, nil
+}
 
-	networking := o.FeatureGates.Enabled(features.NetworkingIntegration)
-	if o.EnableCell {
-		quotaClient, err := o.Quota.quotaClient(mgr)
-		if err != nil {
-			return err
-		}
-		location, err := o.cellLocation()
-		if err != nil {
-			return err
-		}
-		if err := cell.Setup(mgr, cell.Options{
-			NetworkingIntegration: networking,
-			Quota:                 quotaClient,
-			Location:              location,
-		}); err != nil {
-			return err
-		}
-		if hubCfg == nil {
-			ctrl.Log.WithName("compute-manager").Info("Instance write-back is off: --" + hub.KubeconfigFlag +
-				" is not set, so this cell's Instances are not projected into their projects")
-		} else if err := cell.SetupWriteBack(mgr, hubCfg, cell.WriteBackOptions{CellName: o.Quota.CellName, City: o.CellCityCode}); err != nil {
-			return err
-		}
+// cellOptions say which parts of the cell run: the controllers and the
+// write-back with --enable-cell-controllers (the write-back when the
+// federation plane is known), the runtime provider and the networking
+// stand-in when their flags ask for them.
+func (o *Options) cellOptions(mgr ctrl.Manager, hubCfg *rest.Config) (cell.Options, error) {
+	location, err := o.cellLocation()
+	if err != nil {
+		return cell.Options{}, err
 	}
-	switch provider {
-	case RuntimeProviderSimulated:
-		if err := cell.SetupSimulatedProvider(mgr, cell.SimOptions{
-			Delay:                o.SimulatedProviderDelay,
-			CIDR:                 o.SimulatedProviderCIDR,
-			AddressesFromNetwork: networking,
-		}); err != nil {
-			return err
-		}
-	case RuntimeProviderKubernetes:
-		if err := cell.SetupKubernetesProvider(mgr, cell.KubeProviderOptions{
-			AddressesFromNetwork: networking,
-			AllocationRatio:      o.RuntimeAllocationRatio,
-		}); err != nil {
-			return err
-		}
+	opts := cell.Options{
+		Provider:              o.cellProvider(),
+		NetworkingIntegration: o.networkingIntegration(),
+		Location:              location,
 	}
 	if o.EnableSimulatedNetworking {
-		location, err := o.cellLocation()
-		if err != nil {
-			return err
-		}
-		if err := cell.SetupSimulatedNetworking(mgr, cell.NetOptions{
-			CIDR:               o.SimulatedNetworkCIDR,
-			SubnetPrefixLength: o.SimulatedNetworkSubnetPrefix,
-			Location:           location,
-		}); err != nil {
-			return err
-		}
+		opts.Networking = &cell.NetOptions{CIDR: o.SimulatedNetworkCIDR, SubnetPrefixLength: o.SimulatedNetworkSubnetPrefix}
 	}
-	if err := probes.Add(mgr); err != nil {
-		return err
+	if !o.EnableCell {
+		return opts, nil
 	}
-	ctrl.Log.WithName("compute-manager").Info("starting",
-		"management", o.EnableManagement, "cell", o.EnableCell, "runtimeProvider", provider,
-		"simulatedNetworking", o.EnableSimulatedNetworking, "networkingIntegration", networking,
-		"host", cfg.Host, "federation", hubHost(hubCfg))
-	return start(ctx)
+	quotaClient, err := o.Quota.quotaClient(mgr)
+	if err != nil {
+		return cell.Options{}, err
+	}
+	opts.Controllers = &cell.ControllerOptions{Quota: quotaClient}
+	if hubCfg == nil {
+		ctrl.Log.WithName("compute-manager").Info("Instance write-back is off: --" + hub.KubeconfigFlag +
+			" is not set, so this cell's Instances are not projected into their projects")
+		return opts, nil
+	}
+	opts.WriteBack = &cell.WriteBackOptions{Config: hubCfg, CellName: o.Quota.CellName, City: o.CellCityCode}
+	return opts, nil
+}
+
+// cellProvider is the runtime provider --runtime-provider names; nil for
+// none.
+func (o *Options) cellProvider() cell.Provider {
+	switch o.runtimeProvider() {
+	case RuntimeProviderSimulated:
+		return cell.SimulatedProvider{Delay: o.SimulatedProviderDelay, CIDR: o.SimulatedProviderCIDR}
+	case RuntimeProviderKubernetes:
+		return cell.KubernetesProvider{AllocationRatio: o.RuntimeAllocationRatio}
+	}
+	return nil
+}
+
+// networkingIntegration is the NetworkingIntegration feature gate.
+func (o *Options) networkingIntegration() bool {
+	return o.FeatureGates.Enabled(features.NetworkingIntegration)
 }
 
 // leaderElectionID names the lease after the roles so a cell manager and a

@@ -118,10 +118,10 @@ func StartControllers(p *planes.Plane, dir string) (stop func() error, err error
 	if err != nil {
 		return nil, err
 	}
-	if err := cell.Setup(mgr, cell.Options{Quota: quotaClient}); err != nil {
-		return nil, err
-	}
-	if err := cell.SetupSimulatedProvider(mgr, cell.SimOptions{Delay: ProviderDelay, ExternalCIDR: "203.0.113.0/24"}); err != nil {
+	if err := cell.Setup(mgr, cell.Options{
+		Controllers: &cell.ControllerOptions{Quota: quotaClient},
+		Provider:    cell.SimulatedProvider{Delay: ProviderDelay, ExternalCIDR: "203.0.113.0/24"},
+	}); err != nil {
 		return nil, err
 	}
 	quotaMgr, err := quotaservice.NewManager(ctx, p.Config(), manager.Options{

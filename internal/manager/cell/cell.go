@@ -1,9 +1,8 @@
-// Package cell wires the cell role of compute-manager into a manager: the
-// WorkloadDeployment and Instance controllers (Setup), the Instance
-// write-back to the federation plane (SetupWriteBack), the Kubernetes
-// runtime provider (SetupKubernetesProvider) and, for the local platform
-// and tests, the simulated runtime provider (SetupSimulatedProvider) and
-// networking stand-in (SetupSimulatedNetworking).
+// Package cell wires the cell role of compute-manager into a manager with
+// one call, Setup, whose Options say what runs: the WorkloadDeployment and
+// Instance controllers, the Instance write-back to the federation plane, a
+// runtime provider (the Kubernetes one or, for the local platform and
+// tests, the simulated one) and the networking stand-in.
 package cell
 
 import (
@@ -37,92 +36,69 @@ const (
 	InstanceReporter = "compute.datumapis.com/instance-controller"
 )
 
-// Options configure the cell controllers. The zero value is a cell without
-// quota enforcement or networking integration.
+// Options say what runs in the cell, in the style of Kueue's
+// SetupControllers: one call wires every part, and each part is optional
+// (nil runs none of it), so the zero value registers nothing.
 type Options struct {
+	// Controllers runs the WorkloadDeployment and Instance controllers,
+	// the cell role proper; nil runs neither (a manager that only runs a
+	// provider, or a test of the write-back alone).
+	Controllers *ControllerOptions
+	// WriteBack runs the Instance write-back to the federation plane and,
+	// when it names the cell, the heartbeat; nil leaves the cell's
+	// Instances unprojected.
+	WriteBack *WriteBackOptions
+	// Provider is the runtime provider that runs the cell's Instances:
+	// SimulatedProvider or KubernetesProvider; nil runs none.
+	Provider Provider
+	// Networking runs the networking stand-in (the local platform's and
+	// the tests' replacement for Datum's networking service); nil runs
+	// none. The cell needs the networking.datumapis.com CRDs.
+	Networking *NetOptions
+
 	// NetworkingIntegration is the NetworkingIntegration feature gate: new
 	// Instances also get the Network scheduling gate, the Instance
 	// controller binds each interface's network (a NetworkBinding per
 	// interface), releases the gate once the bindings are Ready and records
-	// their addresses. The cell needs the networking.datumapis.com CRDs and
-	// the manager's scheme the networking types. Off, the Instance
-	// controller removes Network gates left from a run with it on.
+	// their addresses, and the provider leaves the addresses to the
+	// networks. The cell needs the networking.datumapis.com CRDs and the
+	// manager's scheme the networking types. Off, the Instance controller
+	// removes Network gates left from a run with it on.
 	NetworkingIntegration bool
+	// Location is the Location the cell serves, recorded on its Instances
+	// (spec.location), WorkloadDeployments (status.location) and, by the
+	// networking stand-in, on SubnetClaims and Subnets; nil leaves the
+	// first two unset and makes the stand-in record the city.
+	Location *computev1alpha.LocationReference
+	// Clock stamps conditions and measures ages and delays in every part;
+	// nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// ControllerOptions configure the cell controllers. The zero value is a
+// cell without quota enforcement.
+type ControllerOptions struct {
 	// Quota is the quota backend. Nil means none is configured: Instances
 	// are admitted with QuotaGranted=True, reason QuotaDisabled.
 	Quota instance.QuotaClient
 	// Recorder emits the controllers' events; nil means a recorder of the
 	// manager per controller.
 	Recorder events.EventRecorder
-	// Clock stamps conditions and measures ages; nil means the real clock.
-	Clock clock.PassiveClock
 	// WorkloadDeploymentConcurrency is the number of WorkloadDeployments
 	// reconciled at once; zero means the controller's default.
 	WorkloadDeploymentConcurrency int
 	// InstanceConcurrency is the number of Instances reconciled at once;
 	// zero means the controller's default.
 	InstanceConcurrency int
-	// Location is the Location the cell serves, recorded on its Instances
-	// (spec.location) and WorkloadDeployments (status.location); nil
-	// leaves both unset.
-	Location *computev1alpha.LocationReference
 }
 
-// Setup registers the WorkloadDeployment and Instance controllers with mgr.
-// mgr's scheme must know the compute API.
-func Setup(mgr ctrl.Manager, opts Options) error {
-	if err := checkScheme(mgr); err != nil {
-		return err
-	}
-	if opts.NetworkingIntegration {
-		if err := checkNetworkingScheme(mgr); err != nil {
-			return err
-		}
-	}
-	clk := opts.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	// New Instances carry the Quota gate only when a quota backend could
-	// hold them, and then also the compute finalizer the Instance
-	// controller would otherwise add with a write of its own.
-	var gates, finalizers []string
-	if opts.Quota != nil {
-		gates = append(gates, computev1alpha.QuotaSchedulingGate)
-		finalizers = append(finalizers, computev1alpha.InstanceFinalizer)
-	}
-	if opts.NetworkingIntegration {
-		gates = append(gates, computev1alpha.NetworkSchedulingGate)
-	}
-	wd := &workloaddeployment.Reconciler{
-		Client:                  mgr.GetClient(),
-		Recorder:                recorder(mgr, opts.Recorder, WorkloadDeploymentReporter),
-		Clock:                   clk,
-		SchedulingGates:         gates,
-		Location:                opts.Location,
-		Finalizers:              finalizers,
-		MaxConcurrentReconciles: opts.WorkloadDeploymentConcurrency,
-	}
-	if err := wd.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("failed to set up the WorkloadDeployment controller: %w", err)
-	}
-	inst := &instance.Reconciler{
-		Client:                  mgr.GetClient(),
-		Recorder:                recorder(mgr, opts.Recorder, InstanceReporter),
-		Clock:                   clk,
-		Quota:                   opts.Quota,
-		NetworkingIntegration:   opts.NetworkingIntegration,
-		MaxConcurrentReconciles: opts.InstanceConcurrency,
-	}
-	if err := inst.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("failed to set up the Instance controller: %w", err)
-	}
-	return nil
-}
-
-// WriteBackOptions configure the Instance write-back. The zero value
-// writes back without a heartbeat and caches every city's hub objects.
+// WriteBackOptions configure the Instance write-back. Without CellName and
+// City it writes back without a heartbeat and caches every city's hub
+// objects.
 type WriteBackOptions struct {
+	// Config is the client configuration of the federation plane the
+	// write-back writes to (--federation-kubeconfig).
+	Config *rest.Config
 	// CellName is the cell's Karmada Cluster name; when set, a heartbeat
 	// tells the management plane this cell is heard from.
 	CellName string
@@ -133,28 +109,18 @@ type WriteBackOptions struct {
 	City string
 }
 
-// SetupWriteBack registers the Instance write-back on mgr, the cell's
-// manager, writing to the federation plane at hubConfig, and the
-// heartbeat when opts name the cell.
-func SetupWriteBack(mgr ctrl.Manager, hubConfig *rest.Config, opts WriteBackOptions) error {
-	hubCluster, err := hub.AddCluster(mgr, hubConfig, hub.ForCity(opts.City))
-	if err != nil {
-		return err
-	}
-	if err := (&writeback.Reconciler{City: opts.City}).SetupWithManager(mgr, hubCluster); err != nil {
-		return fmt.Errorf("failed to set up the Instance write-back: %w", err)
-	}
-	if opts.CellName == "" {
-		return nil
-	}
-	if err := mgr.Add(&cellhealth.Heartbeat{Config: hubConfig, Name: opts.CellName}); err != nil {
-		return fmt.Errorf("failed to add the cell heartbeat: %w", err)
-	}
-	return nil
+// Provider is a runtime provider the cell can run: SimulatedProvider or
+// KubernetesProvider.
+type Provider interface {
+	// setup registers the provider with mgr; shared are the cell's
+	// options (its clock and networking integration).
+	setup(mgr ctrl.Manager, shared *Options) error
 }
 
-// SimOptions configure the simulated runtime provider.
-type SimOptions struct {
+// SimulatedProvider is the simulated runtime provider (the local platform
+// and tests): Instances become Ready after Delay, with addresses from
+// CIDR.
+type SimulatedProvider struct {
 	// Delay is how long provisioning and teardown take; zero makes both
 	// immediate.
 	Delay time.Duration
@@ -163,53 +129,20 @@ type SimOptions struct {
 	CIDR string
 	// ExternalCIDR is the range of external addresses; empty means none.
 	ExternalCIDR string
-	// Clock measures the delays; nil means the real clock.
-	Clock clock.PassiveClock
 	// Concurrency is the number of Instances handled at once; zero means
 	// the provider's default.
 	Concurrency int
-	// AddressesFromNetwork leaves the Instances' addresses to the
-	// networking integration (NetworkingIntegration on): the provider
-	// assigns none.
-	AddressesFromNetwork bool
 }
 
-// SetupSimulatedProvider registers the simulated runtime provider with mgr.
-func SetupSimulatedProvider(mgr ctrl.Manager, opts SimOptions) error {
-	if err := checkScheme(mgr); err != nil {
-		return err
-	}
-	clk := opts.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	p := &simprovider.Reconciler{
-		Client:                  mgr.GetClient(),
-		Clock:                   clk,
-		Delay:                   opts.Delay,
-		CIDR:                    opts.CIDR,
-		ExternalCIDR:            opts.ExternalCIDR,
-		MaxConcurrentReconciles: opts.Concurrency,
-		AddressesFromNetwork:    opts.AddressesFromNetwork,
-	}
-	if err := p.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("failed to set up the simulated provider: %w", err)
-	}
-	return nil
-}
-
-// KubeProviderOptions configure the Kubernetes runtime provider. The zero
+// KubernetesProvider is the Kubernetes runtime provider: each Instance of
+// the cell runs as a Pod in the manager's cluster. The manager's scheme
+// must know core/v1, and its cache should select Pods with
+// kubernetes.CacheByObject (or it caches every Pod of the cell). The zero
 // value is the provider's defaults.
-type KubeProviderOptions struct {
-	// Clock stamps conditions; nil means the real clock.
-	Clock clock.PassiveClock
+type KubernetesProvider struct {
 	// Concurrency is the number of Instances handled at once; zero means
 	// the provider's default.
 	Concurrency int
-	// AddressesFromNetwork leaves the Instances' addresses to the
-	// networking integration (NetworkingIntegration on): the provider
-	// writes none.
-	AddressesFromNetwork bool
 	// RecheckAfter is how soon an Instance waiting for a ConfigMap or
 	// Secret of the cell is looked at again; zero means
 	// kubernetes.DefaultRecheckAfter.
@@ -220,34 +153,6 @@ type KubeProviderOptions struct {
 	AllocationRatio float64
 }
 
-// SetupKubernetesProvider registers the Kubernetes runtime provider with
-// mgr: each Instance of the cell runs as a Pod in mgr's cluster. mgr's
-// scheme must know core/v1 and the compute API, and its cache should
-// select Pods with kubernetes.CacheByObject (or it caches every Pod of the
-// cell).
-func SetupKubernetesProvider(mgr ctrl.Manager, opts KubeProviderOptions) error {
-	if err := checkScheme(mgr); err != nil {
-		return err
-	}
-	clk := opts.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	p := &kubernetes.Reconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Clock:                   clk,
-		MaxConcurrentReconciles: opts.Concurrency,
-		AddressesFromNetwork:    opts.AddressesFromNetwork,
-		RecheckAfter:            opts.RecheckAfter,
-		AllocationRatio:         opts.AllocationRatio,
-	}
-	if err := p.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("failed to set up the Kubernetes runtime provider: %w", err)
-	}
-	return nil
-}
-
 // NetOptions configure the networking stand-in.
 type NetOptions struct {
 	// CIDR is the city's IPv4 address pool; simnetwork.DefaultCIDR when
@@ -256,32 +161,161 @@ type NetOptions struct {
 	// SubnetPrefixLength is the size of each network's subnet in the city;
 	// simnetwork.DefaultSubnetPrefixLength when zero.
 	SubnetPrefixLength int
-	// Location is the Location the cell serves, recorded on SubnetClaims
-	// and Subnets; nil records the city.
-	Location *computev1alpha.LocationReference
-	// Clock stamps conditions; nil means the real clock.
-	Clock clock.PassiveClock
 }
 
-// SetupSimulatedNetworking registers the networking stand-in (the local
-// platform's and the tests' replacement for Datum's networking service)
-// with mgr. The cell needs the networking.datumapis.com CRDs.
-func SetupSimulatedNetworking(mgr ctrl.Manager, opts NetOptions) error {
-	if err := checkNetworkingScheme(mgr); err != nil {
+// Setup registers with mgr the parts of the cell opts name: the cell
+// controllers, the Instance write-back, a runtime provider and the
+// networking stand-in. mgr's scheme must know the compute API when the
+// controllers or a provider run, and the networking API when the
+// networking integration or the stand-in does.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if err := opts.checkScheme(mgr); err != nil {
 		return err
 	}
-	clk := opts.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
 	}
+	if opts.Controllers != nil {
+		if err := setupControllers(mgr, &opts, opts.Controllers); err != nil {
+			return err
+		}
+	}
+	if opts.WriteBack != nil {
+		if err := setupWriteBack(mgr, opts.WriteBack); err != nil {
+			return err
+		}
+	}
+	if opts.Provider != nil {
+		if err := opts.Provider.setup(mgr, &opts); err != nil {
+			return err
+		}
+	}
+	if opts.Networking != nil {
+		if err := setupNetworking(mgr, &opts, opts.Networking); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkScheme fails early, with the fix, when mgr's scheme lacks an API a
+// part of the cell needs.
+func (o *Options) checkScheme(mgr ctrl.Manager) error {
+	if o.Controllers != nil || o.Provider != nil {
+		if err := checkComputeScheme(mgr); err != nil {
+			return err
+		}
+	}
+	if (o.Controllers != nil && o.NetworkingIntegration) || o.Networking != nil {
+		return checkNetworkingScheme(mgr)
+	}
+	return nil
+}
+
+// setupControllers registers the WorkloadDeployment and Instance
+// controllers.
+func setupControllers(mgr ctrl.Manager, shared *Options, opts *ControllerOptions) error {
+	// New Instances carry the Quota gate only when a quota backend could
+	// hold them, and then also the compute finalizer the Instance
+	// controller would otherwise add with a write of its own.
+	var gates, finalizers []string
+	if opts.Quota != nil {
+		gates = append(gates, computev1alpha.QuotaSchedulingGate)
+		finalizers = append(finalizers, computev1alpha.InstanceFinalizer)
+	}
+	if shared.NetworkingIntegration {
+		gates = append(gates, computev1alpha.NetworkSchedulingGate)
+	}
+	wd := &workloaddeployment.Reconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                recorder(mgr, opts.Recorder, WorkloadDeploymentReporter),
+		Clock:                   shared.Clock,
+		SchedulingGates:         gates,
+		Location:                shared.Location,
+		Finalizers:              finalizers,
+		MaxConcurrentReconciles: opts.WorkloadDeploymentConcurrency,
+	}
+	if err := wd.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the WorkloadDeployment controller: %w", err)
+	}
+	inst := &instance.Reconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                recorder(mgr, opts.Recorder, InstanceReporter),
+		Clock:                   shared.Clock,
+		Quota:                   opts.Quota,
+		NetworkingIntegration:   shared.NetworkingIntegration,
+		MaxConcurrentReconciles: opts.InstanceConcurrency,
+	}
+	if err := inst.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the Instance controller: %w", err)
+	}
+	return nil
+}
+
+// setupWriteBack registers the Instance write-back, writing to the
+// federation plane at opts.Config, and the heartbeat when opts name the
+// cell.
+func setupWriteBack(mgr ctrl.Manager, opts *WriteBackOptions) error {
+	hubCluster, err := hub.AddCluster(mgr, opts.Config, hub.ForCity(opts.City))
+	if err != nil {
+		return err
+	}
+	if err := (&writeback.Reconciler{City: opts.City}).SetupWithManager(mgr, hubCluster); err != nil {
+		return fmt.Errorf("failed to set up the Instance write-back: %w", err)
+	}
+	if opts.CellName == "" {
+		return nil
+	}
+	if err := mgr.Add(&cellhealth.Heartbeat{Config: opts.Config, Name: opts.CellName}); err != nil {
+		return fmt.Errorf("failed to add the cell heartbeat: %w", err)
+	}
+	return nil
+}
+
+// setup registers the simulated runtime provider.
+func (p SimulatedProvider) setup(mgr ctrl.Manager, shared *Options) error {
+	r := &simprovider.Reconciler{
+		Client:                  mgr.GetClient(),
+		Clock:                   shared.Clock,
+		Delay:                   p.Delay,
+		CIDR:                    p.CIDR,
+		ExternalCIDR:            p.ExternalCIDR,
+		MaxConcurrentReconciles: p.Concurrency,
+		AddressesFromNetwork:    shared.NetworkingIntegration,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the simulated provider: %w", err)
+	}
+	return nil
+}
+
+// setup registers the Kubernetes runtime provider.
+func (p KubernetesProvider) setup(mgr ctrl.Manager, shared *Options) error {
+	r := &kubernetes.Reconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Clock:                   shared.Clock,
+		MaxConcurrentReconciles: p.Concurrency,
+		AddressesFromNetwork:    shared.NetworkingIntegration,
+		RecheckAfter:            p.RecheckAfter,
+		AllocationRatio:         p.AllocationRatio,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the Kubernetes runtime provider: %w", err)
+	}
+	return nil
+}
+
+// setupNetworking registers the networking stand-in.
+func setupNetworking(mgr ctrl.Manager, shared *Options, opts *NetOptions) error {
 	r := &simnetwork.Reconciler{
 		Client:             mgr.GetClient(),
-		Clock:              clk,
+		Clock:              shared.Clock,
 		CIDR:               opts.CIDR,
 		SubnetPrefixLength: opts.SubnetPrefixLength,
 	}
-	if opts.Location != nil {
-		r.Location = &networkingv1alpha.LocationReference{Namespace: opts.Location.Namespace, Name: opts.Location.Name}
+	if l := shared.Location; l != nil {
+		r.Location = &networkingv1alpha.LocationReference{Namespace: l.Namespace, Name: l.Name}
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the simulated networking: %w", err)
@@ -306,9 +340,9 @@ func checkNetworkingScheme(mgr ctrl.Manager) error {
 	return nil
 }
 
-// checkScheme fails early, with the fix, when the manager cannot encode
-// the compute API.
-func checkScheme(mgr ctrl.Manager) error {
+// checkComputeScheme fails early, with the fix, when the manager cannot
+// encode the compute API.
+func checkComputeScheme(mgr ctrl.Manager) error {
 	if !mgr.GetScheme().Recognizes(computev1alpha.GroupVersion.WithKind(computev1alpha.InstanceKind)) {
 		return errors.New("the manager's scheme does not know compute.datumapis.com/v1alpha: add computev1alpha.AddToScheme to it")
 	}

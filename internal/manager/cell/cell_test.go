@@ -63,70 +63,95 @@ func TestSetup(t *testing.T) {
 	}{
 		"the cell controllers register with a compute scheme": {
 			withCompute: true,
-			setup:       func(m ctrl.Manager) error { return Setup(m, Options{}) },
+			setup:       func(m ctrl.Manager) error { return Setup(m, Options{Controllers: &ControllerOptions{}}) },
 		},
 		"with NetworkingIntegration they register with the networking scheme": {
 			withCompute: true, withNetworking: true,
-			setup: func(m ctrl.Manager) error { return Setup(m, Options{NetworkingIntegration: true}) },
+			setup: func(m ctrl.Manager) error {
+				return Setup(m, Options{Controllers: &ControllerOptions{}, NetworkingIntegration: true})
+			},
 		},
 		"NetworkingIntegration without the networking scheme fails with the fix": {
 			withCompute: true,
-			setup:       func(m ctrl.Manager) error { return Setup(m, Options{NetworkingIntegration: true}) },
-			wantErr:     "add networkingv1alpha.AddToScheme",
+			setup: func(m ctrl.Manager) error {
+				return Setup(m, Options{Controllers: &ControllerOptions{}, NetworkingIntegration: true})
+			},
+			wantErr: "add networkingv1alpha.AddToScheme",
 		},
 		"the networking stand-in registers with defaults": {
 			withCompute: true, withNetworking: true,
-			setup: func(m ctrl.Manager) error { return SetupSimulatedNetworking(m, NetOptions{}) },
+			setup: func(m ctrl.Manager) error { return Setup(m, Options{Networking: &NetOptions{}}) },
 		},
 		"an invalid networking pool is refused": {
 			withCompute: true, withNetworking: true,
-			setup:   func(m ctrl.Manager) error { return SetupSimulatedNetworking(m, NetOptions{CIDR: "10.0.0.0/31"}) },
+			setup:   func(m ctrl.Manager) error { return Setup(m, Options{Networking: &NetOptions{CIDR: "10.0.0.0/31"}}) },
 			wantErr: "too small",
 		},
 		"a scheme without compute fails with the fix": {
-			setup:   func(m ctrl.Manager) error { return Setup(m, Options{}) },
+			setup:   func(m ctrl.Manager) error { return Setup(m, Options{Controllers: &ControllerOptions{}}) },
 			wantErr: "add computev1alpha.AddToScheme",
 		},
 		"the simulated provider registers with defaults": {
 			withCompute: true,
-			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{}) },
+			setup:       func(m ctrl.Manager) error { return Setup(m, Options{Provider: SimulatedProvider{}}) },
 		},
 		"a negative provider delay is refused": {
 			withCompute: true,
-			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{Delay: -time.Second}) },
+			setup:       func(m ctrl.Manager) error { return Setup(m, Options{Provider: SimulatedProvider{Delay: -time.Second}}) },
 			wantErr:     "delay -1s is negative",
 		},
 		"an invalid provider range is refused": {
 			withCompute: true,
-			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{CIDR: "10.0.0.0"}) },
+			setup:       func(m ctrl.Manager) error { return Setup(m, Options{Provider: SimulatedProvider{CIDR: "10.0.0.0"}}) },
 			wantErr:     `invalid address range "10.0.0.0"`,
 		},
 		"the kubernetes provider registers with defaults": {
 			withCompute: true,
-			setup:       func(m ctrl.Manager) error { return SetupKubernetesProvider(m, KubeProviderOptions{}) },
+			setup:       func(m ctrl.Manager) error { return Setup(m, Options{Provider: KubernetesProvider{}}) },
 		},
 		"the kubernetes provider needs the compute scheme": {
-			setup:   func(m ctrl.Manager) error { return SetupKubernetesProvider(m, KubeProviderOptions{}) },
+			setup:   func(m ctrl.Manager) error { return Setup(m, Options{Provider: KubernetesProvider{}}) },
 			wantErr: "add computev1alpha.AddToScheme",
 		},
 		"a negative recheck interval is refused": {
 			withCompute: true,
 			setup: func(m ctrl.Manager) error {
-				return SetupKubernetesProvider(m, KubeProviderOptions{RecheckAfter: -time.Second})
+				return Setup(m, Options{Provider: KubernetesProvider{RecheckAfter: -time.Second}})
 			},
 			wantErr: "RecheckAfter -1s is negative",
 		},
 		"an allocation ratio below 1 is refused": {
 			withCompute: true,
 			setup: func(m ctrl.Manager) error {
-				return SetupKubernetesProvider(m, KubeProviderOptions{AllocationRatio: 0.5})
+				return Setup(m, Options{Provider: KubernetesProvider{AllocationRatio: 0.5}})
 			},
 			wantErr: "AllocationRatio 0.5 must be at least 1",
 		},
 		"an invalid external range is refused": {
 			withCompute: true,
-			setup:       func(m ctrl.Manager) error { return SetupSimulatedProvider(m, SimOptions{ExternalCIDR: "10.0.0.0/32"}) },
-			wantErr:     "too small",
+			setup: func(m ctrl.Manager) error {
+				return Setup(m, Options{Provider: SimulatedProvider{ExternalCIDR: "10.0.0.0/32"}})
+			},
+			wantErr: "too small",
+		},
+		"the whole cell registers in one call": {
+			withCompute: true, withNetworking: true,
+			setup: func(m ctrl.Manager) error {
+				return Setup(m, Options{
+					Controllers:           &ControllerOptions{},
+					Provider:              SimulatedProvider{},
+					Networking:            &NetOptions{},
+					NetworkingIntegration: true,
+				})
+			},
+		},
+		"the networking stand-in needs the networking scheme": {
+			withCompute: true,
+			setup:       func(m ctrl.Manager) error { return Setup(m, Options{Networking: &NetOptions{}}) },
+			wantErr:     "add networkingv1alpha.AddToScheme",
+		},
+		"nothing to run registers nothing and needs no scheme": {
+			setup: func(m ctrl.Manager) error { return Setup(m, Options{}) },
 		},
 	}
 	for name, tc := range tests {

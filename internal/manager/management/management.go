@@ -22,6 +22,7 @@ package management
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 
@@ -88,6 +89,9 @@ type WebhookOptions struct {
 	// ProjectionWriterGroups are groups allowed to write projected
 	// Instances.
 	ProjectionWriterGroups []string
+	// TLSOpts are the server's TLS options (compute-manager's, shared by
+	// every server it runs); nil keeps controller-runtime's defaults.
+	TLSOpts []func(*tls.Config)
 }
 
 // NewOptions returns the defaults: single mode, webhooks on 9443 with
@@ -171,7 +175,7 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 	}
 	if !opts.Webhook.Disabled && mgrOpts.WebhookServer == nil {
 		mgrOpts.WebhookServer = crwebhook.NewServer(crwebhook.Options{
-			Host: opts.Webhook.Host, Port: opts.Webhook.Port, CertDir: opts.Webhook.CertDir,
+			Host: opts.Webhook.Host, Port: opts.Webhook.Port, CertDir: opts.Webhook.CertDir, TLSOpts: opts.Webhook.TLSOpts,
 		})
 	}
 	narrowCache(&mgrOpts.Cache, opts.Projects)

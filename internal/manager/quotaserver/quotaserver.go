@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,8 +27,11 @@ type Options struct {
 	// Kubeconfig is the project's quota plane; empty means $KUBECONFIG,
 	// then in-cluster.
 	Kubeconfig string
-	// Project is the project the plane belongs to.
-	Project string
+	// Service is the quota service's own configuration, its fields bound
+	// to their flags (the project, the grant and bucket namespaces, the
+	// hold grace, ...); Complete adds the default grant the Default*
+	// flags size.
+	Service quotaservice.Options
 	// DefaultGrant creates the project's default grant when it is missing.
 	DefaultGrant bool
 	// DefaultInstances, DefaultVCPUs and DefaultMemory size the default
@@ -39,19 +41,6 @@ type Options struct {
 	DefaultVCPUs string
 	// DefaultMemory is a quantity of memory ("80Gi").
 	DefaultMemory string
-	// GrantName, GrantNamespace and BucketNamespace place the default
-	// grant and the buckets.
-	GrantName string
-	// GrantNamespace holds the default grant.
-	GrantNamespace string
-	// BucketNamespace holds the AllowanceBuckets.
-	BucketNamespace string
-	// SkipRegistrations leaves the ResourceRegistrations to someone else.
-	SkipRegistrations bool
-	// HoldGrace is how long unexplained allocations are held.
-	HoldGrace time.Duration
-	// MaxConcurrentConsumers is how many consumers are evaluated at once.
-	MaxConcurrentConsumers int
 	// MetricsAddr and ProbeAddr are where metrics and probes are served.
 	MetricsAddr string
 	// ProbeAddr is where /healthz and /readyz are served.
@@ -72,8 +61,6 @@ type Options struct {
 	// Serving secures the metrics endpoint and turns HTTP/2 off.
 	Serving serving.Options
 
-	// service is the quota service's configuration, made by Complete.
-	service quotaservice.Options
 	// changed lists the flags given on the command line.
 	changed map[string]bool
 }
@@ -81,21 +68,23 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		DefaultGrant:           true,
-		DefaultInstances:       10,
-		DefaultVCPUs:           "40",
-		DefaultMemory:          "80Gi",
-		GrantName:              quotaservice.DefaultGrantName,
-		GrantNamespace:         quotaservice.DefaultGrantNamespace,
-		BucketNamespace:        quotaservice.DefaultBucketNamespace,
-		HoldGrace:              quotaservice.DefaultHoldGrace,
-		MaxConcurrentConsumers: quotaservice.DefaultMaxConcurrentConsumers,
-		MetricsAddr:            "0",
-		ProbeAddr:              "0",
-		LeaderElectionID:       "compute-quota",
-		QPS:                    100,
-		Burst:                  200,
-		Serving:                serving.NewOptions(),
+		DefaultGrant:     true,
+		DefaultInstances: 10,
+		DefaultVCPUs:     "40",
+		DefaultMemory:    "80Gi",
+		Service: quotaservice.Options{
+			GrantName:              quotaservice.DefaultGrantName,
+			GrantNamespace:         quotaservice.DefaultGrantNamespace,
+			BucketNamespace:        quotaservice.DefaultBucketNamespace,
+			HoldGrace:              quotaservice.DefaultHoldGrace,
+			MaxConcurrentConsumers: quotaservice.DefaultMaxConcurrentConsumers,
+		},
+		MetricsAddr:      "0",
+		ProbeAddr:        "0",
+		LeaderElectionID: "compute-quota",
+		QPS:              100,
+		Burst:            200,
+		Serving:          serving.NewOptions(),
 	}
 }
 
@@ -106,18 +95,18 @@ var grantFlags = []string{"default-grant", "default-instances", "default-vcpus",
 // AddFlags binds the options to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the project's quota plane. Defaults to $KUBECONFIG, then in-cluster.")
-	fs.StringVar(&o.Project, "project", o.Project, "Project this plane belongs to; its default grant is made out to resourcemanager.miloapis.com/Project <project>.")
+	fs.StringVar(&o.Service.Project, "project", o.Service.Project, "Project this plane belongs to; its default grant is made out to resourcemanager.miloapis.com/Project <project>.")
 	fs.BoolVar(&o.DefaultGrant, "default-grant", o.DefaultGrant, "Create the project's default ResourceGrant when it is missing (needs --project).")
 	fs.Int64Var(&o.DefaultInstances, "default-instances", o.DefaultInstances, "Instances in the default grant (needs --project).")
 	fs.StringVar(&o.DefaultVCPUs, "default-vcpus", o.DefaultVCPUs, `vCPU in the default grant, as a quantity ("40", "500m"; needs --project).`)
 	fs.StringVar(&o.DefaultMemory, "default-memory", o.DefaultMemory, `Memory in the default grant, as a quantity ("80Gi"; needs --project).`)
-	fs.StringVar(&o.GrantName, "default-grant-name", o.GrantName, "Name of the default grant (needs --project).")
-	fs.StringVar(&o.GrantNamespace, "grant-namespace", o.GrantNamespace, "Namespace of the default grant (the claim namespace); created if missing.")
-	fs.StringVar(&o.BucketNamespace, "bucket-namespace", o.BucketNamespace, "Namespace of the AllowanceBuckets; created if missing.")
-	fs.BoolVar(&o.SkipRegistrations, "skip-registrations", o.SkipRegistrations, "Do not create the compute ResourceRegistrations.")
-	fs.DurationVar(&o.HoldGrace, "hold-grace", o.HoldGrace,
+	fs.StringVar(&o.Service.GrantName, "default-grant-name", o.Service.GrantName, "Name of the default grant (needs --project).")
+	fs.StringVar(&o.Service.GrantNamespace, "grant-namespace", o.Service.GrantNamespace, "Namespace of the default grant (the claim namespace); created if missing.")
+	fs.StringVar(&o.Service.BucketNamespace, "bucket-namespace", o.Service.BucketNamespace, "Namespace of the AllowanceBuckets; created if missing.")
+	fs.BoolVar(&o.Service.SkipRegistrations, "skip-registrations", o.Service.SkipRegistrations, "Do not create the compute ResourceRegistrations.")
+	fs.DurationVar(&o.Service.HoldGrace, "hold-grace", o.Service.HoldGrace,
 		"How long bucket allocations no granted claim explains are held before they are released.")
-	fs.IntVar(&o.MaxConcurrentConsumers, "max-concurrent-consumers", o.MaxConcurrentConsumers, "Consumers evaluated in parallel.")
+	fs.IntVar(&o.Service.MaxConcurrentConsumers, "max-concurrent-consumers", o.Service.MaxConcurrentConsumers, "Consumers evaluated in parallel.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `Address of the Prometheus metrics endpoint; "0" disables it.`)
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, `Address of the /healthz and /readyz endpoints; "0" disables them.`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so only one replica evaluates claims.")
@@ -130,29 +119,21 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Serving.AddFlags(fs)
 }
 
-// Complete records which flags were given and builds the quota service's
-// configuration from the flags.
+// Complete records which flags were given and adds to the quota service's
+// configuration the default grant the Default* flags size.
 func (o *Options) Complete(fs *pflag.FlagSet) error {
 	o.changed = map[string]bool{}
 	fs.Visit(func(f *pflag.Flag) { o.changed[f.Name] = true })
 	if o.LeaderElectionNamespace == "" {
-		o.LeaderElectionNamespace = o.BucketNamespace
+		o.LeaderElectionNamespace = o.Service.BucketNamespace
 	}
-	o.service = quotaservice.Options{
-		Project:                o.Project,
-		GrantName:              o.GrantName,
-		GrantNamespace:         o.GrantNamespace,
-		BucketNamespace:        o.BucketNamespace,
-		SkipRegistrations:      o.SkipRegistrations,
-		HoldGrace:              o.HoldGrace,
-		MaxConcurrentConsumers: o.MaxConcurrentConsumers,
-	}
-	if o.DefaultGrant && o.Project != "" {
+	o.Service.DefaultGrant = nil
+	if o.DefaultGrant && o.Service.Project != "" {
 		g, err := quotaservice.ComputeGrant(o.DefaultInstances, o.DefaultVCPUs, o.DefaultMemory)
 		if err != nil {
 			return fmt.Errorf("--default-instances/--default-vcpus/--default-memory: %w", err)
 		}
-		o.service.DefaultGrant = g
+		o.Service.DefaultGrant = g
 	}
 	return nil
 }
@@ -161,7 +142,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 // a flag that would be ignored is an error, not a silent no-op.
 func (o *Options) Validate() error {
 	var errs []error
-	if o.Project == "" {
+	if o.Service.Project == "" {
 		for _, name := range grantFlags {
 			if o.changed[name] {
 				errs = append(errs, fmt.Errorf("--%s shapes the project's default grant and has no effect without --project: set --project, or drop --%s", name, name))
@@ -178,7 +159,7 @@ func (o *Options) Validate() error {
 	if o.QPS <= 0 || o.Burst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, got %g and %d", o.QPS, o.Burst))
 	}
-	if err := o.service.Validate(); err != nil {
+	if err := o.Service.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -202,7 +183,7 @@ func Run(ctx context.Context, o *Options) error {
 		// A status update of a cached bucket sends none, and the
 		// apiserver then keeps the object's own.
 		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	}, o.service)
+	}, o.Service)
 	if err != nil {
 		return err
 	}
@@ -214,7 +195,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := addProbes(mgr); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("compute-quota").Info("starting", "project", o.Project, "host", cfg.Host)
+	ctrl.Log.WithName("compute-quota").Info("starting", "project", o.Service.Project, "host", cfg.Host)
 	return mgr.Start(ctx)
 }
 

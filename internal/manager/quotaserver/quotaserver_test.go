@@ -57,8 +57,8 @@ func TestOptions(t *testing.T) {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
 				}
-				if o.LeaderElectionNamespace != o.BucketNamespace && !o.changed["leader-election-namespace"] {
-					t.Errorf("the lease namespace defaults to %q, want the bucket namespace %q", o.LeaderElectionNamespace, o.BucketNamespace)
+				if o.LeaderElectionNamespace != o.Service.BucketNamespace && !o.changed["leader-election-namespace"] {
+					t.Errorf("the lease namespace defaults to %q, want the bucket namespace %q", o.LeaderElectionNamespace, o.Service.BucketNamespace)
 				}
 				return
 			}
@@ -79,14 +79,14 @@ func TestADefaultGrantIsMadeOnlyForAProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.service.DefaultGrant) == 0 {
+	if len(o.Service.DefaultGrant) == 0 {
 		t.Errorf("a project gets no default grant")
 	}
 	o, err = parse(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.service.DefaultGrant) != 0 {
-		t.Errorf("no project, yet a default grant %v", o.service.DefaultGrant)
+	if len(o.Service.DefaultGrant) != 0 {
+		t.Errorf("no project, yet a default grant %v", o.Service.DefaultGrant)
 	}
 }

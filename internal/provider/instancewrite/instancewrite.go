@@ -81,6 +81,36 @@ func (w *Writer) Stale(key types.NamespacedName, uid types.UID, resourceVersion 
 // Forget drops what the Writer remembers of an Instance that is gone.
 func (w *Writer) Forget(key types.NamespacedName) { w.own.Forget(key) }
 
+// Get reads the Instance a provider is asked to reconcile, the start every
+// provider's Reconcile shares. It returns nil, and no error, when the
+// provider has nothing to do with it now: the Instance is gone (the Writer
+// forgets it and calls gone, if set, for the provider to forget its own
+// records of key), or the cache still shows a version one of the Writer's
+// own writes superseded (the event of that write is on its way).
+func (w *Writer) Get(ctx context.Context, key types.NamespacedName, gone func()) (*computev1alpha.Instance, error) {
+	inst := &computev1alpha.Instance{}
+	if err := w.Client.Get(ctx, key, inst); err != nil {
+		if apierrors.IsNotFound(err) {
+			w.Forget(key)
+			if gone != nil {
+				gone()
+			}
+			return nil, nil
+		}
+		return nil, err
+	}
+	if w.Stale(key, inst.UID, inst.ResourceVersion) {
+		return nil, nil
+	}
+	return inst, nil
+}
+
+// Gated reports an Instance still held by scheduling gates: no provider
+// runs it until the gates are released.
+func Gated(inst *computev1alpha.Instance) bool {
+	return inst.Spec.Controller != nil && len(inst.Spec.Controller.SchedulingGates) > 0
+}
+
 // ApplyStatus writes want with server-side apply, only when it differs
 // from what the Instance reports; inst moves to the version written.
 func (w *Writer) ApplyStatus(ctx context.Context, inst *computev1alpha.Instance, want Status) error {

@@ -141,22 +141,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile runs, reports on or tears down one Instance.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	inst := &computev1alpha.Instance{}
-	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.writes.Forget(req.NamespacedName)
-			r.created.Forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if r.writes.Stale(req.NamespacedName, inst.UID, inst.ResourceVersion) {
-		// The event of the provider's last write is on its way.
-		return ctrl.Result{}, nil
+	inst, err := r.writes.Get(ctx, req.NamespacedName, func() { r.created.Forget(req.NamespacedName) })
+	if inst == nil || err != nil {
+		return ctrl.Result{}, err
 	}
 	if inst.DeletionTimestamp != nil {
 		return r.teardown(ctx, inst)
 	}
-	if inst.Spec.Controller != nil && len(inst.Spec.Controller.SchedulingGates) > 0 {
+	if instancewrite.Gated(inst) {
 		return ctrl.Result{}, nil
 	}
 

@@ -153,19 +153,70 @@ func (r *consumerReconciler) observe(ctx context.Context, consumer quotav1alpha1
 	if err := r.client.List(ctx, cached, client.InNamespace(r.bucketNamespace), client.MatchingFields{consumerIndex: key}); err != nil {
 		return nil, fmt.Errorf("failed to list AllowanceBuckets of %s: %w", key, err)
 	}
+	obs := newObservation(claims.Items, grants.Items, regs.Items, r.bucketNamespace)
+	if err := r.observeBuckets(ctx, consumer, l, obs, cached.Items); err != nil {
+		return nil, err
+	}
+	return obs, nil
+}
 
-	obs := &observation{byUID: map[types.UID]*quotav1alpha1.ResourceClaim{}, regs: indexRegistrations(regs.Items)}
-	for i := range claims.Items {
-		c := &claims.Items[i]
+// newObservation indexes the consumer's claims, first come first served,
+// and the limits its grants give.
+func newObservation(claims []quotav1alpha1.ResourceClaim, grants []quotav1alpha1.ResourceGrant,
+	regs []quotav1alpha1.ResourceRegistration, bucketNamespace string) *observation {
+	obs := &observation{byUID: map[types.UID]*quotav1alpha1.ResourceClaim{}, regs: indexRegistrations(regs)}
+	for i := range claims {
+		c := &claims[i]
 		obs.claims = append(obs.claims, c)
 		obs.byUID[c.UID] = c
 	}
 	slices.SortFunc(obs.claims, creationOrder)
-	obs.limits, obs.refs = limits(grants.Items, obs.regs, r.bucketNamespace)
+	obs.limits, obs.refs = limits(grants, obs.regs, bucketNamespace)
+	return obs
+}
 
-	// Every type that has, had or may get a bucket.
+// observeBuckets fills obs.buckets for every type that has, had or may get
+// a bucket. A seeded ledger writes from its own copy of each bucket, at
+// the version it acknowledged: a foreign write since makes that write
+// conflict, so the copy needs no fresh read to be safe. A bucket is read
+// from the API server only when the ledger has no copy, when the cache
+// does not show it (just created, or deleted), or when the cache shows a
+// newer version than the copy (someone else wrote it: the read makes the
+// ledger reseed now rather than at its next write).
+func (r *consumerReconciler) observeBuckets(ctx context.Context, consumer quotav1alpha1.ConsumerRef, l *ledger,
+	obs *observation, cached []quotav1alpha1.AllowanceBucket) error {
+	cachedOf := map[string]*quotav1alpha1.AllowanceBucket{}
+	for i := range cached {
+		cachedOf[cached[i].Spec.ResourceType] = &cached[i]
+	}
+	obs.buckets = map[string]*quotav1alpha1.AllowanceBucket{}
+	var fetch []string
+	for _, t := range bucketTypes(l, obs.limits, cachedOf) {
+		own := l.buckets[t]
+		if !l.seeded || own == nil || !ownCopyCurrent(own, cachedOf[t]) {
+			fetch = append(fetch, t)
+			continue
+		}
+		obs.buckets[t] = own.DeepCopy()
+	}
+	read, err := r.readBuckets(ctx, consumer, fetch)
+	if err != nil {
+		return err
+	}
+	for i, t := range fetch {
+		if read[i] != nil {
+			obs.buckets[t] = read[i]
+		}
+	}
+	return nil
+}
+
+// bucketTypes are, sorted, the resource types that have, had or may get a
+// bucket: those the grants limit, those the ledger holds or acknowledged,
+// and those the cache shows a bucket of.
+func bucketTypes(l *ledger, limits map[string]int64, cachedOf map[string]*quotav1alpha1.AllowanceBucket) []string {
 	wanted := map[string]bool{}
-	for t := range obs.limits {
+	for t := range limits {
 		wanted[t] = true
 	}
 	for _, t := range l.types() {
@@ -174,43 +225,27 @@ func (r *consumerReconciler) observe(ctx context.Context, consumer quotav1alpha1
 	for t := range l.acked {
 		wanted[t] = true
 	}
-	cachedOf := map[string]*quotav1alpha1.AllowanceBucket{}
-	for i := range cached.Items {
-		b := &cached.Items[i]
-		wanted[b.Spec.ResourceType] = true
-		cachedOf[b.Spec.ResourceType] = b
+	for t := range cachedOf {
+		wanted[t] = true
 	}
-	// A seeded ledger writes from its own copy of each bucket, at the
-	// version it acknowledged: a foreign write since makes that write
-	// conflict, so the copy needs no fresh read to be safe. A bucket is
-	// read from the API server only when the ledger has no copy, when the
-	// cache does not show it (just created, or deleted), or when the cache
-	// shows a newer version than the copy (someone else wrote it: the read
-	// makes the ledger reseed now rather than at its next write).
-	types := slices.Sorted(maps.Keys(wanted))
-	obs.buckets = map[string]*quotav1alpha1.AllowanceBucket{}
-	var fetch []string
-	for _, t := range types {
-		own := l.buckets[t]
-		if !l.seeded || own == nil || !ownCopyCurrent(own, cachedOf[t]) {
-			fetch = append(fetch, t)
-			continue
-		}
-		obs.buckets[t] = own.DeepCopy()
-	}
-	// The buckets are read at once, not one round trip after another:
-	// each read stands on its own (every write is guarded by the version
-	// it read).
-	read := make([]*quotav1alpha1.AllowanceBucket, len(fetch))
+	return slices.Sorted(maps.Keys(wanted))
+}
+
+// readBuckets reads the consumer's buckets of the given types from the API
+// server; an entry is nil where the bucket does not exist. The buckets are
+// read at once, not one round trip after another: each read stands on its
+// own (every write is guarded by the version it read).
+func (r *consumerReconciler) readBuckets(ctx context.Context, consumer quotav1alpha1.ConsumerRef, resourceTypes []string) ([]*quotav1alpha1.AllowanceBucket, error) {
+	read := make([]*quotav1alpha1.AllowanceBucket, len(resourceTypes))
 	g, gctx := errgroup.WithContext(ctx)
-	for i, t := range fetch {
+	for i, t := range resourceTypes {
 		g.Go(func() error {
 			b := &quotav1alpha1.AllowanceBucket{}
 			err := r.reader.Get(gctx, client.ObjectKey{Namespace: r.bucketNamespace, Name: bucketName(consumer, t)}, b)
 			switch {
 			case apierrors.IsNotFound(err):
 			case err != nil:
-				return fmt.Errorf("failed to read the %s bucket of %s: %w", t, key, err)
+				return fmt.Errorf("failed to read the %s bucket of %s: %w", t, consumerKey(consumer), err)
 			default:
 				read[i] = b
 			}
@@ -220,12 +255,7 @@ func (r *consumerReconciler) observe(ctx context.Context, consumer quotav1alpha1
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	for i, t := range fetch {
-		if read[i] != nil {
-			obs.buckets[t] = read[i]
-		}
-	}
-	return obs, nil
+	return read, nil
 }
 
 // ownCopyCurrent reports whether the ledger's copy of a bucket is at least

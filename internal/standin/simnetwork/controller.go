@@ -231,27 +231,26 @@ func (r *Reconciler) ensureContext(ctx context.Context, b *networkingv1alpha.Net
 // allocated to it when they are missing, and reports both Ready.
 func (r *Reconciler) ensureSubnet(ctx context.Context, ns, name string, prefix netip.Prefix, city string) error {
 	start, bits := prefix.Addr().String(), int32(prefix.Bits())
+	key := types.NamespacedName{Namespace: ns, Name: name}
 	claim := &networkingv1alpha.SubnetClaim{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, claim)
-	if apierrors.IsNotFound(err) {
-		claim = &networkingv1alpha.SubnetClaim{
+	lost, err := r.getOrCreate(ctx, key, claim, func() {
+		*claim = networkingv1alpha.SubnetClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: networkingv1alpha.SubnetClaimSpec{
 				SubnetClass: SubnetClass, NetworkContext: networkingv1alpha.LocalNetworkContextRef{Name: name},
 				Location: r.location(ns, city), IPFamily: networkingv1alpha.IPv4Protocol,
 			},
 		}
-		if err = r.Client.Create(ctx, claim); apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("failed to ensure SubnetClaim %s: %w", name, err)
 	}
+	if lost {
+		return nil
+	}
 	subnet := &networkingv1alpha.Subnet{}
-	err = r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, subnet)
-	if apierrors.IsNotFound(err) {
-		subnet = &networkingv1alpha.Subnet{
+	lost, err = r.getOrCreate(ctx, key, subnet, func() {
+		*subnet = networkingv1alpha.Subnet{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: networkingv1alpha.SubnetSpec{
 				SubnetClass: SubnetClass, NetworkContext: networkingv1alpha.LocalNetworkContextRef{Name: name},
@@ -259,12 +258,12 @@ func (r *Reconciler) ensureSubnet(ctx context.Context, ns, name string, prefix n
 				StartAddress: start, PrefixLength: bits,
 			},
 		}
-		if err = r.Client.Create(ctx, subnet); apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("failed to ensure Subnet %s: %w", name, err)
+	}
+	if lost {
+		return nil
 	}
 	first := subnet.Status.StartAddress == nil
 	if first {
@@ -287,6 +286,21 @@ func (r *Reconciler) ensureSubnet(ctx context.Context, ns, name string, prefix n
 	}
 	return r.setReady(ctx, claim, &claim.Status.Conditions, claim.Generation, networkingv1alpha.SubnetConditionReady,
 		fmt.Sprintf("subnet %s (%s) is allocated", name, prefix), first)
+}
+
+// getOrCreate reads the object at key into obj or, when there is none,
+// creates the one build writes into obj. lost reports that another writer
+// created it first: its event brings the network context back.
+func (r *Reconciler) getOrCreate(ctx context.Context, key types.NamespacedName, obj client.Object, build func()) (lost bool, err error) {
+	err = r.Client.Get(ctx, key, obj)
+	if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	build()
+	if err = r.Client.Create(ctx, obj); apierrors.IsAlreadyExists(err) {
+		return true, nil
+	}
+	return false, err
 }
 
 // setReady sets a Ready=True condition on obj's conditions and writes its

@@ -136,21 +136,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile runs, fails or tears down one Instance.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	inst := &computev1alpha.Instance{}
-	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if r.writes.Stale(req.NamespacedName, inst.UID, inst.ResourceVersion) {
-		// The event of the provider's last write is on its way.
-		return ctrl.Result{}, nil
+	inst, err := r.writes.Get(ctx, req.NamespacedName, func() { r.release(req.NamespacedName) })
+	if inst == nil || err != nil {
+		return ctrl.Result{}, err
 	}
 	if inst.DeletionTimestamp != nil {
 		return r.teardown(ctx, inst)
 	}
-	if inst.Spec.Controller != nil && len(inst.Spec.Controller.SchedulingGates) > 0 {
+	if instancewrite.Gated(inst) {
 		return ctrl.Result{}, nil
 	}
 	if err := r.seed(ctx); err != nil {
@@ -310,12 +303,6 @@ func (r *Reconciler) assign(inst *computev1alpha.Instance) ([]computev1alpha.Ins
 		out[i].Assignments.ExternalIP = ptr.To(ext.String())
 	}
 	return out, nil
-}
-
-// forget drops what the provider remembers about an Instance that is gone.
-func (r *Reconciler) forget(key types.NamespacedName) {
-	r.release(key)
-	r.writes.Forget(key)
 }
 
 // release frees an Instance's addresses and provisioning record.

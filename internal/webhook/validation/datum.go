@@ -74,9 +74,7 @@ func validateKeyRef(name, key, kind string, p *field.Path) field.ErrorList {
 	case "":
 		errs = append(errs, field.Required(p.Child("key"), "name the key of the "+kind+" to read"))
 	default:
-		for _, msg := range utilvalidation.IsConfigMapKey(key) {
-			errs = append(errs, field.Invalid(p.Child("key"), key, msg))
-		}
+		errs = append(errs, validateName(key, p.Child("key"), utilvalidation.IsConfigMapKey)...)
 	}
 	return errs
 }
@@ -86,29 +84,20 @@ func validateObjectName(name, kind string, p *field.Path) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(p, "name the "+kind+" in the Workload's namespace")}
 	}
-	var errs field.ErrorList
-	for _, msg := range utilvalidation.IsDNS1123Subdomain(name) {
-		errs = append(errs, field.Invalid(p, name, msg))
-	}
-	return errs
+	return validateName(name, p, utilvalidation.IsDNS1123Subdomain)
 }
 
 // validateKeyItems validates the items of a Secret or ConfigMap volume: each
 // maps a key to a relative path inside the volume, paths unique.
 func validateKeyItems(items []corev1.KeyToPath, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(items); n > MaxKeyItems {
-		errs = append(errs, field.TooMany(p, n, MaxKeyItems))
-	}
+	errs := maxItems(p, len(items), MaxKeyItems)
 	paths := sets.New[string]()
 	for i, it := range items {
 		ip := p.Index(i)
 		if it.Key == "" {
 			errs = append(errs, field.Required(ip.Child("key"), "name the key to project"))
 		} else {
-			for _, msg := range utilvalidation.IsConfigMapKey(it.Key) {
-				errs = append(errs, field.Invalid(ip.Child("key"), it.Key, msg))
-			}
+			errs = append(errs, validateName(it.Key, ip.Child("key"), utilvalidation.IsConfigMapKey)...)
 		}
 		pp := ip.Child("path")
 		switch clean := path.Clean(it.Path); {
@@ -179,9 +168,7 @@ func validateConfigMapSource(c *computev1alpha.ConfigMapVolumeSource, p *field.P
 func validateDiskSource(d *computev1alpha.DiskTemplateVolumeSource, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if d.DeviceName != nil {
-		for _, msg := range utilvalidation.IsDNS1123Label(*d.DeviceName) {
-			errs = append(errs, field.Invalid(p.Child("deviceName"), *d.DeviceName, msg))
-		}
+		errs = append(errs, validateName(*d.DeviceName, p.Child("deviceName"), utilvalidation.IsDNS1123Label)...)
 	}
 	legacy := d.Type != "" || d.Size != nil || d.Image != "" //nolint:staticcheck // the legacy shape is read to refuse mixing it with the new one
 	if d.Template == nil {
@@ -198,9 +185,7 @@ func validateDiskSource(d *computev1alpha.DiskTemplateVolumeSource, p *field.Pat
 	sp := tp.Child("spec")
 	spec := &d.Template.Spec
 	if spec.Type != "" {
-		for _, msg := range utilvalidation.IsDNS1123Label(spec.Type) {
-			errs = append(errs, field.Invalid(sp.Child("type"), spec.Type, msg))
-		}
+		errs = append(errs, validateName(spec.Type, sp.Child("type"), utilvalidation.IsDNS1123Label)...)
 	}
 	if r := spec.Resources; r != nil {
 		rp := sp.Child("resources", "requests")
@@ -251,20 +236,14 @@ func BootImage(d *computev1alpha.DiskTemplateVolumeSource) string {
 func validateNetworkPolicy(np *computev1alpha.InstanceNetworkInterfaceNetworkPolicy, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	ip := p.Child("ingress")
-	if n := len(np.Ingress); n > MaxPolicyRules {
-		errs = append(errs, field.TooMany(ip, n, MaxPolicyRules))
-	}
+	errs = append(errs, maxItems(ip, len(np.Ingress), MaxPolicyRules)...)
 	for i, rule := range np.Ingress {
 		rp := ip.Index(i)
-		if n := len(rule.Ports); n > MaxPolicyEntries {
-			errs = append(errs, field.TooMany(rp.Child("ports"), n, MaxPolicyEntries))
-		}
+		errs = append(errs, maxItems(rp.Child("ports"), len(rule.Ports), MaxPolicyEntries)...)
 		for j := range rule.Ports {
 			errs = append(errs, validatePolicyPort(&rule.Ports[j], rp.Child("ports").Index(j))...)
 		}
-		if n := len(rule.From); n > MaxPolicyEntries {
-			errs = append(errs, field.TooMany(rp.Child("from"), n, MaxPolicyEntries))
-		}
+		errs = append(errs, maxItems(rp.Child("from"), len(rule.From), MaxPolicyEntries)...)
 		for j, peer := range rule.From {
 			fp := rp.Child("from").Index(j)
 			if peer.IPBlock == nil {
@@ -293,9 +272,7 @@ func validatePolicyPort(port *computev1alpha.NetworkPolicyPort, p *field.Path) f
 			}
 		default:
 			named = true
-			for _, msg := range utilvalidation.IsValidPortName(port.Port.StrVal) {
-				errs = append(errs, field.Invalid(pp, port.Port.StrVal, msg))
-			}
+			errs = append(errs, validateName(port.Port.StrVal, pp, utilvalidation.IsValidPortName)...)
 		}
 	}
 	if port.EndPort == nil {
@@ -327,9 +304,7 @@ func validateIPBlock(b *computev1alpha.IPBlock, p *field.Path) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.Invalid(cp, b.CIDR, "must be a CIDR such as 203.0.113.0/24 or 2001:db8::/64")}
 	}
-	if n := len(b.Except); n > MaxPolicyEntries {
-		errs = append(errs, field.TooMany(p.Child("except"), n, MaxPolicyEntries))
-	}
+	errs = append(errs, maxItems(p.Child("except"), len(b.Except), MaxPolicyEntries)...)
 	for i, ex := range b.Except {
 		xp := p.Child("except").Index(i)
 		inner, err := netip.ParsePrefix(ex)
@@ -347,10 +322,7 @@ func validateIPBlock(b *computev1alpha.IPBlock, p *field.Path) field.ErrorList {
 
 // validateMetrics validates a placement's autoscaling metrics.
 func validateMetrics(metrics []computev1alpha.MetricSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(metrics); n > MaxMetrics {
-		errs = append(errs, field.TooMany(p, n, MaxMetrics))
-	}
+	errs := maxItems(p, len(metrics), MaxMetrics)
 	seen := sets.New[string]()
 	for i, m := range metrics {
 		mp := p.Index(i)

@@ -30,23 +30,27 @@ func validateRollout(w *computev1alpha.Workload) field.ErrorList {
 		return nil
 	}
 	path := field.NewPath("spec", "rollout")
-	var errs field.ErrorList
 	cities := sets.New[string]()
 	for _, p := range w.Spec.Placements {
 		cities.Insert(p.CityCodes...)
 	}
-	notACity := func(code string) string {
-		return fmt.Sprintf("city %s is not a city of any placement; the Workload's cities: %s", code, strings.Join(sets.List(cities), ", "))
-	}
-
+	var errs field.ErrorList
 	switch r.Strategy {
 	case "", computev1alpha.AllAtOnceCityRollout, computev1alpha.WavesCityRollout, computev1alpha.CanaryCityRollout:
 	default:
 		errs = append(errs, field.NotSupported(path.Child("strategy"), r.Strategy, []string{
 			string(computev1alpha.AllAtOnceCityRollout), string(computev1alpha.WavesCityRollout), string(computev1alpha.CanaryCityRollout)}))
 	}
+	errs = append(errs, validateWaves(r, cities, path.Child("waves"))...)
+	errs = append(errs, validateCanary(r, cities, path.Child("canary"))...)
+	errs = append(errs, validateCityCount(r.MaxUnavailableCities, path.Child("maxUnavailableCities"))...)
+	return append(errs, validateRolloutPolicy(r, path)...)
+}
 
-	wp := path.Child("waves")
+// validateWaves validates spec.rollout.waves: set with strategy Waves
+// only, and each city of a placement in one wave at most.
+func validateWaves(r *computev1alpha.WorkloadRollout, cities sets.Set[string], wp *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	switch {
 	case r.Strategy == computev1alpha.WavesCityRollout && len(r.Waves) == 0:
 		errs = append(errs, field.Required(wp, "strategy Waves needs at least one wave, e.g. waves: [{cityCodes: [DFW]}, {cityCodes: [LHR, SIN]}]"))
@@ -68,29 +72,41 @@ func validateRollout(w *computev1alpha.Workload) field.ErrorList {
 			case dup:
 				errs = append(errs, field.Invalid(cp.Index(j), code, fmt.Sprintf("city %s is already in wave %d: a city is rolled in one wave", code, first+1)))
 			case !cities.Has(code):
-				errs = append(errs, field.Invalid(cp.Index(j), code, notACity(code)))
+				errs = append(errs, field.Invalid(cp.Index(j), code, notACity(cities, code)))
 			default:
 				inWave[code] = i
 			}
 		}
 	}
+	return errs
+}
 
-	if c := r.Canary; c != nil {
-		cp := path.Child("canary")
-		if r.Strategy != computev1alpha.CanaryCityRollout {
-			errs = append(errs, field.Forbidden(cp, "canary may only be set with strategy Canary"))
-		}
-		switch {
-		case c.CityCode == "":
-		case !cityCodePattern.MatchString(c.CityCode):
-			errs = append(errs, field.Invalid(cp.Child("cityCode"), c.CityCode, "must be a three-letter upper-case city code, e.g. DFW"))
-		case !cities.Has(c.CityCode):
-			errs = append(errs, field.Invalid(cp.Child("cityCode"), c.CityCode, notACity(c.CityCode)))
-		}
-		errs = append(errs, validateCityCount(c.WaveSize, cp.Child("waveSize"))...)
+// validateCanary validates spec.rollout.canary: set with strategy Canary
+// only, its city a city of a placement.
+func validateCanary(r *computev1alpha.WorkloadRollout, cities sets.Set[string], cp *field.Path) field.ErrorList {
+	c := r.Canary
+	if c == nil {
+		return nil
 	}
-	errs = append(errs, validateCityCount(r.MaxUnavailableCities, path.Child("maxUnavailableCities"))...)
+	var errs field.ErrorList
+	if r.Strategy != computev1alpha.CanaryCityRollout {
+		errs = append(errs, field.Forbidden(cp, "canary may only be set with strategy Canary"))
+	}
+	switch {
+	case c.CityCode == "":
+	case !cityCodePattern.MatchString(c.CityCode):
+		errs = append(errs, field.Invalid(cp.Child("cityCode"), c.CityCode, "must be a three-letter upper-case city code, e.g. DFW"))
+	case !cities.Has(c.CityCode):
+		errs = append(errs, field.Invalid(cp.Child("cityCode"), c.CityCode, notACity(cities, c.CityCode)))
+	}
+	return append(errs, validateCityCount(c.WaveSize, cp.Child("waveSize"))...)
+}
 
+// validateRolloutPolicy validates how a rollout paces itself and what it
+// does when a city fails: soakSeconds, progressDeadlineSeconds, onFailure
+// and approval.
+func validateRolloutPolicy(r *computev1alpha.WorkloadRollout, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	if s := r.SoakSeconds; s != nil && (*s < 0 || *s > MaxSoakSeconds) {
 		errs = append(errs, field.Invalid(path.Child("soakSeconds"), *s, fmt.Sprintf("must be between 0 and %d (7 days)", MaxSoakSeconds)))
 	}
@@ -110,6 +126,12 @@ func validateRollout(w *computev1alpha.Workload) field.ErrorList {
 			[]string{string(computev1alpha.AutomaticRolloutApproval), string(computev1alpha.ManualRolloutApproval)}))
 	}
 	return errs
+}
+
+// notACity says that code is not a city of the Workload's placements, and
+// which cities are.
+func notACity(cities sets.Set[string], code string) string {
+	return fmt.Sprintf("city %s is not a city of any placement; the Workload's cities: %s", code, strings.Join(sets.List(cities), ", "))
 }
 
 // validateCityCount validates a number of cities or a percentage.

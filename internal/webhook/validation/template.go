@@ -85,9 +85,7 @@ func validateMetadataMaps(m *computev1alpha.TemplateMetadata, p *field.Path) fie
 	errs := metav1validation.ValidateLabels(m.Labels, p.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
 	if m.Name != "" {
-		for _, msg := range utilvalidation.IsDNS1123Subdomain(m.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), m.Name, msg))
-		}
+		errs = append(errs, validateName(m.Name, p.Child("name"), utilvalidation.IsDNS1123Subdomain)...)
 	}
 	return errs
 }
@@ -159,24 +157,10 @@ func validateSandbox(sb *computev1alpha.SandboxRuntime, p *field.Path, volumes m
 	for i := range sb.Containers {
 		c := &sb.Containers[i]
 		ip := cp.Index(i)
-		switch {
-		case c.Name == "":
-			errs = append(errs, field.Required(ip.Child("name"), "every container needs a name"))
-		case names.Has(c.Name):
-			errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
-		default:
-			for _, msg := range utilvalidation.IsDNS1123Label(c.Name) {
-				errs = append(errs, field.Invalid(ip.Child("name"), c.Name, msg))
-			}
-		}
-		names.Insert(c.Name)
+		errs = append(errs, validateItemName(c.Name, ip.Child("name"), names, "every container needs a name", utilvalidation.IsDNS1123Label)...)
 		errs = append(errs, validateImage(c.Image, ip.Child("image"))...)
-		if n := len(c.Command); n > MaxCommand {
-			errs = append(errs, field.TooMany(ip.Child("command"), n, MaxCommand))
-		}
-		if n := len(c.Args); n > MaxArgs {
-			errs = append(errs, field.TooMany(ip.Child("args"), n, MaxArgs))
-		}
+		errs = append(errs, maxItems(ip.Child("command"), len(c.Command), MaxCommand)...)
+		errs = append(errs, maxItems(ip.Child("args"), len(c.Args), MaxArgs)...)
 		errs = append(errs, validateEnv(c.Env, ip.Child("env"))...)
 		if r := c.Resources; r != nil {
 			errs = append(errs, validateContainerResources(r, ip.Child("resources"))...)
@@ -186,23 +170,11 @@ func validateSandbox(sb *computev1alpha.SandboxRuntime, p *field.Path, volumes m
 	}
 
 	sp := p.Child("imagePullSecrets")
-	if n := len(sb.ImagePullSecrets); n > MaxImagePullSecrets {
-		errs = append(errs, field.TooMany(sp, n, MaxImagePullSecrets))
-	}
+	errs = append(errs, maxItems(sp, len(sb.ImagePullSecrets), MaxImagePullSecrets)...)
 	secrets := sets.New[string]()
 	for i, s := range sb.ImagePullSecrets {
-		np := sp.Index(i).Child("name")
-		switch {
-		case s.Name == "":
-			errs = append(errs, field.Required(np, "name the Secret holding the registry credentials"))
-		case secrets.Has(s.Name):
-			errs = append(errs, field.Duplicate(np, s.Name))
-		default:
-			for _, msg := range utilvalidation.IsDNS1123Subdomain(s.Name) {
-				errs = append(errs, field.Invalid(np, s.Name, msg))
-			}
-		}
-		secrets.Insert(s.Name)
+		errs = append(errs, validateItemName(s.Name, sp.Index(i).Child("name"), secrets,
+			"name the Secret holding the registry credentials", utilvalidation.IsDNS1123Subdomain)...)
 	}
 	return errs
 }
@@ -224,25 +196,12 @@ func validateImage(image string, p *field.Path) field.ErrorList {
 
 // validateEnv validates environment variables.
 func validateEnv(env []computev1alpha.EnvVar, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(env); n > MaxEnv {
-		errs = append(errs, field.TooMany(p, n, MaxEnv))
-	}
+	errs := maxItems(p, len(env), MaxEnv)
 	seen := sets.New[string]()
 	for i := range env {
 		e := &env[i]
-		np := p.Index(i).Child("name")
-		switch {
-		case e.Name == "":
-			errs = append(errs, field.Required(np, "every environment variable needs a name"))
-		case seen.Has(e.Name):
-			errs = append(errs, field.Duplicate(np, e.Name))
-		default:
-			for _, msg := range utilvalidation.IsEnvVarName(e.Name) {
-				errs = append(errs, field.Invalid(np, e.Name, msg))
-			}
-		}
-		seen.Insert(e.Name)
+		errs = append(errs, validateItemName(e.Name, p.Index(i).Child("name"), seen,
+			"every environment variable needs a name", utilvalidation.IsEnvVarName)...)
 		errs = append(errs, validateEnvSource(&env[i], p.Index(i))...)
 	}
 	return errs
@@ -279,10 +238,7 @@ func newPortSet() *portSet {
 
 // validate validates the ports of owner ("container web") and records them.
 func (s *portSet) validate(ports []computev1alpha.NamedPort, p *field.Path, owner string) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(ports); n > MaxPorts {
-		errs = append(errs, field.TooMany(p, n, MaxPorts))
-	}
+	errs := maxItems(p, len(ports), MaxPorts)
 	for i, port := range ports {
 		ip := p.Index(i)
 		switch prev, dup := s.names[port.Name]; {
@@ -291,9 +247,7 @@ func (s *portSet) validate(ports []computev1alpha.NamedPort, p *field.Path, owne
 		case dup:
 			errs = append(errs, field.Duplicate(ip.Child("name"), port.Name+" (already used by "+prev+")"))
 		default:
-			for _, msg := range utilvalidation.IsValidPortName(port.Name) {
-				errs = append(errs, field.Invalid(ip.Child("name"), port.Name, msg))
-			}
+			errs = append(errs, validateName(port.Name, ip.Child("name"), utilvalidation.IsValidPortName)...)
 			s.names[port.Name] = owner
 		}
 		if port.Port < 1 || port.Port > 65535 {
@@ -367,10 +321,7 @@ func validateVMAttachments(atts []computev1alpha.VolumeAttachment, p *field.Path
 // validateAttachmentNames checks that attachments name existing volumes,
 // each at most once.
 func validateAttachmentNames(atts []computev1alpha.VolumeAttachment, p *field.Path, volumes map[string]*computev1alpha.InstanceVolume) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(atts); n > MaxVolumeAttachments {
-		errs = append(errs, field.TooMany(p, n, MaxVolumeAttachments))
-	}
+	errs := maxItems(p, len(atts), MaxVolumeAttachments)
 	seen := sets.New[string]()
 	for i, a := range atts {
 		np := p.Index(i).Child("name")
@@ -389,10 +340,7 @@ func validateAttachmentNames(atts []computev1alpha.VolumeAttachment, p *field.Pa
 
 // validateVolumes validates the instance volumes and returns them by name.
 func validateVolumes(vols []computev1alpha.InstanceVolume, p *field.Path) (map[string]*computev1alpha.InstanceVolume, field.ErrorList) {
-	var errs field.ErrorList
-	if n := len(vols); n > MaxVolumes {
-		errs = append(errs, field.TooMany(p, n, MaxVolumes))
-	}
+	errs := maxItems(p, len(vols), MaxVolumes)
 	byName := map[string]*computev1alpha.InstanceVolume{}
 	for i := range vols {
 		v := &vols[i]
@@ -403,9 +351,7 @@ func validateVolumes(vols []computev1alpha.InstanceVolume, p *field.Path) (map[s
 		case dup:
 			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
 		default:
-			for _, msg := range utilvalidation.IsDNS1123Label(v.Name) {
-				errs = append(errs, field.Invalid(vp.Child("name"), v.Name, msg))
-			}
+			errs = append(errs, validateName(v.Name, vp.Child("name"), utilvalidation.IsDNS1123Label)...)
 			byName[v.Name] = v
 		}
 		errs = append(errs, validateVolumeSource(v, vp)...)
@@ -441,10 +387,7 @@ func validateVolumeSource(v *computev1alpha.InstanceVolume, p *field.Path) field
 // validateNetworkInterfaces validates the network interfaces: each names a
 // network once and carries a valid policy.
 func validateNetworkInterfaces(nics []computev1alpha.InstanceNetworkInterface, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if n := len(nics); n > MaxNetworkInterfaces {
-		errs = append(errs, field.TooMany(p, n, MaxNetworkInterfaces))
-	}
+	errs := maxItems(p, len(nics), MaxNetworkInterfaces)
 	seen := sets.New[string]()
 	for i, nic := range nics {
 		ip := p.Index(i)
@@ -456,15 +399,11 @@ func validateNetworkInterfaces(nics []computev1alpha.InstanceNetworkInterface, p
 		case seen.Has(key):
 			errs = append(errs, field.Duplicate(np, nic.Network.Name))
 		default:
-			for _, msg := range utilvalidation.IsDNS1123Subdomain(nic.Network.Name) {
-				errs = append(errs, field.Invalid(np, nic.Network.Name, msg))
-			}
+			errs = append(errs, validateName(nic.Network.Name, np, utilvalidation.IsDNS1123Subdomain)...)
 		}
 		seen.Insert(key)
 		if ns := nic.Network.Namespace; ns != "" {
-			for _, msg := range utilvalidation.IsDNS1123Label(ns) {
-				errs = append(errs, field.Invalid(ip.Child("network", "namespace"), ns, msg))
-			}
+			errs = append(errs, validateName(ns, ip.Child("network", "namespace"), utilvalidation.IsDNS1123Label)...)
 		}
 		if pol := nic.NetworkPolicy; pol != nil {
 			errs = append(errs, validateNetworkPolicy(pol, ip.Child("networkPolicy"))...)

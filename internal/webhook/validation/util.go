@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -24,4 +25,36 @@ func sortErrors(errs field.ErrorList) field.ErrorList {
 		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Detail, b.Detail))
 	})
 	return errs
+}
+
+// validateName reports name at p invalid once for each message check (one
+// of the utilvalidation.Is… functions) has about it.
+func validateName(name string, p *field.Path, check func(string) []string) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range check(name) {
+		errs = append(errs, field.Invalid(p, name, msg))
+	}
+	return errs
+}
+
+// validateItemName validates the name of an item of a list whose names are
+// unique: set (required says what to name), not in seen, and valid by
+// check. seen gains the name.
+func validateItemName(name string, p *field.Path, seen sets.Set[string], required string, check func(string) []string) field.ErrorList {
+	defer seen.Insert(name)
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(p, required)}
+	case seen.Has(name):
+		return field.ErrorList{field.Duplicate(p, name)}
+	}
+	return validateName(name, p, check)
+}
+
+// maxItems reports a list at p of n items, more than limit allows.
+func maxItems(p *field.Path, n, limit int) field.ErrorList {
+	if n > limit {
+		return field.ErrorList{field.TooMany(p, n, limit)}
+	}
+	return nil
 }

@@ -119,17 +119,7 @@ func validatePlacements(w *computev1alpha.Workload, old *computev1alpha.Workload
 	for i := range w.Spec.Placements {
 		p := &w.Spec.Placements[i]
 		pp := path.Index(i)
-		switch {
-		case p.Name == "":
-			errs = append(errs, field.Required(pp.Child("name"), "every placement needs a name"))
-		case seen.Has(p.Name):
-			errs = append(errs, field.Duplicate(pp.Child("name"), p.Name))
-		default:
-			for _, msg := range utilvalidation.IsDNS1123Label(p.Name) {
-				errs = append(errs, field.Invalid(pp.Child("name"), p.Name, msg))
-			}
-		}
-		seen.Insert(p.Name)
+		errs = append(errs, validateItemName(p.Name, pp.Child("name"), seen, "every placement needs a name", utilvalidation.IsDNS1123Label)...)
 		errs = append(errs, validateCityCodes(w, p, pp.Child("cityCodes"), grandfathered, env)...)
 		errs = append(errs, validateScaleSettings(&p.ScaleSettings, pp.Child("scaleSettings"))...)
 		if rs := p.RolloutStrategy; rs != nil && rs.MaxUnavailable != nil && (*rs.MaxUnavailable < 1 || *rs.MaxUnavailable > MaxReplicas) {

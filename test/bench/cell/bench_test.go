@@ -211,7 +211,7 @@ func (p *plane) runCell(b *testing.B, ns string, replicas int, quota bool) resul
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	args := []string{
-		"--enable-cell-controllers", "--enable-simulated-provider", "--simulated-provider-delay=0s",
+		"--enable-cell-controllers", "--runtime-provider=simulated", "--simulated-provider-delay=0s",
 		"--kubeconfig=" + p.env.Plane(cellPlane).KubeconfigPath(),
 		"--kube-api-qps=" + strconv.Itoa(clientQPS), "--kube-api-burst=" + strconv.Itoa(clientBurst),
 		"--metrics-bind-address=0", "--leader-elect=false",

@@ -113,7 +113,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	quotaDone, err := startManager(ctx, quotaCfg, cell.Options{Quota: quotas})
+	quotaDone, err := startManager(ctx, quotaCfg, cell.Options{Controllers: &cell.ControllerOptions{Quota: quotas}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -147,8 +147,8 @@ func planeConfig(name string) *rest.Config {
 }
 
 // startManager runs the cell controllers and the simulated provider, as
-// compute-manager --enable-cell-controllers --enable-simulated-provider
-// does.
+// compute-manager --enable-cell-controllers --runtime-provider=simulated
+// does; opts without Controllers run them with their defaults.
 func startManager(ctx context.Context, cfg *rest.Config, opts cell.Options) (<-chan error, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
@@ -159,19 +159,17 @@ func startManager(ctx context.Context, cfg *rest.Config, opts cell.Options) (<-c
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the manager: %w", err)
 	}
-	if err := cell.Setup(mgr, opts); err != nil {
-		return nil, err
+	if opts.Controllers == nil {
+		opts.Controllers = &cell.ControllerOptions{}
 	}
-	sim := cell.SimOptions{Delay: providerDelay, CIDR: "10.40.0.0/16", ExternalCIDR: "203.0.113.0/24"}
+	opts.Provider = cell.SimulatedProvider{Delay: providerDelay, CIDR: "10.40.0.0/16", ExternalCIDR: "203.0.113.0/24"}
 	if opts.NetworkingIntegration {
 		// The networks assign the addresses, from the stand-in's pool: a
 		// /29 per network (5 addresses), so a test can run one out.
-		sim = cell.SimOptions{Delay: providerDelay, AddressesFromNetwork: true}
-		if err := cell.SetupSimulatedNetworking(mgr, cell.NetOptions{CIDR: netPool, SubnetPrefixLength: netSubnetBits, Location: opts.Location}); err != nil {
-			return nil, err
-		}
+		opts.Provider = cell.SimulatedProvider{Delay: providerDelay}
+		opts.Networking = &cell.NetOptions{CIDR: netPool, SubnetPrefixLength: netSubnetBits}
 	}
-	if err := cell.SetupSimulatedProvider(mgr, sim); err != nil {
+	if err := cell.Setup(mgr, opts); err != nil {
 		return nil, err
 	}
 	done := make(chan error, 1)

@@ -170,7 +170,7 @@ func startCell(ctx context.Context) (<-chan error, error) {
 	})
 	// No heartbeat: the hub writes counted here are the write-back's alone
 	// (the reachability tests play the cell's heartbeat themselves).
-	if err := cell.SetupWriteBack(mgr, hubCfg, cell.WriteBackOptions{}); err != nil {
+	if err := cell.Setup(mgr, cell.Options{WriteBack: &cell.WriteBackOptions{Config: hubCfg}}); err != nil {
 		return nil, err
 	}
 	done := make(chan error, 1)

@@ -118,10 +118,10 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan error, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the manager: %w", err)
 	}
-	if err := cell.Setup(mgr, cell.Options{}); err != nil {
-		return nil, err
-	}
-	if err := cell.SetupKubernetesProvider(mgr, cell.KubeProviderOptions{RecheckAfter: recheck}); err != nil {
+	if err := cell.Setup(mgr, cell.Options{
+		Controllers: &cell.ControllerOptions{},
+		Provider:    cell.KubernetesProvider{RecheckAfter: recheck},
+	}); err != nil {
 		return nil, err
 	}
 	done := make(chan error, 1)

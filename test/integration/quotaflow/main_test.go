@@ -148,7 +148,7 @@ func startCellManager(ctx context.Context) (<-chan error, error) {
 	fs := pflag.NewFlagSet("compute-manager", pflag.ContinueOnError)
 	opts.AddFlags(fs)
 	if err := fs.Parse([]string{
-		"--enable-cell-controllers", "--enable-simulated-provider",
+		"--enable-cell-controllers", "--runtime-provider=simulated",
 		"--kubeconfig=" + env.Plane("cell").KubeconfigPath(),
 		"--quota-kubeconfig=" + quotaKubeconfig, "--cell-name=" + cellName,
 		"--simulated-provider-delay=" + providerDelay.String(),
