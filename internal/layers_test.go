@@ -26,7 +26,7 @@ var layers = []struct {
 		"internal/apitest", "internal/catalog", "internal/cityrollout", "internal/features", "internal/instanceplan",
 		"internal/locations", "internal/mirror", "internal/names", "internal/ownwrites", "internal/patch", "internal/phases",
 		"internal/placement", "internal/probes", "internal/planes", "internal/projects", "internal/quota",
-		"internal/revision", "internal/serving", "internal/status", "internal/toolchain", "internal/workloadstatus",
+		"internal/referenceddata", "internal/revision", "internal/serving", "internal/status", "internal/toolchain", "internal/workloadstatus",
 	}},
 	{"controllers and webhooks", []string{"internal/controller/", "internal/standin/", "internal/provider/", "internal/webhook"}},
 	{"role wiring", []string{"internal/manager/"}},

@@ -69,13 +69,6 @@ const (
 
 // Template annotations.
 const (
-	// MissingReferencesAnnotation on a WorkloadDeployment lists the Secrets
-	// and ConfigMaps its template needs that do not exist in the project,
-	// as Kind/name pairs separated by commas (`Secret/db,ConfigMap/app`);
-	// empty when none is missing. The management plane writes it from
-	// object metadata; the cell's runtime provider fails the Instances it
-	// names objects for with ConfigurationError.
-	MissingReferencesAnnotation = "compute.datumapis.com/missing-references"
 	// RestartedAtAnnotation on an instance template restarts every Instance:
 	// a new value changes the template hash, which rolls the Instances by
 	// delete and recreate.

@@ -70,10 +70,16 @@ func BelongsTo(obj client.Object, cluster, namespace string) bool {
 		l[computev1alpha.UpstreamNamespaceLabel] == namespace
 }
 
+// referencedDataAnnotations are the annotations of a project
+// WorkloadDeployment that travel to its cell: what referenced data it must
+// hold before an Instance runs.
+var referencedDataAnnotations = []string{computev1alpha.ExpectedReferencedDataAnnotation,
+	computev1alpha.ReferencedDataHashesAnnotation, computev1alpha.ReferencedDataErrorAnnotation}
+
 // HubCopy returns the hub copy of project WorkloadDeployment wd of cluster
 // in hub namespace hubNamespace: its labels and spec, the upstream labels,
 // the city routing label, the project generation and UID and the
-// missing-references annotation. Owner references,
+// referenced-data annotations. Owner references,
 // finalizers and status stay in the project plane.
 func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment) *computev1alpha.WorkloadDeployment {
 	labels := maps.Clone(wd.Labels)
@@ -94,10 +100,13 @@ func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment
 		},
 		Spec: *wd.Spec.DeepCopy(),
 	}
-	// The cell's provider reads which Secrets and ConfigMaps are missing in
-	// the project (internal/controller/references); names only, no content.
-	if v, ok := wd.Annotations[computev1alpha.MissingReferencesAnnotation]; ok {
-		out.Annotations[computev1alpha.MissingReferencesAnnotation] = v
+	// The cell holds Instances until the referenced data the management
+	// plane resolved is there (internal/referenceddata): tokens and hashes
+	// only, never content.
+	for _, k := range referencedDataAnnotations {
+		if v, ok := wd.Annotations[k]; ok {
+			out.Annotations[k] = v
+		}
 	}
 	out.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))
 	return out

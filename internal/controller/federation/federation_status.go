@@ -32,6 +32,10 @@ var staleConditions = []string{
 	computev1alpha.ConditionAvailable, computev1alpha.ConditionProgressing, computev1alpha.ConditionReplicasReady,
 }
 
+// projectConditions are the conditions of a project WorkloadDeployment the
+// management plane writes itself: never taken from the hub copy.
+var projectConditions = []string{computev1alpha.ConditionFederated, computev1alpha.ConditionReferencedDataReady}
+
 // MirrorStatus returns the status project should report given its hub copy
 // (nil when there is none to read), its Federated condition and what is
 // known about its city's cell. The hub's counts, conditions, location,
@@ -54,14 +58,16 @@ func MirrorStatus(project, hubCopy *computev1alpha.WorkloadDeployment, federated
 		out.TemplateHash = hs.TemplateHash
 		var conds []metav1.Condition
 		for _, c := range hs.Conditions {
-			if c.Type == computev1alpha.ConditionFederated {
+			if slices.Contains(projectConditions, c.Type) {
 				continue
 			}
 			c.ObservedGeneration = out.ObservedGeneration
 			conds = append(conds, c)
 		}
-		if prev := meta.FindStatusCondition(project.Status.Conditions, computev1alpha.ConditionFederated); prev != nil {
-			conds = append(conds, *prev)
+		for _, t := range projectConditions {
+			if prev := meta.FindStatusCondition(project.Status.Conditions, t); prev != nil {
+				conds = append(conds, *prev)
+			}
 		}
 		out.Conditions = conds
 	}

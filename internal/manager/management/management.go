@@ -47,7 +47,6 @@ import (
 	"github.com/citycells/compute/internal/controller/cellhealth"
 	fedcontroller "github.com/citycells/compute/internal/controller/federation"
 	"github.com/citycells/compute/internal/controller/projector"
-	"github.com/citycells/compute/internal/controller/references"
 	"github.com/citycells/compute/internal/controller/workload"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/projects"
@@ -205,9 +204,6 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 
 	if err := (&workload.Reconciler{}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("failed to set up the Workload controller: %w", err)
-	}
-	if err := (&references.Reconciler{}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("failed to set up the references controller: %w", err)
 	}
 	if opts.Federation != nil {
 		if err := setupFederation(mgr, opts.Federation); err != nil {
