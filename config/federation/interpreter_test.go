@@ -10,12 +10,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	configv1alpha1 "github.com/karmada-io/karmada/pkg/apis/config/v1alpha1"
 	lua "github.com/yuin/gopher-lua"
 	"sigs.k8s.io/yaml"
+
+	"github.com/citycells/compute/internal/referenceddata"
 )
 
 // customizations are the scripts of workloaddeployment-interpreter.yaml.
@@ -459,6 +463,53 @@ func TestSpecDigestIsStable(t *testing.T) {
 			got := call(t, rules.StatusReflection.LuaScript, "ReflectStatus", 1, wd(1, 1, tc.spec, nil))[0].(map[string]any)
 			if got["specDigest"] != tc.want {
 				t.Errorf("specDigest = %v, want %s", got["specDigest"], tc.want)
+			}
+		})
+	}
+}
+
+func TestDependenciesAreTheExpectedCompanions(t *testing.T) {
+	rules := customizations(t)
+	if rules.DependencyInterpretation == nil {
+		t.Fatal("the interpreter declares no dependencies: companions would never reach a cell")
+	}
+	withAnnotation := func(v string) map[string]any {
+		obj := map[string]any{"metadata": map[string]any{"name": "web-dfw", "namespace": "ns-1"}}
+		if v != "" {
+			obj["metadata"].(map[string]any)["annotations"] = map[string]any{"compute.datumapis.com/expected-referenced-data": v}
+		}
+		return obj
+	}
+	for name, tc := range map[string]struct {
+		annotation string
+		want       []string
+	}{
+		"no annotation, no dependency": {"", nil},
+		"an empty set, no dependency":  {`[]`, nil},
+		"each token names its companion": {`["ConfigMap/app-config","Secret/db.creds"]`,
+			[]string{"v1/ConfigMap ns-1/configmap.app-config", "v1/Secret ns-1/secret.db.creds"}},
+		"a malformed token is skipped": {`["Pod/x","Secret/","ConfigMap/ok"]`, []string{"v1/ConfigMap ns-1/configmap.ok"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := call(t, rules.DependencyInterpretation.LuaScript, "GetDependencies", 1, withAnnotation(tc.annotation))[0]
+			var got []string
+			if list, ok := out.([]any); ok {
+				for _, d := range list {
+					m := d.(map[string]any)
+					got = append(got, fmt.Sprintf("%s/%s %s/%s", m["apiVersion"], m["kind"], m["namespace"], m["name"]))
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("GetDependencies = %v, want %v", got, tc.want)
+			}
+			for _, g := range got {
+				// The Go side names companions the same way.
+				kindName := strings.SplitN(strings.TrimPrefix(g, "v1/"), " ", 2)
+				name := strings.TrimPrefix(kindName[1], "ns-1/")
+				token := kindName[0] + "/" + strings.SplitN(name, ".", 2)[1]
+				if referenceddata.CompanionNameOfToken(token) != name {
+					t.Errorf("Lua names %s's companion %s, Go %s", token, name, referenceddata.CompanionNameOfToken(token))
+				}
 			}
 		})
 	}

@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sort"
 	"strings"
@@ -112,22 +111,16 @@ func Refs(spec *computev1alpha.InstanceSpec) []Ref {
 	return out
 }
 
-// maxName is the longest name of a ConfigMap or Secret.
-const maxName = 253
+// MaxNameLength is the longest name of a referenced object: its companion
+// name, "configmap." or "secret." and the name, must be a valid object
+// name (253 characters). Admission refuses longer references.
+const MaxNameLength = 253 - len("configmap.")
 
 // CompanionName returns the name of the companion of the object of kind
 // and name: "configmap.<name>" or "secret.<name>", as Datum names them.
-// When that is too long for an object name, the name is cut and a hash of
-// the whole name appended, so two long names never share a companion.
+// Karmada's dependency rule (config/federation) computes the same name.
 func CompanionName(kind, name string) string {
-	full := strings.ToLower(kind) + "." + name
-	if len(full) <= maxName {
-		return full
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(full))
-	suffix := fmt.Sprintf("-%08x", h.Sum32())
-	return strings.TrimRight(full[:maxName-len(suffix)], "-.") + suffix
+	return strings.ToLower(kind) + "." + name
 }
 
 // CompanionNameOfToken is CompanionName of a token; "" for a malformed one.

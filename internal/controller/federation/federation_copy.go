@@ -133,7 +133,9 @@ func CityPolicyName(city string) string {
 // CityPolicy returns the PropagationPolicy that sends the WorkloadDeployments
 // of city in hub namespace hubNamespace — selected by the city routing label
 // — to every Karmada Cluster labelled with the same city, each getting all
-// the replicas (Duplicated).
+// the replicas (Duplicated), with their dependencies: the companions of
+// the referenced data each WorkloadDeployment names (propagateDeps and the
+// dependency rule of compute's ResourceInterpreterCustomization).
 func CityPolicy(hubNamespace, city string) *policyv1alpha1.PropagationPolicy {
 	selector := &metav1.LabelSelector{MatchLabels: map[string]string{computev1alpha.CityCodeTopologyLabel: city}}
 	p := &policyv1alpha1.PropagationPolicy{
@@ -146,6 +148,7 @@ func CityPolicy(hubNamespace, city string) *policyv1alpha1.PropagationPolicy {
 			},
 		},
 		Spec: policyv1alpha1.PropagationSpec{
+			PropagateDeps: true,
 			ResourceSelectors: []policyv1alpha1.ResourceSelector{{
 				APIVersion:    computev1alpha.GroupVersion.String(),
 				Kind:          computev1alpha.WorkloadDeploymentKind,
@@ -168,7 +171,7 @@ func CityPolicy(hubNamespace, city string) *policyv1alpha1.PropagationPolicy {
 // those are left alone.
 func policyDrifted(existing, desired *policyv1alpha1.PropagationPolicy) bool {
 	e, d := existing.Spec, desired.Spec
-	if len(e.ResourceSelectors) != len(d.ResourceSelectors) {
+	if len(e.ResourceSelectors) != len(d.ResourceSelectors) || e.PropagateDeps != d.PropagateDeps {
 		return true
 	}
 	for i := range d.ResourceSelectors {

@@ -45,6 +45,7 @@ import (
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/controller/cellhealth"
+	"github.com/citycells/compute/internal/controller/companions"
 	fedcontroller "github.com/citycells/compute/internal/controller/federation"
 	"github.com/citycells/compute/internal/controller/projector"
 	"github.com/citycells/compute/internal/controller/workload"
@@ -258,6 +259,9 @@ func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config) error {
 	}
 	if err := (&projector.Reconciler{}).SetupWithManager(mgr, hubCluster); err != nil {
 		return fmt.Errorf("failed to set up the Instance projector: %w", err)
+	}
+	if err := (&companions.Reconciler{}).SetupWithManager(mgr, hubCluster); err != nil {
+		return fmt.Errorf("failed to set up the referenced-data controller: %w", err)
 	}
 	return nil
 }
