@@ -78,7 +78,7 @@ func (e *Environment) startEtcd(ctx context.Context, clientPort, peerPort int) e
 		}
 		if attempt < portAttempts && lostPortRace(p) {
 			e.forget(p)
-			ports, perr := freePorts(2)
+			ports, perr := FreePorts(2)
 			if perr != nil {
 				return perr
 			}
@@ -165,7 +165,7 @@ func (e *Environment) startAPIServer(ctx context.Context, p *Plane, port int) er
 		}
 		if attempt < portAttempts && lostPortRace(proc) {
 			e.forget(proc)
-			ports, perr := freePorts(1)
+			ports, perr := FreePorts(1)
 			if perr != nil {
 				return perr
 			}
