@@ -292,49 +292,74 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 	}
 	helpOut, _ := exec.CommandContext(ctx, res.binary, "--help").CombinedOutput()
 	flags := parseManagerFlags(string(helpOut))
-
+	// Three ports a role: metrics, probe and (management) webhook server.
 	free, err := planes.FreePorts(3 * (len(p.cfg.Projects) + len(p.cfg.Cities)))
-	if err != nil {
-		return err
-	}
-	webhooks, err := p.webhookManifests(flags)
 	if err != nil {
 		return err
 	}
 	roles := make([]managerRole, 0, len(p.cfg.Projects)+len(p.cfg.Cities))
 	for i, project := range p.cfg.Projects {
-		plane := ProjectPlane(project)
-		r := managerRole{name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), project: project,
-			featureGates: p.cfg.FeatureGates}
-		if len(webhooks) > 0 {
-			r.webhookPort = free[3*i+2]
-			r.webhookCertDir = filepath.Join(p.cfg.StateDir, "managers", r.name, "webhook-certs")
-			if _, _, err := p.writeServingCert(r.webhookCertDir, r.name); err != nil {
-				return err
-			}
+		r, err := p.managementRole(project, servesWebhooks(flags), free[3*i+2])
+		if err != nil {
+			return err
 		}
-		p.useIdentity(&r)
 		roles = append(roles, r)
 	}
 	for _, city := range p.cfg.Cities {
-		plane := CellPlane(city)
-		r := managerRole{
-			name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
-			hubKubeconfig: p.cellHubKubeconfig(city), location: LocationNamespace + "/" + strings.ToLower(city),
-			cityCode:      city,
-			providerDelay: p.cfg.ProviderDelay, featureGates: p.cfg.FeatureGates,
-			realNode: p.cfg.hasNode(city),
-		}
-		if p.cfg.networkingIntegration() {
-			r.networkPool = networkPool(slices.Index(p.cfg.Cities, city))
-		}
-		if quotaRuns {
-			r.quotaKubeconfig = p.cellQuotaKubeconfig(city)
-		}
-		p.useIdentity(&r)
-		roles = append(roles, r)
+		roles = append(roles, p.cellRole(city, quotaRuns))
 	}
 	began := time.Now()
+	if err := p.runManagerRoles(ctx, res.binary, flags, roles, free); err != nil {
+		return err
+	}
+	p.timing("compute-manager roles", began)
+	return nil
+}
+
+// managementRole is the management role of project; with webhooks, its
+// admission webhook server listens on webhookPort with a certificate of the
+// platform CA.
+func (p *Platform) managementRole(project string, webhooks bool, webhookPort int) (managerRole, error) {
+	plane := ProjectPlane(project)
+	r := managerRole{name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), project: project,
+		featureGates: p.cfg.FeatureGates}
+	if webhooks {
+		r.webhookPort = webhookPort
+		r.webhookCertDir = filepath.Join(p.cfg.StateDir, "managers", r.name, "webhook-certs")
+		if _, _, err := p.writeServingCert(r.webhookCertDir, r.name); err != nil {
+			return managerRole{}, err
+		}
+	}
+	p.useIdentity(&r)
+	return r, nil
+}
+
+// cellRole is the cell role of city, reaching the hub through the city's
+// link and, when compute-quota runs, the projects' quota.
+func (p *Platform) cellRole(city string, quotaRuns bool) managerRole {
+	plane := CellPlane(city)
+	r := managerRole{
+		name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
+		hubKubeconfig: p.cellHubKubeconfig(city), location: LocationNamespace + "/" + strings.ToLower(city),
+		cityCode:      city,
+		providerDelay: p.cfg.ProviderDelay, featureGates: p.cfg.FeatureGates,
+		realNode: p.cfg.hasNode(city),
+	}
+	if p.cfg.networkingIntegration() {
+		r.networkPool = networkPool(slices.Index(p.cfg.Cities, city))
+	}
+	if quotaRuns {
+		r.quotaKubeconfig = p.cellQuotaKubeconfig(city)
+	}
+	p.useIdentity(&r)
+	return r
+}
+
+// runManagerRoles starts every role of binary concurrently, role i on the
+// ports free[3i] (metrics) and free[3i+1] (probe), and registers the
+// admission webhooks of those that serve them once they are ready. A role
+// the binary lacks is recorded as skipped.
+func (p *Platform) runManagerRoles(ctx context.Context, binary string, flags managerFlags, roles []managerRole, free []int) error {
 	hubKubeconfig := p.env.Plane(HubPlane).KubeconfigPath()
 	g, gctx := errgroup.WithContext(ctx)
 	for i, r := range roles {
@@ -345,24 +370,20 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 			if r.cell {
 				role = flagCell
 			}
-			p.skip(r.name, fmt.Sprintf("%s has no --%s yet", res.binary, role))
+			p.skip(r.name, fmt.Sprintf("%s has no --%s yet", binary, role))
 			continue
 		}
 		g.Go(func() error {
 			err := p.startComponent(gctx, planes.ComponentSpec{
-				Name: r.name, Plane: r.plane, Binary: res.binary, Args: args, Port: ports.probe,
+				Name: r.name, Plane: r.plane, Binary: binary, Args: args, Port: ports.probe,
 			}, "http://"+hostPort(ports.probe)+"/readyz", false)
 			if err != nil || r.webhookCertDir == "" {
 				return err
 			}
-			return p.registerWebhooks(gctx, r, webhooks)
+			return p.registerWebhooks(gctx, r)
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	p.timing("compute-manager roles", began)
-	return nil
+	return g.Wait()
 }
 
 // useIdentity points a role at its overlay identity's kubeconfigs, in the
