@@ -76,8 +76,7 @@ func resolveKarmada() (karmadaBinaries, error) {
 // controller manager and scheduler (every CRD is installed by now), and
 // waits until every Cluster is Ready.
 func (p *Platform) startKarmada(ctx context.Context, bin karmadaBinaries) error {
-	hub := p.env.Plane(HubPlane)
-	c, err := newClient(hub)
+	c, err := newClient(p.env.Plane(HubPlane))
 	if err != nil {
 		return err
 	}
@@ -86,36 +85,68 @@ func (p *Platform) startKarmada(ctx context.Context, bin karmadaBinaries) error 
 		return err
 	}
 	ports := newKarmadaPorts(free)
-	dir := filepath.Join(p.cfg.StateDir, "karmada")
-	aggCert, aggKey, err := p.writeServingCert(filepath.Join(dir, "aggregated-apiserver"), "karmada-aggregated-apiserver", aggregatedServiceHost)
+	certs, err := p.prepareKarmada(ctx, c)
 	if err != nil {
 		return err
 	}
-	webhookDir := filepath.Join(dir, "webhook")
-	if _, _, err := p.writeServingCert(webhookDir, "karmada-webhook"); err != nil {
+	began := time.Now()
+	if err := p.startKarmadaServers(ctx, c, bin, ports, certs); err != nil {
 		return err
+	}
+	p.timing("karmada aggregated apiserver and webhook", began)
+	began = time.Now()
+	if err := p.startKarmadaControllers(ctx, c, bin, ports); err != nil {
+		return err
+	}
+	p.timing("karmada controllers and clusters Ready", began)
+	return nil
+}
+
+// karmadaCerts are the serving certificates of Karmada's servers.
+type karmadaCerts struct {
+	// aggregatedCert and aggregatedKey are the aggregated apiserver's.
+	aggregatedCert, aggregatedKey string
+	// webhookDir holds the webhook's tls.crt and tls.key.
+	webhookDir string
+}
+
+// prepareKarmada issues the servers' certificates and creates Karmada's
+// namespaces in the hub.
+func (p *Platform) prepareKarmada(ctx context.Context, c client.Client) (karmadaCerts, error) {
+	dir := filepath.Join(p.cfg.StateDir, "karmada")
+	certs := karmadaCerts{webhookDir: filepath.Join(dir, "webhook")}
+	var err error
+	certs.aggregatedCert, certs.aggregatedKey, err = p.writeServingCert(filepath.Join(dir, "aggregated-apiserver"), "karmada-aggregated-apiserver", aggregatedServiceHost)
+	if err != nil {
+		return karmadaCerts{}, err
+	}
+	if _, _, err := p.writeServingCert(certs.webhookDir, "karmada-webhook"); err != nil {
+		return karmadaCerts{}, err
 	}
 	// compute-system holds the cells' heartbeat Leases (the hub overlay
 	// creates it in a real install).
 	for _, ns := range []string{karmadaSystemNamespace, karmadaClusterNamespace, cellhealth.Namespace} {
 		if err := ensureNamespace(ctx, c, ns); err != nil {
-			return err
+			return karmadaCerts{}, err
 		}
 	}
+	return certs, nil
+}
 
-	began := time.Now()
+// startKarmadaServers starts the aggregated apiserver and the webhook and
+// registers them with the hub, then waits until the hub serves Karmada's
+// Clusters through the aggregated apiserver.
+func (p *Platform) startKarmadaServers(ctx context.Context, c client.Client, bin karmadaBinaries, ports karmadaPorts, certs karmadaCerts) error {
+	hubKubeconfig := p.env.Plane(HubPlane).KubeconfigPath()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return p.startComponent(gctx, planes.ComponentSpec{
-			Name: componentAggregatedAPIServer, Plane: HubPlane, Binary: bin.aggregated, Port: ports.aggregated,
-			Args: aggregatedAPIServerArgs(hub.KubeconfigPath(), p.env.EtcdURL(), aggCert, aggKey, ports.aggregated),
-		}, "https://"+hostPort(ports.aggregated)+"/readyz", false)
+		return p.startHubComponent(gctx, componentAggregatedAPIServer, bin.aggregated, ports.aggregated,
+			aggregatedAPIServerArgs(hubKubeconfig, p.env.EtcdURL(), certs.aggregatedCert, certs.aggregatedKey, ports.aggregated),
+			"https://"+hostPort(ports.aggregated)+"/readyz")
 	})
 	g.Go(func() error {
-		return p.startComponent(gctx, planes.ComponentSpec{
-			Name: componentWebhook, Plane: HubPlane, Binary: bin.webhook, Port: ports.webhook,
-			Args: webhookArgs(hub.KubeconfigPath(), webhookDir, ports),
-		}, "https://"+hostPort(ports.webhook)+"/readyz/", false)
+		return p.startHubComponent(gctx, componentWebhook, bin.webhook, ports.webhook,
+			webhookArgs(hubKubeconfig, certs.webhookDir, ports), "https://"+hostPort(ports.webhook)+"/readyz/")
 	})
 	g.Go(func() error {
 		// Registrations can precede their servers: nothing in the hub
@@ -125,39 +156,39 @@ func (p *Platform) startKarmada(ctx context.Context, bin karmadaBinaries) error 
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if err := p.waitAPIServiceAvailable(ctx, c); err != nil {
-		return err
-	}
-	p.timing("karmada aggregated apiserver and webhook", began)
+	return p.waitAPIServiceAvailable(ctx, c)
+}
 
-	began = time.Now()
+// startKarmadaControllers registers the member Clusters and installs the
+// interpreter, starts the controller manager and the scheduler, and waits
+// until every Cluster is Ready.
+func (p *Platform) startKarmadaControllers(ctx context.Context, c client.Client, bin karmadaBinaries, ports karmadaPorts) error {
 	if err := p.registerClusters(ctx, c); err != nil {
 		return err
 	}
 	if err := p.installInterpreter(ctx, c); err != nil {
 		return err
 	}
-	g, gctx = errgroup.WithContext(ctx)
+	hubKubeconfig := p.env.Plane(HubPlane).KubeconfigPath()
+	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return p.startComponent(gctx, planes.ComponentSpec{
-			Name: componentControllerManager, Plane: HubPlane, Binary: bin.controllerManager, Port: ports.controllerHealth,
-			Args: controllerManagerArgs(hub.KubeconfigPath(), ports),
-		}, "http://"+hostPort(ports.controllerHealth)+"/healthz", false)
+		return p.startHubComponent(gctx, componentControllerManager, bin.controllerManager, ports.controllerHealth,
+			controllerManagerArgs(hubKubeconfig, ports), "http://"+hostPort(ports.controllerHealth)+"/healthz")
 	})
 	g.Go(func() error {
-		return p.startComponent(gctx, planes.ComponentSpec{
-			Name: componentScheduler, Plane: HubPlane, Binary: bin.scheduler, Port: ports.schedulerHealth,
-			Args: schedulerArgs(hub.KubeconfigPath(), ports),
-		}, "http://"+hostPort(ports.schedulerHealth)+"/healthz", false)
+		return p.startHubComponent(gctx, componentScheduler, bin.scheduler, ports.schedulerHealth,
+			schedulerArgs(hubKubeconfig, ports), "http://"+hostPort(ports.schedulerHealth)+"/healthz")
 	})
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if err := p.waitClustersReady(ctx, c); err != nil {
-		return err
-	}
-	p.timing("karmada controllers and clusters Ready", began)
-	return nil
+	return p.waitClustersReady(ctx, c)
+}
+
+// startHubComponent starts a Karmada component of the hub, ready when
+// health answers 200.
+func (p *Platform) startHubComponent(ctx context.Context, name, binary string, port int, args []string, health string) error {
+	return p.startComponent(ctx, planes.ComponentSpec{Name: name, Plane: HubPlane, Binary: binary, Port: port, Args: args}, health, false)
 }
 
 // writeServingCert issues a serving certificate signed by the platform CA
