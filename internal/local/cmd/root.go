@@ -27,25 +27,19 @@ const (
 	ExitNotRunning = 3
 )
 
-// failure is a command that failed (exit 1); ErrNotRunning exits 3. An
-// error that already has an exit code keeps it.
+// failure is a command that failed (exit 1); ErrNotRunning exits 3.
 func failure(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ee *cmdutil.ExitError
-	if errors.As(err, &ee) {
-		return err
-	}
 	if errors.Is(err, platform.ErrNotRunning) {
-		return &cmdutil.ExitError{Code: ExitNotRunning, Err: err}
+		return withCode(err, ExitNotRunning)
 	}
-	return &cmdutil.ExitError{Code: ExitFailure, Err: err}
+	return withCode(err, ExitFailure)
 }
 
-// usage is a command line mistake (exit 2) unless err already has an exit
-// code.
-func usage(err error) error {
+// usage is a command line mistake (exit 2).
+func usage(err error) error { return withCode(err, ExitUsage) }
+
+// withCode gives err the exit code code, unless it already has one.
+func withCode(err error, code int) error {
 	if err == nil {
 		return nil
 	}
@@ -53,7 +47,7 @@ func usage(err error) error {
 	if errors.As(err, &ee) {
 		return err
 	}
-	return &cmdutil.ExitError{Code: ExitUsage, Err: err}
+	return &cmdutil.ExitError{Code: code, Err: err}
 }
 
 // Streams are the command's input and output.

@@ -2,9 +2,10 @@ package platform
 
 import (
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/citycells/compute/internal/planes"
 )
 
 // Karmada component names, also their process and log file names.
@@ -66,7 +67,7 @@ func newKarmadaPorts(p []int) karmadaPorts {
 // and authorizes through the hub, whose front proxy it trusts by reading
 // kube-system/extension-apiserver-authentication.
 func aggregatedAPIServerArgs(hubKubeconfig, etcdURL, certFile, keyFile string, port int) []string {
-	return flagList(map[string]string{
+	return planes.FlagList(map[string]string{
 		"kubeconfig":                   hubKubeconfig,
 		"authentication-kubeconfig":    hubKubeconfig,
 		"authorization-kubeconfig":     hubKubeconfig,
@@ -83,7 +84,7 @@ func aggregatedAPIServerArgs(hubKubeconfig, etcdURL, certFile, keyFile string, p
 
 // webhookArgs are karmada-webhook's flags; certDir holds tls.crt/tls.key.
 func webhookArgs(hubKubeconfig, certDir string, ports karmadaPorts) []string {
-	return flagList(map[string]string{
+	return planes.FlagList(map[string]string{
 		"kubeconfig":                hubKubeconfig,
 		"bind-address":              "127.0.0.1",
 		"secure-port":               strconv.Itoa(ports.webhook),
@@ -155,12 +156,12 @@ func controllerManagerArgs(hubKubeconfig string, ports karmadaPorts) []string {
 		"skipped-propagating-namespaces":   skippedPropagatingNamespaces,
 	}
 	maps.Copy(flags, clusterHealthArgs)
-	return flagList(flags)
+	return planes.FlagList(flags)
 }
 
 // schedulerArgs are karmada-scheduler's flags.
 func schedulerArgs(hubKubeconfig string, ports karmadaPorts) []string {
-	return flagList(map[string]string{
+	return planes.FlagList(map[string]string{
 		"kubeconfig":                hubKubeconfig,
 		"leader-elect":              "false",
 		"health-probe-bind-address": hostPort(ports.schedulerHealth),
@@ -168,15 +169,6 @@ func schedulerArgs(hubKubeconfig string, ports karmadaPorts) []string {
 		"kube-api-qps":              "200",
 		"kube-api-burst":            "400",
 	})
-}
-
-// flagList renders flags as sorted --key=value arguments.
-func flagList(flags map[string]string) []string {
-	args := make([]string, 0, len(flags))
-	for _, k := range slices.Sorted(maps.Keys(flags)) {
-		args = append(args, "--"+k+"="+flags[k])
-	}
-	return args
 }
 
 // kcmHealthArgs make a plane's kube-controller-manager serve /healthz on a

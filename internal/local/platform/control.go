@@ -248,11 +248,7 @@ func Status(ctx context.Context, dir string) (*StatusReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	caPEM, err := os.ReadFile(filepath.Join(dir, "pki", "ca.crt"))
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the platform CA: %w", err)
-	}
-	pr, err := newProber(caPEM)
+	pr, err := stateProber(dir)
 	if err != nil {
 		return nil, err
 	}

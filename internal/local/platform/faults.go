@@ -111,19 +111,11 @@ func waitHealthy(ctx context.Context, pr *prober, c ComponentRecord, timeout tim
 // StopRecordedComponent stops one component of the platform recorded in
 // dir and records that it was stopped on purpose.
 func StopRecordedComponent(dir, name string, o StopOptions) (ComponentRecord, error) {
-	unlock, err := lockDirWait(dir)
+	st, i, unlock, err := lockComponent(dir, name)
 	if err != nil {
 		return ComponentRecord{}, err
 	}
 	defer unlock()
-	st, err := ReadState(dir)
-	if err != nil {
-		return ComponentRecord{}, err
-	}
-	i, err := findComponent(st, name)
-	if err != nil {
-		return ComponentRecord{}, err
-	}
 	if err := stopRecord(st.Components[i], o); err != nil {
 		return st.Components[i], err
 	}
@@ -135,19 +127,11 @@ func StopRecordedComponent(dir, name string, o StopOptions) (ComponentRecord, er
 // platform recorded in dir with its recorded command line and waits until
 // it is ready. A component that runs is left alone.
 func StartRecordedComponent(ctx context.Context, dir, name string, timeout time.Duration) (ComponentRecord, error) {
-	unlock, err := lockDirWait(dir)
+	st, i, unlock, err := lockComponent(dir, name)
 	if err != nil {
 		return ComponentRecord{}, err
 	}
 	defer unlock()
-	st, err := ReadState(dir)
-	if err != nil {
-		return ComponentRecord{}, err
-	}
-	i, err := findComponent(st, name)
-	if err != nil {
-		return ComponentRecord{}, err
-	}
 	c := st.Components[i]
 	if owned(c) {
 		return c, nil
@@ -168,6 +152,28 @@ func StartRecordedComponent(ctx context.Context, dir, name string, timeout time.
 	return c, waitHealthy(ctx, pr, c, timeout)
 }
 
+// lockComponent takes the state directory's lock, waiting for another
+// command that holds it (a second fault control; `up` holds it while it
+// starts), and reads the state and the index of the component called name
+// in it. The caller unlocks once it has written the state.
+func lockComponent(dir, name string) (*State, int, func(), error) {
+	unlock, err := lockDir(dir, true)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	st, err := ReadState(dir)
+	if err != nil {
+		unlock()
+		return nil, 0, nil, err
+	}
+	i, err := findComponent(st, name)
+	if err != nil {
+		unlock()
+		return nil, 0, nil, err
+	}
+	return st, i, unlock, nil
+}
+
 // stateProber returns a prober trusting the platform CA of dir.
 func stateProber(dir string) (*prober, error) {
 	caPEM, err := os.ReadFile(filepath.Join(dir, "pki", "ca.crt"))
@@ -175,24 +181,6 @@ func stateProber(dir string) (*prober, error) {
 		return nil, fmt.Errorf("failed to read the platform CA: %w", err)
 	}
 	return newProber(caPEM)
-}
-
-// lockDirWait takes the state directory's lock, waiting for another
-// command that holds it (a second fault control; `up` holds it while it
-// starts).
-func lockDirWait(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("failed to lock the state directory: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("failed to lock the state directory: %w", err)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
 }
 
 // StopComponent stops one component of a platform started in this process

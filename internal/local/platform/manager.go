@@ -176,7 +176,7 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 			args[k] = v
 		}
 	}
-	return flagList(args), true
+	return planes.FlagList(args), true
 }
 
 // reasonSwitchedOff is why components are skipped with --managers=off: a

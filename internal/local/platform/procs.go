@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/citycells/compute/internal/planes"
 )
 
 // stopGrace is how long a process group gets between SIGTERM and SIGKILL.
@@ -190,22 +191,9 @@ func (p *prober) probe(ctx context.Context, url string, insecure bool) (bool, er
 	if path, ok := strings.CutPrefix(url, "unix://"); ok {
 		return dialUnix(path)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false, err
-	}
 	c := p.client
 	if insecure {
 		c = selfSigned
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
-	}
-	return true, nil
+	return planes.HTTPOK(ctx, c, url)
 }

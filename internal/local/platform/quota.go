@@ -97,7 +97,7 @@ func quotaArgs(project, kubeconfig string, grant QuotaGrant, ports managerPorts)
 	if grant.Memory != "" {
 		flags["default-memory"] = grant.Memory
 	}
-	return flagList(flags)
+	return planes.FlagList(flags)
 }
 
 // quotaManagerArgs are the cell role's quota flags: the quota kubeconfig and

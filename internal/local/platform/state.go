@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/citycells/compute/internal/local/faults"
@@ -315,4 +316,30 @@ func (s State) QuotaCondition() string {
 		}
 	}
 	return "quota off (compute-quota not started)"
+}
+
+// lockDir takes an exclusive lock on the state directory: Up holds it while
+// it starts, so two `up`s never race in one directory (without wait, the
+// second fails at once), and the fault controls hold it while they change
+// the state (with wait, they queue behind each other and behind Up).
+func lockDir(dir string, wait bool) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("failed to lock the state directory: %w", err)
+	}
+	how := syscall.LOCK_EX
+	if !wait {
+		how |= syscall.LOCK_NB
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		_ = f.Close()
+		if !wait {
+			return nil, fmt.Errorf("another compute-local is starting a platform in %s: wait for it, or run `compute-local status`", dir)
+		}
+		return nil, fmt.Errorf("failed to lock the state directory: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
+	}, nil
 }

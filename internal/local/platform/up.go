@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -86,7 +85,7 @@ func Up(ctx context.Context, cfg Config) (*Platform, error) {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("failed to create the state directory: %w", err)
 	}
-	unlock, err := lockDir(cfg.StateDir)
+	unlock, err := lockDir(cfg.StateDir, false)
 	if err != nil {
 		return nil, err
 	}
@@ -485,23 +484,6 @@ func prepareDir(dir string) error {
 		return fmt.Errorf("failed to keep the previous logs: %w", err)
 	}
 	return nil
-}
-
-// lockDir takes an exclusive lock on the state directory for the duration
-// of Up, so two `up`s never race in one directory.
-func lockDir(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("failed to lock the state directory: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("another compute-local is starting a platform in %s: wait for it, or run `compute-local status`", dir)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
 }
 
 // modulePath identifies the compute repository's go.mod.
