@@ -41,9 +41,9 @@ var webhookConfiguration string
 // karmadaServiceURL is the webhook base URL in webhookConfiguration.
 const karmadaServiceURL = "https://karmada-webhook.karmada-system.svc:443"
 
-// InterpreterPath is where the WorkloadDeployment
+// interpreterPath is where the WorkloadDeployment
 // ResourceInterpreterCustomization lives in the repository.
-const InterpreterPath = "config/federation/workloaddeployment-interpreter.yaml"
+const interpreterPath = "config/federation/workloaddeployment-interpreter.yaml"
 
 // karmadaBinaries are the resolved Karmada executables.
 type karmadaBinaries struct {
@@ -341,7 +341,7 @@ func (p *Platform) registerClusters(ctx context.Context, c client.Client) error 
 // installInterpreter installs the WorkloadDeployment
 // ResourceInterpreterCustomization from the repository.
 func (p *Platform) installInterpreter(ctx context.Context, c client.Client) error {
-	path := filepath.Join(p.repo, InterpreterPath)
+	path := filepath.Join(p.repo, interpreterPath)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("failed to read the WorkloadDeployment interpreter: %w", err)
@@ -355,7 +355,7 @@ func (p *Platform) installInterpreter(ctx context.Context, c client.Client) erro
 			return fmt.Errorf("failed to install %s (karmada-webhook validates its Lua; see %s): %w", path, p.logPath(componentWebhook), err)
 		}
 	}
-	p.progress.linef("installed ResourceInterpreterCustomization from %s", InterpreterPath)
+	p.progress.linef("installed ResourceInterpreterCustomization from %s", interpreterPath)
 	return nil
 }
 

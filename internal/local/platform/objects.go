@@ -33,9 +33,9 @@ const LocationNamespace = "datum-locations"
 // users start in.
 const BindingNamespace = "default"
 
-// Scheme knows the kinds the platform writes: core, Karmada clusters and
+// platformScheme knows the kinds the platform writes: core, Karmada clusters and
 // compute's networking contract.
-func Scheme() *runtime.Scheme {
+func platformScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme,
@@ -56,7 +56,7 @@ func newClient(p *planes.Plane) (client.Client, error) {
 
 // clientFor returns a client with the platform scheme.
 func clientFor(cfg *rest.Config) (client.Client, error) {
-	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: platformScheme()})
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client for %s: %w", cfg.Host, err)
 	}

@@ -31,10 +31,10 @@ const (
 	// componentQuotaPrefix prefixes the quota service's component name:
 	// compute-quota-<project plane>.
 	componentQuotaPrefix = "compute-quota-"
-	// QuotaKubeconfigFile is the kubeconfig, in the state directory, the
+	// quotaKubeconfigFile is the kubeconfig, in the state directory, the
 	// cells' compute-managers reach the projects' quota planes with: one
 	// context per project, named after the project.
-	QuotaKubeconfigFile = "quota.kubeconfig"
+	quotaKubeconfigFile = "quota.kubeconfig"
 	// quotaCellUser is the identity of the cells in the quota planes; RBAC
 	// lets it manage ResourceClaims and nothing else.
 	quotaCellUser = "compute-cell-quota"
@@ -177,7 +177,7 @@ func (p *Platform) startQuota(ctx context.Context, managerBinary string) (bool, 
 	if p.ids != nil {
 		write = func(path, cell string) error { return p.writeCellQuotaKubeconfig(ctx, path, cell) }
 	}
-	if err := write(filepath.Join(p.cfg.StateDir, QuotaKubeconfigFile), ""); err != nil {
+	if err := write(filepath.Join(p.cfg.StateDir, quotaKubeconfigFile), ""); err != nil {
 		return false, err
 	}
 	for _, city := range p.cfg.Cities {

@@ -262,9 +262,9 @@ func (s State) IdentitiesDir() string {
 	return filepath.Join(s.Dir, identitiesDir)
 }
 
-// EnvVar is the name of the environment variable Exports gives a plane:
+// envVar is the name of the environment variable Exports gives a plane:
 // COMPUTE_LOCAL_<PLANE>_KUBECONFIG, e.g. COMPUTE_LOCAL_CELL_DFW_KUBECONFIG.
-func EnvVar(plane string) string {
+func envVar(plane string) string {
 	return "COMPUTE_LOCAL_" + strings.ToUpper(strings.ReplaceAll(plane, "-", "_")) + "_KUBECONFIG"
 }
 
@@ -281,7 +281,7 @@ func (s *State) Exports() []string {
 	}
 	planes := make([]string, 0, len(s.Planes))
 	for _, p := range s.Planes {
-		planes = append(planes, "export "+EnvVar(p.Name)+"="+ShellQuote(p.Kubeconfig))
+		planes = append(planes, "export "+envVar(p.Name)+"="+ShellQuote(p.Kubeconfig))
 	}
 	sort.Strings(planes)
 	return append(out, planes...)

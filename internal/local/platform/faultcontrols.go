@@ -16,7 +16,8 @@ import (
 )
 
 // Fault controls: stop, start and restart any process of the platform, and
-// partition a city (links.go). They work on a platform started by another
+// partition a city (through the link proxy of internal/local/faults, whose
+// links links.go plans). They work on a platform started by another
 // process (`compute-local stop ...` against a detached `up`) through the
 // state file, and on one started in this process (the e2e harness) through
 // its Platform, which keeps the same records.
