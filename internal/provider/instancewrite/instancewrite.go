@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -68,18 +67,12 @@ type Writer struct {
 	// AddressesFromNetwork leaves the addresses to the networking
 	// integration: the Writer never sends or compares them.
 	AddressesFromNetwork bool
-
-	own ownwrites.Tracker
+	// Own records every write the Writer makes, so the provider recognises
+	// the Instance versions they superseded (Own.Stale: the event of the
+	// write is on its way). It belongs to the provider's memory, which
+	// forgets a gone Instance in one place. Required.
+	Own *ownwrites.Tracker
 }
-
-// Stale reports an Instance version one of the Writer's own writes has
-// superseded: the event of that write is on its way.
-func (w *Writer) Stale(key types.NamespacedName, uid types.UID, resourceVersion string) bool {
-	return w.own.Stale(key, uid, resourceVersion)
-}
-
-// Forget drops what the Writer remembers of an Instance that is gone.
-func (w *Writer) Forget(key types.NamespacedName) { w.own.Forget(key) }
 
 // ApplyStatus writes want with server-side apply, only when it differs
 // from what the Instance reports; inst moves to the version written.
@@ -167,6 +160,6 @@ func instance(md map[string]any) *unstructured.Unstructured {
 // wrote records that a write turned inst into version rv, and moves inst
 // to that version for the writes that follow.
 func (w *Writer) wrote(inst *computev1alpha.Instance, rv string) {
-	w.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, rv)
+	w.Own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, rv)
 	inst.ResourceVersion = rv
 }
