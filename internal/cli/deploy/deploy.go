@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,18 +74,12 @@ type Options struct {
 
 	// manifest is the Workload read from Filename.
 	manifest *computev1alpha.Workload
-	// changed records the flags given on the command line.
-	changed map[string]bool
+	// changed records the workload flags given on the command line.
+	changed changes
 	// cause is the change cause recorded with the revision.
 	cause string
 	// namespaceFlag is set when -n/--namespace was given.
 	namespaceFlag bool
-}
-
-// workloadFlags are the flags that describe the workload; -f excludes
-// them.
-func workloadFlags() []string {
-	return []string{"image", "city", "min", "max", "port", "env", "command", "args", "instance-type", "policy", "placement"}
 }
 
 // NewCommand returns the deploy command.
@@ -151,8 +144,7 @@ const DefaultInstanceTypeHint = "datumcloud/d1-standard-2"
 
 // Complete reads the arguments, the manifest and the flags given.
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	o.changed = map[string]bool{}
-	cmd.Flags().Visit(func(fl *pflag.Flag) { o.changed[fl.Name] = true })
+	o.changed = changesOf(cmd.Flags())
 	o.namespaceFlag = cmd.Flags().Changed("namespace")
 	if len(args) > 0 {
 		o.Name = args[0]
@@ -202,13 +194,7 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if o.Filename != "" {
-		var both []string
-		for _, f := range workloadFlags() {
-			if o.changed[f] {
-				both = append(both, "--"+f)
-			}
-		}
-		if len(both) > 0 {
+		if both := o.changed.flags(); len(both) > 0 {
 			return cmdutil.UsageErrorf("-f cannot be combined with %s: put them in the manifest", strings.Join(both, ", "))
 		}
 		if o.Name != "" && o.Name != o.manifest.Name {
@@ -220,10 +206,10 @@ func (o *Options) Validate() error {
 	} else if o.Name == "" {
 		return cmdutil.UsageErrorf("deploy needs a workload: give NAME and --image, or -f FILE")
 	}
-	if o.changed["min"] && (o.Min < 0 || o.Min > validation.MaxReplicas) {
+	if o.changed.has(changeMin) && (o.Min < 0 || o.Min > validation.MaxReplicas) {
 		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", validation.MaxReplicas, o.Min)
 	}
-	if o.changed["max"] && (o.Max < o.Min || o.Max > validation.MaxReplicas) {
+	if o.changed.has(changeMax) && (o.Max < o.Min || o.Max > validation.MaxReplicas) {
 		return cmdutil.UsageErrorf("--max must be between --min (%d) and %d, got %d", o.Min, validation.MaxReplicas, o.Max)
 	}
 	switch computev1alpha.InstanceManagementPolicyType(o.Policy) {
@@ -427,7 +413,7 @@ func (o *Options) apply(ctx context.Context, c *cmdutil.Clients, existing, desir
 	if err := p.Apply(ctx, c.Client, existing, cmdutil.PatchOptions(o.DryRun)...); err != nil {
 		return applyError(err, desired.Name)
 	}
-	if o.changed["min"] && o.DryRun != cmdutil.DryRunServer {
+	if o.changed.has(changeMin) && o.DryRun != cmdutil.DryRunServer {
 		var placements []string
 		for _, pl := range desired.Spec.Placements {
 			placements = append(placements, pl.Name)
