@@ -11,7 +11,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,8 +29,8 @@ import (
 
 // Options are the options of `deploy`.
 type Options struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// ProjectRef is the project, resolved before Run.
+	cmdutil.ProjectRef
 	// Output is -o: json or yaml print the workload (with --dry-run, the
 	// workload that would be applied: a manifest to keep).
 	Output *cmdutil.OutputFlags
@@ -69,8 +68,9 @@ type Options struct {
 	DryRun string
 	// Detach is --detach: do not wait for the rollout.
 	Detach bool
-	// Timeout is --timeout: how long to wait for the rollout.
-	Timeout time.Duration
+	// WaitFlags hold --timeout: how long to wait for the rollout (unless
+	// --detach).
+	*cmdutil.WaitFlags
 
 	// manifest is the Workload read from Filename.
 	manifest *computev1alpha.Workload
@@ -80,6 +80,11 @@ type Options struct {
 	cause string
 	// namespaceFlag is set when -n/--namespace was given.
 	namespaceFlag bool
+
+	// namespace is the namespace deployed to and existing the workload
+	// there, nil when it does not exist yet; set by Resolve.
+	namespace string
+	existing  *computev1alpha.Workload
 }
 
 // NewCommand returns the deploy command.
@@ -90,7 +95,8 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: wait.DefaultTimeout}
+	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags(),
+		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
 	cmd := &cobra.Command{
 		Use:   "deploy [NAME] (--image IMAGE --city CITIES [flags] | -f FILE)",
 		Short: "Create or update a workload and wait for it to roll out",
@@ -128,7 +134,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	fl.StringVar(&o.Policy, "policy", "", "Instance ordering: OrderedReady (default: one after another) or Parallel.")
 	fl.StringVar(&o.Placement, "placement", "", "The placement to create or change (default \""+DefaultPlacement+"\").")
 	fl.BoolVar(&o.Detach, "detach", false, "Return once applied, without waiting for the rollout.")
-	fl.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the rollout (exit 3 when it passes).")
+	o.WaitFlags.AddTimeoutFlag(cmd, "How long to wait for the rollout (exit 3 when it passes).")
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "the plan")
 	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
 	_ = cmd.RegisterFlagCompletionFunc("instance-type", cmdutil.CompleteInstanceTypes)
@@ -217,8 +223,8 @@ func (o *Options) Validate() error {
 	default:
 		return cmdutil.UsageErrorf("--policy %q: use OrderedReady or Parallel", o.Policy)
 	}
-	if o.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
@@ -231,30 +237,36 @@ func (o *Options) workloadName() string {
 	return o.Name
 }
 
-// Run deploys.
-func (o *Options) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
+// Resolve connects to the project (ProjectRef.Resolve), chooses the
+// namespace and reads the workload when it exists.
+func (o *Options) Resolve(ctx context.Context) error {
+	if err := o.ProjectRef.Resolve(ctx); err != nil {
 		return err
 	}
-	ns, err := o.namespace(c)
+	ns, err := o.chooseNamespace(o.Clients)
 	if err != nil {
 		return err
 	}
 	name := o.workloadName()
 	existing := &computev1alpha.Workload{}
-	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing); err != nil {
+	if err := o.Clients.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("cannot read workload %s: %w", name, err)
 		}
 		existing = nil
 	}
+	o.namespace, o.existing = ns, existing
+	return nil
+}
+
+// Run deploys.
+func (o *Options) Run(ctx context.Context) error {
+	f, c, ns, existing := o.Factory, o.Clients, o.namespace, o.existing
+	name := o.workloadName()
 	desired, p, cities, warn, err := o.plan(ctx, c, existing, ns)
 	if err != nil {
 		return err
 	}
-
-	f := o.Factory
 	out, terminal := f.Human(o.Output)
 	if p.Empty() {
 		_, _ = fmt.Fprintf(out, "%s is up to date: nothing to deploy.\n", name)
@@ -262,24 +274,8 @@ func (o *Options) Run(ctx context.Context) error {
 		return f.PrintResult(o.Output, existing, c.Scheme)
 	}
 	RenderPlan(out, desired, c.Target, p, notReady(desired, cities), warn)
-	switch o.DryRun {
-	case cmdutil.DryRunClient:
-		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
-		return f.PrintResult(o.Output, desired, c.Scheme)
-	case cmdutil.DryRunServer:
-		// apply fills in the server's answer: desired when creating, the
-		// copy of existing when patching.
-		var current *computev1alpha.Workload
-		checked := desired
-		if existing != nil {
-			current = existing.DeepCopy()
-			checked = current
-		}
-		if err := o.apply(ctx, c, current, desired); err != nil {
-			return err
-		}
-		_, _ = fmt.Fprintln(out, "Server dry run: the server accepted the change; nothing was stored.")
-		return f.PrintResult(o.Output, checked, c.Scheme)
+	if o.DryRun != cmdutil.DryRunNone {
+		return o.dryRun(ctx, out, desired)
 	}
 	if !f.Yes && f.CanPrompt() {
 		ok, err := f.Confirm(ctx, "Deploy?")
@@ -312,6 +308,29 @@ func (o *Options) Run(ctx context.Context) error {
 	return f.PrintResult(o.Output, w, c.Scheme)
 }
 
+// dryRun ends a --dry-run after the plan: client prints the workload that
+// would be applied; server has the server check the change first.
+func (o *Options) dryRun(ctx context.Context, out io.Writer, desired *computev1alpha.Workload) error {
+	f, c := o.Factory, o.Clients
+	if o.DryRun == cmdutil.DryRunClient {
+		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
+		return f.PrintResult(o.Output, desired, c.Scheme)
+	}
+	// apply fills in the server's answer: desired when creating, the copy
+	// of existing when patching.
+	var current *computev1alpha.Workload
+	checked := desired
+	if o.existing != nil {
+		current = o.existing.DeepCopy()
+		checked = current
+	}
+	if err := o.apply(ctx, c, current, desired); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintln(out, "Server dry run: the server accepted the change; nothing was stored.")
+	return f.PrintResult(o.Output, checked, c.Scheme)
+}
+
 // plan builds the workload to apply, defaults and validates it (against
 // the cities enabled for the namespace, which it returns with a warning
 // when they could not be read), and computes what applying it changes.
@@ -335,9 +354,9 @@ func (o *Options) plan(ctx context.Context, c *cmdutil.Clients, existing *comput
 	return desired, plan.Compute(before, &desired.Spec), cities, warn, nil
 }
 
-// namespace returns the namespace to deploy to: the manifest's, unless
-// -n says otherwise.
-func (o *Options) namespace(c *cmdutil.Clients) (string, error) {
+// chooseNamespace returns the namespace to deploy to: the manifest's,
+// unless -n says otherwise.
+func (o *Options) chooseNamespace(c *cmdutil.Clients) (string, error) {
 	if o.manifest == nil || o.manifest.Namespace == "" {
 		return c.Namespace, nil
 	}

@@ -3,7 +3,6 @@ package rollout
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,8 +13,9 @@ import (
 
 // StatusOptions are the options of `rollout status`.
 type StatusOptions struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// ProjectRef is the project, resolved before Run (the progress reads
+	// the workload itself).
+	cmdutil.ProjectRef
 	// Output is -o: json or yaml print the last progress seen (a
 	// RolloutStatus document) whatever the outcome.
 	Output *cmdutil.OutputFlags
@@ -24,8 +24,8 @@ type StatusOptions struct {
 	// Watch is --watch: wait for the rollout to finish (default); false
 	// looks once.
 	Watch bool
-	// Timeout is --timeout.
-	Timeout time.Duration
+	// WaitFlags hold --timeout (--watch says whether to wait).
+	*cmdutil.WaitFlags
 }
 
 // NewStatusCommand returns `rollout status NAME`.
@@ -36,7 +36,8 @@ func NewStatusCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newStatusCommand returns the command and the options it fills.
 func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
-	o := &StatusOptions{Factory: f, Output: cmdutil.NewOutputFlags(), Watch: true, Timeout: wait.DefaultTimeout}
+	o := &StatusOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewOutputFlags(), Watch: true,
+		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Wait for a workload's rollout to finish, showing per-city progress",
@@ -54,7 +55,7 @@ func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
 	}
 	o.Output.AddFlags(cmd)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Wait until the rollout finishes; with --watch=false, look once.")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait before giving up (exit 3).")
+	o.WaitFlags.AddTimeoutFlag(cmd, "How long to wait before giving up (exit 3).")
 	return cmd, o
 }
 
@@ -66,20 +67,18 @@ func (o *StatusOptions) Complete(_ *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *StatusOptions) Validate() error {
-	if o.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
 
 // Run waits for (or looks once at) the rollout.
 func (o *StatusOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
+	c := o.Clients
 	out, terminal := o.Factory.Human(o.Output)
 	var p view.Progress
+	var err error
 	if o.Watch {
 		p, err = wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
 			Out: out, Terminal: terminal})

@@ -20,16 +20,17 @@ const DefaultWatchTimeout = 30 * time.Minute
 
 // Options are the options of `status`.
 type Options struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// ProjectRef is the project, resolved before Run (the view reads the
+	// workload itself).
+	cmdutil.ProjectRef
 	// Output is -o.
 	Output *cmdutil.OutputFlags
 	// Name is the workload.
 	Name string
 	// Watch is --watch: keep showing the status as it changes.
 	Watch bool
-	// Timeout is --timeout: how long --watch keeps watching.
-	Timeout time.Duration
+	// WaitFlags hold --timeout: how long --watch keeps watching.
+	*cmdutil.WaitFlags
 }
 
 // NewCommand returns the status command.
@@ -40,7 +41,8 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: DefaultWatchTimeout}
+	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewOutputFlags(),
+		WaitFlags: cmdutil.NewWaitFlags(DefaultWatchTimeout)}
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a workload's health, cities, revision and what blocks it",
@@ -54,7 +56,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	}
 	o.Output.AddFlags(cmd)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "Keep showing the status as it changes, until Ctrl-C or --timeout.")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --watch watches.")
+	o.WaitFlags.AddTimeoutFlag(cmd, "How long --watch watches.")
 	return cmd, o
 }
 
@@ -69,18 +71,15 @@ func (o *Options) Validate() error {
 	if o.Watch && !o.Output.IsTable() {
 		return cmdutil.UsageErrorf("--watch shows a live view; it cannot be combined with -o %s", o.Output.Format)
 	}
-	if o.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
 
 // Run shows the status, once or until stopped.
 func (o *Options) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
+	c := o.Clients
 	s := o.Factory.Streams
 	if !o.Watch {
 		snap, err := wait.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name)
@@ -109,7 +108,7 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		live.Update(frame, line)
 	}
-	err = o.Factory.WatchUntil(ctx, c.Client, cmdutil.Wait{
+	err := o.Factory.WatchUntil(ctx, c.Client, cmdutil.Wait{
 		Timeout: o.Timeout,
 		Sources: wait.Sources(c.Namespace, o.Name),
 		Step: func(seen cmdutil.Seen) (bool, error) {
