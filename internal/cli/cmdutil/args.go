@@ -143,3 +143,14 @@ func Parse(cmd *cobra.Command, r Runner, args []string) error {
 	}
 	return r.Validate()
 }
+
+// WorkloadCommand finishes cmd, a command on the workload named by its one
+// argument, for o: NAME is required and completed with the namespace's
+// workloads, -o is bound to output, and RunE runs o.
+func WorkloadCommand(f *Factory, cmd *cobra.Command, o Runner, output *OutputFlags) *cobra.Command {
+	cmd.Args = ExactArgs("NAME")
+	cmd.ValidArgsFunction = CompleteWorkloadNames(f)
+	cmd.RunE = RunE(o)
+	output.AddFlags(cmd)
+	return cmd
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
@@ -60,9 +62,11 @@ func NewWorkloadRef(f *Factory) WorkloadRef {
 }
 
 // Complete takes the workload name from the arguments (ExactArgs("NAME")
-// checked there is one).
-func (r *WorkloadRef) Complete(args []string) {
+// checked there is one). Options that need nothing else completed use it
+// as their Complete.
+func (r *WorkloadRef) Complete(_ *cobra.Command, args []string) error {
 	r.Name = args[0]
+	return nil
 }
 
 // Resolve connects to the project (ProjectRef.Resolve) and reads the

@@ -44,26 +44,16 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
 		WaitFlags: cmdutil.NewWaitFlags(DefaultTimeout)}
-	cmd := &cobra.Command{
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:     "destroy NAME",
 		Aliases: []string{"delete"},
 		Short:   "Delete a workload and all of its instances",
 		Long: "Show the workload's instances per city, ask for confirmation (or take --yes), and delete the\n" +
 			"workload; its instances in every city are removed with it. Without a terminal, --yes is required.",
-		Example:           "  datumctl compute destroy web\n  datumctl compute destroy web --yes --wait",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+		Example: "  datumctl compute destroy web\n  datumctl compute destroy web --yes --wait",
+	}, o, o.Output)
 	o.WaitFlags.AddFlags(cmd, "Wait until the workload and its instances are gone.")
 	return cmd, o
-}
-
-// Complete takes the workload name.
-func (o *Options) Complete(_ *cobra.Command, args []string) error {
-	o.WorkloadRef.Complete(args)
-	return nil
 }
 
 // Validate checks the flags.

@@ -70,18 +70,14 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
 		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
-	cmd := &cobra.Command{
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "restart NAME",
 		Short: "Replace a workload's instances one at a time, everywhere or in one city",
 		Long: "Restart a workload: every instance is deleted and recreated, one at a time, newest first, so the\n" +
 			"workload keeps serving. With --city only that city's instances are replaced, and the restart survives\n" +
 			"later changes to the workload.",
-		Example:           "  datumctl compute restart web\n  datumctl compute restart web --city DFW --wait",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+		Example: "  datumctl compute restart web\n  datumctl compute restart web --city DFW --wait",
+	}, o, o.Output)
 	cmd.Flags().StringVar(&o.City, "city", "", "Restart only the instances in this city (a city code such as DFW).")
 	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
 	o.WaitFlags.AddFlags(cmd, "Wait for the restart to finish, with live per-city progress.")
@@ -89,10 +85,9 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 }
 
 // Complete takes the workload name and normalises the city.
-func (o *Options) Complete(_ *cobra.Command, args []string) error {
-	o.WorkloadRef.Complete(args)
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	o.City = strings.ToUpper(strings.TrimSpace(o.City))
-	return nil
+	return o.WorkloadRef.Complete(cmd, args)
 }
 
 // Validate checks the flags.

@@ -50,23 +50,13 @@ func NewApproveCommand(f *cmdutil.Factory) *cobra.Command {
 // newControlCommand builds one of the control commands.
 func newControlCommand(f *cmdutil.Factory, action, short, long string) *cobra.Command {
 	o := &ControlOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags(), Action: action}
-	cmd := &cobra.Command{
-		Use:               action + " NAME",
-		Short:             short,
-		Long:              long,
-		Example:           "  datumctl compute rollout " + action + " web",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
+		Use:     action + " NAME",
+		Short:   short,
+		Long:    long,
+		Example: "  datumctl compute rollout " + action + " web",
+	}, o, o.Output)
 	return cmd
-}
-
-// Complete takes the workload name.
-func (o *ControlOptions) Complete(_ *cobra.Command, args []string) error {
-	o.WorkloadRef.Complete(args)
-	return nil
 }
 
 // Validate checks the flags.

@@ -32,26 +32,16 @@ func NewHistoryCommand(f *cmdutil.Factory) *cobra.Command {
 // newHistoryCommand returns the command and the options it fills.
 func newHistoryCommand(f *cmdutil.Factory) (*cobra.Command, *HistoryOptions) {
 	o := &HistoryOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags()}
-	cmd := &cobra.Command{
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "history NAME",
 		Short: "List a workload's template revisions",
 		Long: "List the revisions the server recorded for a workload's template, oldest first, with when each\n" +
 			"became current, its images, who made the change and why (kubernetes.io/change-cause). The newest is\n" +
 			"current. --revision N shows that revision's template.",
-		Example:           "  datumctl compute rollout history web\n  datumctl compute rollout history web --revision 2",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+		Example: "  datumctl compute rollout history web\n  datumctl compute rollout history web --revision 2",
+	}, o, o.Output)
 	cmd.Flags().Int64Var(&o.Revision, "revision", 0, "Show the template of this revision.")
 	return cmd, o
-}
-
-// Complete takes the workload name.
-func (o *HistoryOptions) Complete(_ *cobra.Command, args []string) error {
-	o.WorkloadRef.Complete(args)
-	return nil
 }
 
 // Validate checks the flags.

@@ -13,14 +13,12 @@ import (
 
 // StatusOptions are the options of `rollout status`.
 type StatusOptions struct {
-	// ProjectRef is the project, resolved before Run (the progress reads
-	// the workload itself).
-	cmdutil.ProjectRef
+	// WorkloadRef is the workload; Resolve connects but leaves reading it
+	// to the progress, which reads it with its deployments and instances.
+	cmdutil.WorkloadRef
 	// Output is -o: json or yaml print the last progress seen (a
 	// RolloutStatus document) whatever the outcome.
 	Output *cmdutil.OutputFlags
-	// Name is the workload.
-	Name string
 	// Watch is --watch: wait for the rollout to finish (default); false
 	// looks once.
 	Watch bool
@@ -36,9 +34,9 @@ func NewStatusCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newStatusCommand returns the command and the options it fills.
 func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
-	o := &StatusOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewOutputFlags(), Watch: true,
+	o := &StatusOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags(), Watch: true,
 		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
-	cmd := &cobra.Command{
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "status NAME",
 		Short: "Wait for a workload's rollout to finish, showing per-city progress",
 		Long: "Show per-city progress until every city runs the latest template at the desired scale with every\n" +
@@ -49,21 +47,15 @@ func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
 		Example: "  datumctl compute rollout status web\n" +
 			"  datumctl compute rollout status web --timeout 2m\n" +
 			"  datumctl compute rollout status web --watch=false",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Wait until the rollout finishes; with --watch=false, look once.")
 	o.WaitFlags.AddTimeoutFlag(cmd, "How long to wait before giving up (exit 3).")
 	return cmd, o
 }
 
-// Complete takes the workload name.
-func (o *StatusOptions) Complete(_ *cobra.Command, args []string) error {
-	o.Name = args[0]
-	return nil
-}
+// Resolve connects to the project (ProjectRef.Resolve); the progress reads
+// the workload.
+func (o *StatusOptions) Resolve(ctx context.Context) error { return o.ProjectRef.Resolve(ctx) }
 
 // Validate checks the flags.
 func (o *StatusOptions) Validate() error {

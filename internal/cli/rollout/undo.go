@@ -43,7 +43,7 @@ func NewUndoCommand(f *cmdutil.Factory) *cobra.Command {
 func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
 	o := &UndoOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
 		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
-	cmd := &cobra.Command{
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "undo NAME",
 		Short: "Roll a workload back to an earlier template revision",
 		Long: "Replace the workload's template with the one recorded in an earlier revision (by default the one\n" +
@@ -52,22 +52,12 @@ func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
 			"--at-once returns every city at the same time.",
 		Example: "  datumctl compute rollout undo web\n" +
 			"  datumctl compute rollout undo web --to-revision 2 --wait",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "The revision to return to (default: the one before the current).")
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	o.WaitFlags.AddFlags(cmd, "Wait for the rollout to finish, with live per-city progress.")
 	cmd.Flags().BoolVar(&o.AtOnce, "at-once", false, "Return every city at once instead of in the waves of spec.rollout.")
 	return cmd, o
-}
-
-// Complete takes the workload name.
-func (o *UndoOptions) Complete(_ *cobra.Command, args []string) error {
-	o.WorkloadRef.Complete(args)
-	return nil
 }
 
 // Validate checks the flags.

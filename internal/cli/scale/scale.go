@@ -57,18 +57,14 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
 		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
-	cmd := &cobra.Command{
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "scale NAME --min N",
 		Short: "Change how many instances a workload runs per city",
 		Long: "Set the number of instances per city. Without --city every city of the workload (or of --placement)\n" +
 			"runs N instances; with --city only that city changes, and keeps its number until the next scale\n" +
 			"without --city.",
-		Example:           "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+		Example: "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait",
+	}, o, o.Output)
 	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city (required).")
 	cmd.Flags().StringVar(&o.City, "city", "", "Scale only this city (a city code such as DFW).")
 	cmd.Flags().StringVar(&o.Placement, "placement", "", "Scale only this placement (needed when a city is in several).")
@@ -80,10 +76,9 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 
 // Complete takes the name and normalises the flags.
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	o.WorkloadRef.Complete(args)
 	o.City = strings.ToUpper(strings.TrimSpace(o.City))
 	o.minSet = cmd.Flags().Changed("min")
-	return nil
+	return o.WorkloadRef.Complete(cmd, args)
 }
 
 // Validate checks the flags.

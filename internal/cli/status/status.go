@@ -20,13 +20,11 @@ const DefaultWatchTimeout = 30 * time.Minute
 
 // Options are the options of `status`.
 type Options struct {
-	// ProjectRef is the project, resolved before Run (the view reads the
-	// workload itself).
-	cmdutil.ProjectRef
+	// WorkloadRef is the workload; Resolve connects but leaves reading it
+	// to the view, which reads it with its deployments and instances.
+	cmdutil.WorkloadRef
 	// Output is -o.
 	Output *cmdutil.OutputFlags
-	// Name is the workload.
-	Name string
 	// Watch is --watch: keep showing the status as it changes.
 	Watch bool
 	// WaitFlags hold --timeout: how long --watch keeps watching.
@@ -41,30 +39,24 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewOutputFlags(),
+	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags(),
 		WaitFlags: cmdutil.NewWaitFlags(DefaultWatchTimeout)}
-	cmd := &cobra.Command{
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a workload's health, cities, revision and what blocks it",
 		Long: "Show the health of a workload (Healthy, Progressing, Degraded, Failing), its image and current\n" +
 			"revision, a table of its cities with ready and up-to-date instances, and every reason an instance\n" +
 			"is not serving, with the next step to take. --watch keeps the view up to date until Ctrl-C or --timeout.",
-		Example:           "  datumctl compute status web\n  datumctl compute status web --watch\n  datumctl compute status web -o json",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+		Example: "  datumctl compute status web\n  datumctl compute status web --watch\n  datumctl compute status web -o json",
+	}, o, o.Output)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "Keep showing the status as it changes, until Ctrl-C or --timeout.")
 	o.WaitFlags.AddTimeoutFlag(cmd, "How long --watch watches.")
 	return cmd, o
 }
 
-// Complete takes the workload name.
-func (o *Options) Complete(_ *cobra.Command, args []string) error {
-	o.Name = args[0]
-	return nil
-}
+// Resolve connects to the project (ProjectRef.Resolve); the view reads
+// the workload.
+func (o *Options) Resolve(ctx context.Context) error { return o.ProjectRef.Resolve(ctx) }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
