@@ -70,7 +70,7 @@ type Options struct {
 	Detach bool
 	// WaitFlags hold --timeout: how long to wait for the rollout (unless
 	// --detach).
-	*cmdutil.WaitFlags
+	WaitFlags *cmdutil.WaitFlags
 
 	// manifest is the Workload read from Filename.
 	manifest *computev1alpha.Workload
@@ -292,7 +292,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Detach {
 		_, _ = fmt.Fprintf(out, "Deployed %s. Watch the rollout with: %s\n", name, f.Cmd("rollout status %s", name))
 	} else {
-		pr, err := wait.Wait(ctx, f, c.Client, wait.Options{Name: name, Namespace: ns, Timeout: o.Timeout, Out: out, Terminal: terminal})
+		pr, err := wait.Wait(ctx, f, c.Client, wait.Options{Name: name, Namespace: ns, Timeout: o.WaitFlags.Timeout, Out: out, Terminal: terminal})
 		if err != nil {
 			return err
 		}

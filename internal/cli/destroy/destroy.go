@@ -31,7 +31,7 @@ type Options struct {
 	Output *cmdutil.OutputFlags
 	// WaitFlags are --wait (until the workload and its instances are
 	// gone) and --timeout.
-	*cmdutil.WaitFlags
+	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewCommand returns the destroy command.
@@ -90,7 +90,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := f.PrintResult(o.Output, w, c.Scheme); err != nil {
 		return err
 	}
-	if !o.Wait {
+	if !o.WaitFlags.Wait {
 		_, _ = fmt.Fprintf(out, "Destroyed workload %s; its instances are being removed.\n", o.Name)
 		return nil
 	}
@@ -99,7 +99,7 @@ func (o *Options) Run(ctx context.Context) error {
 		_, _ = fmt.Fprintf(out, "Destroyed workload %s and its instances.\n", o.Name)
 		return nil
 	case errors.Is(err, cmdutil.ErrTimeout):
-		return cmdutil.PendingErrorf("%s is still being removed after %s; it continues on the server", o.Name, cmdutil.ShortDuration(o.Timeout))
+		return cmdutil.PendingErrorf("%s is still being removed after %s; it continues on the server", o.Name, cmdutil.ShortDuration(o.WaitFlags.Timeout))
 	case cmdutil.Interrupted(ctx):
 		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("stopped waiting; %s continues to be removed on the server", o.Name)}
 	default:
@@ -122,7 +122,7 @@ func (o *Options) awaitGone(ctx context.Context, out io.Writer, terminal bool, l
 		live.Update([]string{line}, line)
 	}
 	return o.Factory.WatchUntil(ctx, o.Clients.Client, cmdutil.Wait{
-		Timeout: o.Timeout,
+		Timeout: o.WaitFlags.Timeout,
 		Sources: wait.Sources(w.Namespace, w.Name),
 		Step: func(seen cmdutil.Seen) (bool, error) {
 			gone, left := true, 0

@@ -57,7 +57,7 @@ type Options struct {
 	// City is --city: restart only this city.
 	City string
 	// WaitFlags are --wait (for the restart to finish) and --timeout.
-	*cmdutil.WaitFlags
+	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewCommand returns the restart command.

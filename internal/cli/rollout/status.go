@@ -23,7 +23,7 @@ type StatusOptions struct {
 	// looks once.
 	Watch bool
 	// WaitFlags hold --timeout (--watch says whether to wait).
-	*cmdutil.WaitFlags
+	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewStatusCommand returns `rollout status NAME`.
@@ -72,7 +72,7 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 	var p view.Progress
 	var err error
 	if o.Watch {
-		p, err = wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
+		p, err = wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.WaitFlags.Timeout,
 			Out: out, Terminal: terminal})
 	} else {
 		var snap view.Snapshot

@@ -27,7 +27,7 @@ type UndoOptions struct {
 	// or server (also have the server check it without storing it).
 	DryRun string
 	// WaitFlags are --wait (for the rollout it starts) and --timeout.
-	*cmdutil.WaitFlags
+	WaitFlags *cmdutil.WaitFlags
 	// AtOnce is --at-once: return every city at once instead of in the
 	// waves of spec.rollout.
 	AtOnce bool

@@ -42,7 +42,7 @@ type Options struct {
 	// Placement is --placement: scale only this placement.
 	Placement string
 	// WaitFlags are --wait (until the new number is ready) and --timeout.
-	*cmdutil.WaitFlags
+	WaitFlags *cmdutil.WaitFlags
 
 	minSet bool
 }

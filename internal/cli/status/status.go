@@ -28,7 +28,7 @@ type Options struct {
 	// Watch is --watch: keep showing the status as it changes.
 	Watch bool
 	// WaitFlags hold --timeout: how long --watch keeps watching.
-	*cmdutil.WaitFlags
+	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewCommand returns the status command.
@@ -101,7 +101,7 @@ func (o *Options) Run(ctx context.Context) error {
 		live.Update(frame, line)
 	}
 	err := o.Factory.WatchUntil(ctx, c.Client, cmdutil.Wait{
-		Timeout: o.Timeout,
+		Timeout: o.WaitFlags.Timeout,
 		Sources: wait.Sources(c.Namespace, o.Name),
 		Step: func(seen cmdutil.Seen) (bool, error) {
 			snap, err := wait.FromSeen(o.Factory, seen, c.Namespace, o.Name)
