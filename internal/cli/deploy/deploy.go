@@ -81,8 +81,8 @@ type Options struct {
 	// namespaceFlag is set when -n/--namespace was given.
 	namespaceFlag bool
 
-	// namespace is the namespace deployed to and existing the workload
-	// there, nil when it does not exist yet; set by Resolve.
+	// namespace is the namespace to deploy to and existing the workload
+	// of that name there (nil when there is none yet); Resolve sets both.
 	namespace string
 	existing  *computev1alpha.Workload
 }

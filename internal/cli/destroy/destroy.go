@@ -107,8 +107,8 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 }
 
-// awaitGone watches until the workload and its instances (left of them
-// at first) are gone, showing how many are left.
+// awaitGone watches until the workload and its instances are gone,
+// showing how many instances are left (left before the delete).
 func (o *Options) awaitGone(ctx context.Context, out io.Writer, terminal bool, left int) error {
 	w := o.Workload
 	live := cmdutil.NewLive(out, terminal, o.Factory.Streams.Width)
