@@ -24,13 +24,14 @@ var layers = []struct {
 	{"API types", []string{"api/"}},
 	{"pure libraries and clients", []string{
 		"internal/apitest", "internal/catalog", "internal/cityrollout", "internal/features", "internal/instanceplan",
-		"internal/locations", "internal/mirror", "internal/names", "internal/ownwrites", "internal/patch", "internal/phases",
+		"internal/local/faults", "internal/locations", "internal/mirror", "internal/names", "internal/ownwrites",
+		"internal/patch", "internal/phases",
 		"internal/placement", "internal/probes", "internal/planes", "internal/projects", "internal/quota",
 		"internal/referenceddata", "internal/revision", "internal/serving", "internal/status", "internal/toolchain", "internal/workloadstatus",
 	}},
 	{"controllers and webhooks", []string{"internal/controller/", "internal/standin/", "internal/provider/", "internal/webhook"}},
 	{"role wiring", []string{"internal/manager/"}},
-	{"programs' insides", []string{"internal/manager", "internal/local", "internal/cli", "internal/images"}},
+	{"programs' insides", []string{"internal/manager", "internal/local/platform", "internal/local/cmd", "internal/cli", "internal/images"}},
 	{"programs, tools and tests", []string{"cmd/", "hack/", "test/", "config/"}},
 }
 

@@ -8,15 +8,16 @@
 //	eval "$(compute-local env)"
 //	compute-local down        # stop everything
 //
-// The platform itself is internal/local; docs/local-platform.md describes it.
+// The platform itself is internal/local/platform, the commands
+// internal/local/cmd; docs/local-platform.md describes it.
 package main
 
 import (
 	"os"
 
-	"github.com/citycells/compute/internal/local"
+	localcmd "github.com/citycells/compute/internal/local/cmd"
 )
 
 func main() {
-	os.Exit(local.Main(os.Args[1:], local.Streams{Out: os.Stdout, Err: os.Stderr}))
+	os.Exit(localcmd.Main(os.Args[1:], localcmd.Streams{Out: os.Stdout, Err: os.Stderr}))
 }

@@ -88,7 +88,9 @@ func TestStatusShowsWhatBlocksAWorkloadAndWhatToDo(t *testing.T) {
 	var res clitest.Result
 	h.Eventually("status shows the denial", func(context.Context) error {
 		res = h.Run(main, clitest.RunOptions{Terminal: true, Width: 200}, "status", "web")
-		if !strings.Contains(res.Stdout, "quota exceeded") {
+		// The counts come from the Workload's status, a hop after the
+		// instances the denial is read from.
+		if !strings.Contains(res.Stdout, "LHR    default     1/2     1/2          quota exceeded") {
 			return fmt.Errorf("exit %d:\n%s%s", res.Code, res.Stdout, res.Stderr)
 		}
 		return nil

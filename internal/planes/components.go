@@ -47,7 +47,7 @@ func (e *Environment) startEtcd(ctx context.Context, clientPort, peerPort int) e
 	for attempt := 1; ; attempt++ {
 		clientURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
 		peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-		args := flagList(map[string]string{
+		args := FlagList(map[string]string{
 			"name":                        etcdName,
 			"data-dir":                    filepath.Join(e.dir, "etcd"),
 			"listen-client-urls":          clientURL,
@@ -69,7 +69,7 @@ func (e *Environment) startEtcd(ctx context.Context, clientPort, peerPort int) e
 			return err
 		}
 		err = waitFor(ctx, p, e.timeout, func(ctx context.Context) (bool, error) {
-			return httpOK(ctx, http.DefaultClient, clientURL+"/health")
+			return HTTPOK(ctx, http.DefaultClient, clientURL+"/health")
 		})
 		if err == nil {
 			e.etcdURL = clientURL
@@ -78,7 +78,7 @@ func (e *Environment) startEtcd(ctx context.Context, clientPort, peerPort int) e
 		}
 		if attempt < portAttempts && lostPortRace(p) {
 			e.forget(p)
-			ports, perr := freePorts(2)
+			ports, perr := FreePorts(2)
 			if perr != nil {
 				return perr
 			}
@@ -130,7 +130,7 @@ func (e *Environment) apiServerArgs(p *Plane) []string {
 		})
 	}
 	mergeFlags(flags, p.spec.ExtraArgs)
-	return flagList(flags)
+	return FlagList(flags)
 }
 
 // startAPIServer starts the plane's kube-apiserver and waits for /readyz;
@@ -157,7 +157,7 @@ func (e *Environment) startAPIServer(ctx context.Context, p *Plane, port int) er
 			return fmt.Errorf("failed to create client for plane %s: %w", p.name, err)
 		}
 		err = waitFor(ctx, proc, e.timeout, func(ctx context.Context) (bool, error) {
-			return httpOK(ctx, client, p.url+"/readyz")
+			return HTTPOK(ctx, client, p.url+"/readyz")
 		})
 		if err == nil {
 			e.logf("kube-apiserver %s ready on %s (%s)", p.name, p.url, since(started))
@@ -165,7 +165,7 @@ func (e *Environment) startAPIServer(ctx context.Context, p *Plane, port int) er
 		}
 		if attempt < portAttempts && lostPortRace(proc) {
 			e.forget(proc)
-			ports, perr := freePorts(1)
+			ports, perr := FreePorts(1)
 			if perr != nil {
 				return perr
 			}
@@ -214,7 +214,7 @@ func (e *Environment) startControllerManager(ctx context.Context, p *Plane) erro
 		name:   componentKubeControllerManager + "-" + p.name,
 		plane:  p.name,
 		binary: e.bin.controllerManager,
-		args:   flagList(flags),
+		args:   FlagList(flags),
 	}, tierControllerManager)
 	if err != nil {
 		return err
@@ -255,8 +255,9 @@ func logContains(p *process, markers ...string) (bool, error) {
 	return true, nil
 }
 
-// httpOK reports whether GET url answers 200.
-func httpOK(ctx context.Context, client *http.Client, url string) (bool, error) {
+// HTTPOK reports whether GET url answers 200 within 2s; otherwise the
+// error names the status and the start of the body.
+func HTTPOK(ctx context.Context, client *http.Client, url string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -283,9 +284,9 @@ func mergeFlags(flags, extra map[string]string) {
 	}
 }
 
-// flagList renders flags as sorted --key=value arguments so command lines
+// FlagList renders flags as sorted --key=value arguments so command lines
 // are stable and easy to compare.
-func flagList(flags map[string]string) []string {
+func FlagList(flags map[string]string) []string {
 	args := make([]string, 0, len(flags))
 	for _, k := range slices.Sorted(maps.Keys(flags)) {
 		args = append(args, "--"+k+"="+flags[k])

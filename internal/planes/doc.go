@@ -47,4 +47,8 @@
 //		defer env.Stop() // deferred in run, not TestMain: os.Exit skips defers
 //		return m.Run()
 //	}
+//
+// The integration suites under test/integration do exactly that through
+// their fixtures package's Run, which also sets the logger, builds clients
+// and stops what the suite started beside its tests.
 package planes

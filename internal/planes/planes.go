@@ -168,7 +168,7 @@ func (e *Environment) start(ctx context.Context, specs []PlaneSpec) error {
 
 	// Every port up front, from listeners held together, so no two
 	// components of this environment are handed the same one.
-	ports, err := freePorts(2 + len(specs))
+	ports, err := FreePorts(2 + len(specs))
 	if err != nil {
 		return err
 	}

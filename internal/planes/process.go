@@ -216,11 +216,11 @@ func lostPortRace(p *process) bool {
 	return p.exited() && strings.Contains(p.tail(), "address already in use")
 }
 
-// freePorts returns n distinct free loopback ports. The listeners are held
+// FreePorts returns n distinct free loopback ports. The listeners are held
 // until all ports are chosen, so the ports differ from each other; another
 // program can still take one before our process binds it, which callers
 // handle by restarting with new ports (see lostPortRace).
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	listeners := make([]net.Listener, 0, n)
 	defer func() {

@@ -96,7 +96,8 @@ func strconvQuote(s string) string { return `"` + s + `"` }
 
 // Runner is the anatomy of every command: Complete fills the options
 // from the arguments and flags, Validate checks them without a server,
-// Run does the work.
+// Run does the work. Options that also implement Resolver (by embedding
+// ProjectRef or WorkloadRef) are resolved between Validate and Run.
 type Runner interface {
 	// Complete fills the options from the arguments and flags.
 	Complete(cmd *cobra.Command, args []string) error
@@ -106,7 +107,8 @@ type Runner interface {
 	Run(ctx context.Context) error
 }
 
-// RunE returns the cobra RunE of r: Complete, Validate, Run.
+// RunE returns the cobra RunE of r: Complete, Validate, Resolve (when r
+// is a Resolver), Run.
 func RunE(r Runner) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := r.Complete(cmd, args); err != nil {
@@ -115,13 +117,18 @@ func RunE(r Runner) func(*cobra.Command, []string) error {
 		if err := r.Validate(); err != nil {
 			return err
 		}
+		if rr, ok := r.(Resolver); ok {
+			if err := rr.Resolve(cmd.Context()); err != nil {
+				return err
+			}
+		}
 		return r.Run(cmd.Context())
 	}
 }
 
-// Parse does what cobra and RunE do before Run: parse args into cmd's
-// flags, check the positional arguments, Complete and Validate r. Tests of
-// flag handling use it; it never talks to a server.
+// Parse does what cobra and RunE do before Resolve and Run: parse args
+// into cmd's flags, check the positional arguments, Complete and Validate
+// r. Tests of flag handling use it; it never talks to a server.
 func Parse(cmd *cobra.Command, r Runner, args []string) error {
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageErrorf("%v", err) })
 	if err := cmd.ParseFlags(args); err != nil {
@@ -135,4 +142,15 @@ func Parse(cmd *cobra.Command, r Runner, args []string) error {
 		return err
 	}
 	return r.Validate()
+}
+
+// WorkloadCommand finishes cmd, a command on the workload named by its one
+// argument, for o: NAME is required and completed with the namespace's
+// workloads, -o is bound to output, and RunE runs o.
+func WorkloadCommand(f *Factory, cmd *cobra.Command, o Runner, output *OutputFlags) *cobra.Command {
+	cmd.Args = ExactArgs("NAME")
+	cmd.ValidArgsFunction = CompleteWorkloadNames(f)
+	cmd.RunE = RunE(o)
+	output.AddFlags(cmd)
+	return cmd
 }

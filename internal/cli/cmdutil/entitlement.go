@@ -70,7 +70,8 @@ func readEntitlement(ctx context.Context, c client.Client) (EntitlementState, *s
 }
 
 // EnsureEnabled makes sure compute is enabled for the project before a
-// command uses it:
+// command uses it (ProjectRef.Resolve calls it after connecting; getting
+// clients never does):
 //
 //   - not requested: offer to request it (or request it with --yes), then
 //     wait briefly for activation;

@@ -188,17 +188,15 @@ func (f *Factory) Poll() time.Duration {
 // Now returns the current time of the Factory's clock.
 func (f *Factory) Now() time.Time { return f.Clock.Now() }
 
-// Clients connects to the project, once per process, after checking that
-// compute is enabled for it (see EnsureEnabled).
-func (f *Factory) Clients(ctx context.Context) (*Clients, error) {
+// Clients connects to the project, once per process. It only connects:
+// whether compute is enabled for the project is a step of its own
+// (EnsureEnabled), which commands take through ProjectRef.Resolve.
+func (f *Factory) Clients() (*Clients, error) {
 	if f.clients != nil {
 		return f.clients, nil
 	}
 	c, err := f.connect()
 	if err != nil {
-		return nil, err
-	}
-	if err := f.EnsureEnabled(ctx, c); err != nil {
 		return nil, err
 	}
 	f.clients = c

@@ -11,10 +11,8 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,8 +29,8 @@ import (
 
 // Options are the options of `deploy`.
 type Options struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// ProjectRef is the project, resolved before Run.
+	cmdutil.ProjectRef
 	// Output is -o: json or yaml print the workload (with --dry-run, the
 	// workload that would be applied: a manifest to keep).
 	Output *cmdutil.OutputFlags
@@ -70,23 +68,23 @@ type Options struct {
 	DryRun string
 	// Detach is --detach: do not wait for the rollout.
 	Detach bool
-	// Timeout is --timeout: how long to wait for the rollout.
-	Timeout time.Duration
+	// WaitFlags hold --timeout: how long to wait for the rollout (unless
+	// --detach).
+	WaitFlags *cmdutil.WaitFlags
 
 	// manifest is the Workload read from Filename.
 	manifest *computev1alpha.Workload
-	// changed records the flags given on the command line.
-	changed map[string]bool
+	// changed records the workload flags given on the command line.
+	changed changes
 	// cause is the change cause recorded with the revision.
 	cause string
 	// namespaceFlag is set when -n/--namespace was given.
 	namespaceFlag bool
-}
 
-// workloadFlags are the flags that describe the workload; -f excludes
-// them.
-func workloadFlags() []string {
-	return []string{"image", "city", "min", "max", "port", "env", "command", "args", "instance-type", "policy", "placement"}
+	// namespace is the namespace to deploy to and existing the workload
+	// of that name there (nil when there is none yet); Resolve sets both.
+	namespace string
+	existing  *computev1alpha.Workload
 }
 
 // NewCommand returns the deploy command.
@@ -97,7 +95,8 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: wait.DefaultTimeout}
+	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags(),
+		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
 	cmd := &cobra.Command{
 		Use:   "deploy [NAME] (--image IMAGE --city CITIES [flags] | -f FILE)",
 		Short: "Create or update a workload and wait for it to roll out",
@@ -135,7 +134,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	fl.StringVar(&o.Policy, "policy", "", "Instance ordering: OrderedReady (default: one after another) or Parallel.")
 	fl.StringVar(&o.Placement, "placement", "", "The placement to create or change (default \""+DefaultPlacement+"\").")
 	fl.BoolVar(&o.Detach, "detach", false, "Return once applied, without waiting for the rollout.")
-	fl.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the rollout (exit 3 when it passes).")
+	o.WaitFlags.AddTimeoutFlag(cmd, "How long to wait for the rollout (exit 3 when it passes).")
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "the plan")
 	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
 	_ = cmd.RegisterFlagCompletionFunc("instance-type", cmdutil.CompleteInstanceTypes)
@@ -151,8 +150,7 @@ const DefaultInstanceTypeHint = "datumcloud/d1-standard-2"
 
 // Complete reads the arguments, the manifest and the flags given.
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	o.changed = map[string]bool{}
-	cmd.Flags().Visit(func(fl *pflag.Flag) { o.changed[fl.Name] = true })
+	o.changed = changesOf(cmd.Flags())
 	o.namespaceFlag = cmd.Flags().Changed("namespace")
 	if len(args) > 0 {
 		o.Name = args[0]
@@ -202,13 +200,7 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if o.Filename != "" {
-		var both []string
-		for _, f := range workloadFlags() {
-			if o.changed[f] {
-				both = append(both, "--"+f)
-			}
-		}
-		if len(both) > 0 {
+		if both := o.changed.flags(); len(both) > 0 {
 			return cmdutil.UsageErrorf("-f cannot be combined with %s: put them in the manifest", strings.Join(both, ", "))
 		}
 		if o.Name != "" && o.Name != o.manifest.Name {
@@ -220,10 +212,10 @@ func (o *Options) Validate() error {
 	} else if o.Name == "" {
 		return cmdutil.UsageErrorf("deploy needs a workload: give NAME and --image, or -f FILE")
 	}
-	if o.changed["min"] && (o.Min < 0 || o.Min > validation.MaxReplicas) {
+	if o.changed.has(changeMin) && (o.Min < 0 || o.Min > validation.MaxReplicas) {
 		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", validation.MaxReplicas, o.Min)
 	}
-	if o.changed["max"] && (o.Max < o.Min || o.Max > validation.MaxReplicas) {
+	if o.changed.has(changeMax) && (o.Max < o.Min || o.Max > validation.MaxReplicas) {
 		return cmdutil.UsageErrorf("--max must be between --min (%d) and %d, got %d", o.Min, validation.MaxReplicas, o.Max)
 	}
 	switch computev1alpha.InstanceManagementPolicyType(o.Policy) {
@@ -231,8 +223,8 @@ func (o *Options) Validate() error {
 	default:
 		return cmdutil.UsageErrorf("--policy %q: use OrderedReady or Parallel", o.Policy)
 	}
-	if o.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
@@ -245,30 +237,36 @@ func (o *Options) workloadName() string {
 	return o.Name
 }
 
-// Run deploys.
-func (o *Options) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
+// Resolve connects to the project (ProjectRef.Resolve), chooses the
+// namespace and reads the workload when it exists.
+func (o *Options) Resolve(ctx context.Context) error {
+	if err := o.ProjectRef.Resolve(ctx); err != nil {
 		return err
 	}
-	ns, err := o.namespace(c)
+	ns, err := o.chooseNamespace(o.Clients)
 	if err != nil {
 		return err
 	}
 	name := o.workloadName()
 	existing := &computev1alpha.Workload{}
-	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing); err != nil {
+	if err := o.Clients.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("cannot read workload %s: %w", name, err)
 		}
 		existing = nil
 	}
+	o.namespace, o.existing = ns, existing
+	return nil
+}
+
+// Run deploys.
+func (o *Options) Run(ctx context.Context) error {
+	f, c, ns, existing := o.Factory, o.Clients, o.namespace, o.existing
+	name := o.workloadName()
 	desired, p, cities, warn, err := o.plan(ctx, c, existing, ns)
 	if err != nil {
 		return err
 	}
-
-	f := o.Factory
 	out, terminal := f.Human(o.Output)
 	if p.Empty() {
 		_, _ = fmt.Fprintf(out, "%s is up to date: nothing to deploy.\n", name)
@@ -276,24 +274,8 @@ func (o *Options) Run(ctx context.Context) error {
 		return f.PrintResult(o.Output, existing, c.Scheme)
 	}
 	RenderPlan(out, desired, c.Target, p, notReady(desired, cities), warn)
-	switch o.DryRun {
-	case cmdutil.DryRunClient:
-		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
-		return f.PrintResult(o.Output, desired, c.Scheme)
-	case cmdutil.DryRunServer:
-		// apply fills in the server's answer: desired when creating, the
-		// copy of existing when patching.
-		var current *computev1alpha.Workload
-		checked := desired
-		if existing != nil {
-			current = existing.DeepCopy()
-			checked = current
-		}
-		if err := o.apply(ctx, c, current, desired); err != nil {
-			return err
-		}
-		_, _ = fmt.Fprintln(out, "Server dry run: the server accepted the change; nothing was stored.")
-		return f.PrintResult(o.Output, checked, c.Scheme)
+	if o.DryRun != cmdutil.DryRunNone {
+		return o.dryRun(ctx, out, desired)
 	}
 	if !f.Yes && f.CanPrompt() {
 		ok, err := f.Confirm(ctx, "Deploy?")
@@ -310,7 +292,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Detach {
 		_, _ = fmt.Fprintf(out, "Deployed %s. Watch the rollout with: %s\n", name, f.Cmd("rollout status %s", name))
 	} else {
-		pr, err := wait.Wait(ctx, f, c.Client, wait.Options{Name: name, Namespace: ns, Timeout: o.Timeout, Out: out, Terminal: terminal})
+		pr, err := wait.Wait(ctx, f, c.Client, wait.Options{Name: name, Namespace: ns, Timeout: o.WaitFlags.Timeout, Out: out, Terminal: terminal})
 		if err != nil {
 			return err
 		}
@@ -324,6 +306,29 @@ func (o *Options) Run(ctx context.Context) error {
 		return f.WorkloadError(err, ns, name)
 	}
 	return f.PrintResult(o.Output, w, c.Scheme)
+}
+
+// dryRun ends a --dry-run after the plan: client prints the workload that
+// would be applied; server has the server check the change first.
+func (o *Options) dryRun(ctx context.Context, out io.Writer, desired *computev1alpha.Workload) error {
+	f, c := o.Factory, o.Clients
+	if o.DryRun == cmdutil.DryRunClient {
+		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
+		return f.PrintResult(o.Output, desired, c.Scheme)
+	}
+	// apply fills in the server's answer: desired when creating, the copy
+	// of existing when patching.
+	var current *computev1alpha.Workload
+	checked := desired
+	if o.existing != nil {
+		current = o.existing.DeepCopy()
+		checked = current
+	}
+	if err := o.apply(ctx, c, current, desired); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintln(out, "Server dry run: the server accepted the change; nothing was stored.")
+	return f.PrintResult(o.Output, checked, c.Scheme)
 }
 
 // plan builds the workload to apply, defaults and validates it (against
@@ -349,9 +354,9 @@ func (o *Options) plan(ctx context.Context, c *cmdutil.Clients, existing *comput
 	return desired, plan.Compute(before, &desired.Spec), cities, warn, nil
 }
 
-// namespace returns the namespace to deploy to: the manifest's, unless
-// -n says otherwise.
-func (o *Options) namespace(c *cmdutil.Clients) (string, error) {
+// chooseNamespace returns the namespace to deploy to: the manifest's,
+// unless -n says otherwise.
+func (o *Options) chooseNamespace(c *cmdutil.Clients) (string, error) {
 	if o.manifest == nil || o.manifest.Namespace == "" {
 		return c.Namespace, nil
 	}
@@ -427,7 +432,7 @@ func (o *Options) apply(ctx context.Context, c *cmdutil.Clients, existing, desir
 	if err := p.Apply(ctx, c.Client, existing, cmdutil.PatchOptions(o.DryRun)...); err != nil {
 		return applyError(err, desired.Name)
 	}
-	if o.changed["min"] && o.DryRun != cmdutil.DryRunServer {
+	if o.changed.has(changeMin) && o.DryRun != cmdutil.DryRunServer {
 		var placements []string
 		for _, pl := range desired.Spec.Placements {
 			placements = append(placements, pl.Name)

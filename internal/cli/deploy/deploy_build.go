@@ -94,7 +94,7 @@ func (o *Options) create(ns string) (*computev1alpha.Workload, error) {
 // update applies the flags given to a copy of existing.
 func (o *Options) update(existing *computev1alpha.Workload) (*computev1alpha.Workload, error) {
 	w := existing.DeepCopy()
-	if o.changed["instance-type"] {
+	if o.changed.has(changeInstanceType) {
 		w.Spec.Template.Spec.Runtime.Resources.InstanceType = o.InstanceType
 	}
 	if o.touchesContainer() {
@@ -103,16 +103,16 @@ func (o *Options) update(existing *computev1alpha.Workload) (*computev1alpha.Wor
 			return nil, cmdutil.UsageErrorf("workload %s does not run exactly one container: change it with a manifest (deploy -f)", o.Name)
 		}
 		c := &sb.Containers[0]
-		if o.changed["image"] {
+		if o.changed.has(changeImage) {
 			c.Image = o.Image
 		}
-		if o.changed["command"] {
+		if o.changed.has(changeCommand) {
 			c.Command = o.Command
 		}
-		if o.changed["args"] {
+		if o.changed.has(changeArgs) {
 			c.Args = o.Args
 		}
-		if o.changed["port"] {
+		if o.changed.has(changePort) {
 			c.Ports = ports(o.Ports)
 		}
 		applyEnv(c, o.Env)
@@ -122,7 +122,7 @@ func (o *Options) update(existing *computev1alpha.Workload) (*computev1alpha.Wor
 		if err != nil {
 			return nil, err
 		}
-		if o.changed["city"] {
+		if o.changed.has(changeCity) {
 			p.CityCodes = o.Cities
 		}
 		o.applyScale(p)
@@ -132,12 +132,12 @@ func (o *Options) update(existing *computev1alpha.Workload) (*computev1alpha.Wor
 
 // touchesContainer reports whether a container flag was given.
 func (o *Options) touchesContainer() bool {
-	return o.changed["image"] || o.changed["command"] || o.changed["args"] || o.changed["port"] || o.changed["env"]
+	return o.changed.has(containerChanges)
 }
 
 // touchesPlacement reports whether a placement flag was given.
 func (o *Options) touchesPlacement() bool {
-	return o.changed["city"] || o.changed["min"] || o.changed["max"] || o.changed["policy"] || o.changed["placement"]
+	return o.changed.has(placementChanges)
 }
 
 // placementOf returns the placement the flags change: --placement (added
@@ -156,7 +156,7 @@ func (o *Options) placementOf(w *computev1alpha.Workload) (*computev1alpha.Workl
 	if i := slices.Index(names, o.Placement); i >= 0 {
 		return &w.Spec.Placements[i], nil
 	}
-	if !o.changed["city"] {
+	if !o.changed.has(changeCity) {
 		return nil, cmdutil.UsageErrorf("workload %s has no placement %q (it has %s): to add it, give --city too",
 			o.Name, o.Placement, strings.Join(names, ", "))
 	}
@@ -167,10 +167,10 @@ func (o *Options) placementOf(w *computev1alpha.Workload) (*computev1alpha.Workl
 
 // applyScale sets the scale flags given on p.
 func (o *Options) applyScale(p *computev1alpha.WorkloadPlacement) {
-	if o.changed["min"] {
+	if o.changed.has(changeMin) {
 		p.ScaleSettings.MinReplicas = o.Min
 	}
-	if o.changed["max"] {
+	if o.changed.has(changeMax) {
 		p.ScaleSettings.MaxReplicas = ptr.To(o.Max)
 	}
 	if o.Policy != "" {

@@ -25,16 +25,13 @@ const DefaultTimeout = 5 * time.Minute
 
 // Options are the options of `destroy`.
 type Options struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// WorkloadRef is the workload, resolved before Run.
+	cmdutil.WorkloadRef
 	// Output is -o: json or yaml print the destroyed workload.
 	Output *cmdutil.OutputFlags
-	// Name is the workload.
-	Name string
-	// Wait is --wait: wait until the workload and its instances are gone.
-	Wait bool
-	// Timeout is --timeout for --wait.
-	Timeout time.Duration
+	// WaitFlags are --wait (until the workload and its instances are
+	// gone) and --timeout.
+	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewCommand returns the destroy command.
@@ -45,53 +42,35 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: DefaultTimeout}
-	cmd := &cobra.Command{
+	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
+		WaitFlags: cmdutil.NewWaitFlags(DefaultTimeout)}
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:     "destroy NAME",
 		Aliases: []string{"delete"},
 		Short:   "Delete a workload and all of its instances",
 		Long: "Show the workload's instances per city, ask for confirmation (or take --yes), and delete the\n" +
 			"workload; its instances in every city are removed with it. Without a terminal, --yes is required.",
-		Example:           "  datumctl compute destroy web\n  datumctl compute destroy web --yes --wait",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
-	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until the workload and its instances are gone.")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
+		Example: "  datumctl compute destroy web\n  datumctl compute destroy web --yes --wait",
+	}, o, o.Output)
+	o.WaitFlags.AddFlags(cmd, "Wait until the workload and its instances are gone.")
 	return cmd, o
-}
-
-// Complete takes the workload name.
-func (o *Options) Complete(_ *cobra.Command, args []string) error {
-	o.Name = args[0]
-	return nil
 }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if o.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
 
 // Run destroys the workload.
 func (o *Options) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
-	if err != nil {
-		return err
-	}
+	f, c, w := o.Factory, o.Clients, o.Workload
 	insts, err := instances(ctx, c, w)
 	if err != nil {
 		return err
 	}
-	f := o.Factory
 	Summary(f.Streams.ErrOut, w, insts)
 	if !f.Yes && !f.CanPrompt() {
 		return cmdutil.UsageErrorf("refusing to destroy %s without confirmation: pass --yes", o.Name)
@@ -111,12 +90,29 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := f.PrintResult(o.Output, w, c.Scheme); err != nil {
 		return err
 	}
-	if !o.Wait {
+	if !o.WaitFlags.Wait {
 		_, _ = fmt.Fprintf(out, "Destroyed workload %s; its instances are being removed.\n", o.Name)
 		return nil
 	}
-	live := cmdutil.NewLive(out, terminal, f.Streams.Width)
-	msg := fmt.Sprintf("Destroying %s: %s left", o.Name, cmdutil.Plural(len(insts), "instance", "instances"))
+	switch err := o.awaitGone(ctx, out, terminal, len(insts)); {
+	case err == nil:
+		_, _ = fmt.Fprintf(out, "Destroyed workload %s and its instances.\n", o.Name)
+		return nil
+	case errors.Is(err, cmdutil.ErrTimeout):
+		return cmdutil.PendingErrorf("%s is still being removed after %s; it continues on the server", o.Name, cmdutil.ShortDuration(o.WaitFlags.Timeout))
+	case cmdutil.Interrupted(ctx):
+		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("stopped waiting; %s continues to be removed on the server", o.Name)}
+	default:
+		return err
+	}
+}
+
+// awaitGone watches until the workload and its instances are gone,
+// showing how many instances are left (left before the delete).
+func (o *Options) awaitGone(ctx context.Context, out io.Writer, terminal bool, left int) error {
+	w := o.Workload
+	live := cmdutil.NewLive(out, terminal, o.Factory.Streams.Width)
+	msg := fmt.Sprintf("Destroying %s: %s left", o.Name, cmdutil.Plural(left, "instance", "instances"))
 	reconnecting := ""
 	render := func() {
 		line := msg
@@ -125,8 +121,8 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		live.Update([]string{line}, line)
 	}
-	err = f.WatchUntil(ctx, c.Client, cmdutil.Wait{
-		Timeout: o.Timeout,
+	return o.Factory.WatchUntil(ctx, o.Clients.Client, cmdutil.Wait{
+		Timeout: o.WaitFlags.Timeout,
 		Sources: wait.Sources(w.Namespace, w.Name),
 		Step: func(seen cmdutil.Seen) (bool, error) {
 			gone, left := true, 0
@@ -147,16 +143,6 @@ func (o *Options) Run(ctx context.Context) error {
 			render()
 		},
 	})
-	switch {
-	case err == nil:
-		_, _ = fmt.Fprintf(out, "Destroyed workload %s and its instances.\n", o.Name)
-		return nil
-	case errors.Is(err, cmdutil.ErrTimeout):
-		return cmdutil.PendingErrorf("%s is still being removed after %s; it continues on the server", o.Name, cmdutil.ShortDuration(o.Timeout))
-	case cmdutil.Interrupted(ctx):
-		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("stopped waiting; %s continues to be removed on the server", o.Name)}
-	}
-	return err
 }
 
 // instances lists w's instances (workload-uid label).

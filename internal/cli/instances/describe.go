@@ -15,8 +15,8 @@ import (
 
 // DescribeOptions are the options of `instances describe`.
 type DescribeOptions struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// ProjectRef is the project, resolved before Run.
+	cmdutil.ProjectRef
 	// Output is -o.
 	Output *cmdutil.OutputFlags
 	// Name is the instance.
@@ -31,7 +31,7 @@ func NewDescribeCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newDescribeCommand returns the command and the options it fills.
 func newDescribeCommand(f *cmdutil.Factory) (*cobra.Command, *DescribeOptions) {
-	o := &DescribeOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
+	o := &DescribeOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
 	cmd := &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show an instance in detail: status, conditions, addresses, events and next steps",
@@ -55,10 +55,7 @@ func (o *DescribeOptions) Validate() error { return o.Output.Validate() }
 
 // Run describes the instance.
 func (o *DescribeOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
+	c := o.Clients
 	var inst computev1alpha.Instance
 	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: o.Name}, &inst); err != nil {
 		if apierrors.IsNotFound(err) {

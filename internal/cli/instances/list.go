@@ -17,8 +17,8 @@ import (
 
 // ListOptions are the options of `instances` and `instances list`.
 type ListOptions struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// ProjectRef is the project, resolved before Run.
+	cmdutil.ProjectRef
 	// Output is -o.
 	Output *cmdutil.OutputFlags
 	// Workload is --workload: only this workload's instances.
@@ -43,7 +43,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newListCommand returns a list command called use and its options.
 func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOptions) {
-	o := &ListOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
+	o := &ListOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
 	o.Output.Wide = true
 	cmd := &cobra.Command{
 		Use:   use,
@@ -85,10 +85,7 @@ func (o *ListOptions) Validate() error {
 
 // Run lists the instances.
 func (o *ListOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
+	c := o.Clients
 	sel := map[string]string{}
 	if o.Workload != "" {
 		sel[computev1alpha.WorkloadNameLabel] = o.Workload

@@ -20,8 +20,8 @@ import (
 
 // Options are the options of `quota`.
 type Options struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// ProjectRef is the project, resolved before Run.
+	cmdutil.ProjectRef
 	// Output is -o.
 	Output *cmdutil.OutputFlags
 	// City is --city: usage and blocked instances of this city only.
@@ -36,7 +36,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags()}
+	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewOutputFlags()}
 	cmd := &cobra.Command{
 		Use:   "quota",
 		Short: "Show quota usage and limits for instances, vCPU and memory",
@@ -69,10 +69,7 @@ func (o *Options) Validate() error {
 
 // Run shows the quota.
 func (o *Options) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
+	c := o.Clients
 	var insts computev1alpha.InstanceList
 	if err := c.Client.List(ctx, &insts, client.InNamespace(c.Namespace)); err != nil {
 		return fmt.Errorf("cannot list instances in namespace %s: %w", c.Namespace, err)

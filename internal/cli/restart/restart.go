@@ -32,6 +32,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/rollout"
 	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/cli/wait"
 	"github.com/citycells/compute/internal/revision"
@@ -49,18 +50,14 @@ func CityRestartedAtAnnotation(city string) string {
 
 // Options are the options of `restart`.
 type Options struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// WorkloadRef is the workload, resolved before Run.
+	cmdutil.WorkloadRef
 	// Output is -o: json or yaml print the resulting workload.
 	Output *cmdutil.OutputFlags
-	// Name is the workload.
-	Name string
 	// City is --city: restart only this city.
 	City string
-	// Wait is --wait: wait for the restart to finish.
-	Wait bool
-	// Timeout is --timeout for --wait.
-	Timeout time.Duration
+	// WaitFlags are --wait (for the restart to finish) and --timeout.
+	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewCommand returns the restart command.
@@ -71,31 +68,26 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: wait.DefaultTimeout}
-	cmd := &cobra.Command{
+	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
+		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "restart NAME",
 		Short: "Replace a workload's instances one at a time, everywhere or in one city",
 		Long: "Restart a workload: every instance is deleted and recreated, one at a time, newest first, so the\n" +
 			"workload keeps serving. With --city only that city's instances are replaced, and the restart survives\n" +
 			"later changes to the workload.",
-		Example:           "  datumctl compute restart web\n  datumctl compute restart web --city DFW --wait",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+		Example: "  datumctl compute restart web\n  datumctl compute restart web --city DFW --wait",
+	}, o, o.Output)
 	cmd.Flags().StringVar(&o.City, "city", "", "Restart only the instances in this city (a city code such as DFW).")
 	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
-	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait for the restart to finish, with live per-city progress.")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
+	o.WaitFlags.AddFlags(cmd, "Wait for the restart to finish, with live per-city progress.")
 	return cmd, o
 }
 
 // Complete takes the workload name and normalises the city.
-func (o *Options) Complete(_ *cobra.Command, args []string) error {
-	o.Name = args[0]
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	o.City = strings.ToUpper(strings.TrimSpace(o.City))
-	return nil
+	return o.WorkloadRef.Complete(cmd, args)
 }
 
 // Validate checks the flags.
@@ -103,22 +95,15 @@ func (o *Options) Validate() error {
 	if o.City != "" && !cmdutil.IsCityCode(o.City) {
 		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
 	}
-	if o.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
 
 // Run restarts.
 func (o *Options) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
-	if err != nil {
-		return err
-	}
+	w := o.Workload
 	cities := cmdutil.WorkloadCities(w)
 	if o.City != "" && !slices.Contains(cities, o.City) {
 		return cmdutil.Failf("workload %s does not run in %s; it runs in %s", o.Name, o.City, cmdutil.JoinCities(cities))
@@ -128,7 +113,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Client.Patch(ctx, w, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := o.Clients.Client.Patch(ctx, w, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("cannot restart workload %s: %w", o.Name, err)
 	}
 
@@ -140,23 +125,8 @@ func (o *Options) Run(ctx context.Context) error {
 	} else {
 		_, _ = fmt.Fprintf(out, "Restarting %s in %s: instances are replaced one at a time.\n", o.Name, cmdutil.JoinCities(cities))
 	}
-	if o.Wait {
-		p, err := wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace,
-			Expect: exp, Timeout: o.Timeout, Verb: "Restarting", Out: out, Terminal: terminal})
-		if err != nil {
-			return err
-		}
-		_, _ = fmt.Fprintf(out, "Restarted %s: %s\n", o.Name, p.Line())
-	} else {
-		_, _ = fmt.Fprintf(out, "Watch it with: %s\n", o.Factory.Cmd("rollout status %s", o.Name))
-	}
-	if o.Output.IsTable() {
-		return nil
-	}
-	if w, err = o.Factory.GetWorkload(ctx, c, o.Name); err != nil {
-		return err
-	}
-	return o.Factory.PrintResult(o.Output, w, c.Scheme)
+	return rollout.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Expect: exp, Verb: "Restarting", Out: out, Terminal: terminal},
+		true, func(p view.Progress) string { return fmt.Sprintf("Restarted %s: %s", o.Name, p.Line()) })
 }
 
 // stamp returns the restart time: now, moved a second on when the

@@ -2,7 +2,6 @@ package rollout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -20,14 +19,12 @@ const (
 
 // ControlOptions are the options of `rollout pause|resume|approve`.
 type ControlOptions struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// WorkloadRef is the workload, resolved before Run.
+	cmdutil.WorkloadRef
 	// Output is -o: json or yaml print the resulting workload.
 	Output *cmdutil.OutputFlags
 	// Action is pause, resume or approve.
 	Action string
-	// Name is the workload.
-	Name string
 }
 
 // NewPauseCommand returns `rollout pause NAME`.
@@ -52,24 +49,14 @@ func NewApproveCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newControlCommand builds one of the control commands.
 func newControlCommand(f *cmdutil.Factory, action, short, long string) *cobra.Command {
-	o := &ControlOptions{Factory: f, Output: cmdutil.NewOutputFlags(), Action: action}
-	cmd := &cobra.Command{
-		Use:               action + " NAME",
-		Short:             short,
-		Long:              long,
-		Example:           "  datumctl compute rollout " + action + " web",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	o := &ControlOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags(), Action: action}
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
+		Use:     action + " NAME",
+		Short:   short,
+		Long:    long,
+		Example: "  datumctl compute rollout " + action + " web",
+	}, o, o.Output)
 	return cmd
-}
-
-// Complete takes the workload name.
-func (o *ControlOptions) Complete(_ *cobra.Command, args []string) error {
-	o.Name = args[0]
-	return nil
 }
 
 // Validate checks the flags.
@@ -77,14 +64,7 @@ func (o *ControlOptions) Validate() error { return o.Output.Validate() }
 
 // Run pauses, resumes or approves.
 func (o *ControlOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
-	if err != nil {
-		return err
-	}
+	w := o.Workload
 	out, _ := o.Factory.Human(o.Output)
 	if w.Spec.Rollout == nil {
 		return cmdutil.WithHints(
@@ -100,7 +80,7 @@ func (o *ControlOptions) Run(ctx context.Context) error {
 		paused := o.Action == actionPause
 		if w.Spec.Rollout.Paused == paused {
 			_, _ = fmt.Fprintf(out, "Nothing to do: the rollout of %s is already %s.\n", o.Name, map[bool]string{true: "paused", false: "running"}[paused])
-			return o.Factory.PrintResult(o.Output, w, c.Scheme)
+			return o.Factory.PrintResult(o.Output, w, o.Clients.Scheme)
 		}
 		p.Add("/spec/rollout/paused", paused)
 		done = fmt.Sprintf("Paused the rollout of %s: no further city gets the new template. Continue with: %s",
@@ -123,18 +103,9 @@ func (o *ControlOptions) Run(ctx context.Context) error {
 		done = fmt.Sprintf("Approved wave %d of %d of %s (revision %d). Watch it with: %s",
 			r.Wave, r.Waves, o.Name, r.Revision, o.Factory.Cmd("rollout status %s", o.Name))
 	}
-	if err := p.Apply(ctx, c.Client, w); err != nil {
-		if errors.Is(err, cmdutil.ErrChanged) {
-			return cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else; nothing was changed", o.Name), "Run the command again.")
-		}
-		return fmt.Errorf("cannot %s the rollout of workload %s: %w", o.Action, o.Name, err)
+	if err := p.Apply(ctx, o.Clients.Client, w); err != nil {
+		return o.PatchError(err, "", fmt.Sprintf("%s the rollout of workload %s", o.Action, o.Name))
 	}
 	_, _ = fmt.Fprintln(out, done)
-	if o.Output.IsTable() {
-		return nil
-	}
-	if w, err = o.Factory.GetWorkload(ctx, c, o.Name); err != nil {
-		return err
-	}
-	return o.Factory.PrintResult(o.Output, w, c.Scheme)
+	return o.PrintCurrent(ctx, o.Output)
 }

@@ -15,12 +15,10 @@ import (
 
 // HistoryOptions are the options of `rollout history`.
 type HistoryOptions struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// WorkloadRef is the workload, resolved before Run.
+	cmdutil.WorkloadRef
 	// Output is -o.
 	Output *cmdutil.OutputFlags
-	// Name is the workload.
-	Name string
 	// Revision is --revision: show this revision's template.
 	Revision int64
 }
@@ -33,27 +31,17 @@ func NewHistoryCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newHistoryCommand returns the command and the options it fills.
 func newHistoryCommand(f *cmdutil.Factory) (*cobra.Command, *HistoryOptions) {
-	o := &HistoryOptions{Factory: f, Output: cmdutil.NewOutputFlags()}
-	cmd := &cobra.Command{
+	o := &HistoryOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags()}
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "history NAME",
 		Short: "List a workload's template revisions",
 		Long: "List the revisions the server recorded for a workload's template, oldest first, with when each\n" +
 			"became current, its images, who made the change and why (kubernetes.io/change-cause). The newest is\n" +
 			"current. --revision N shows that revision's template.",
-		Example:           "  datumctl compute rollout history web\n  datumctl compute rollout history web --revision 2",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+		Example: "  datumctl compute rollout history web\n  datumctl compute rollout history web --revision 2",
+	}, o, o.Output)
 	cmd.Flags().Int64Var(&o.Revision, "revision", 0, "Show the template of this revision.")
 	return cmd, o
-}
-
-// Complete takes the workload name.
-func (o *HistoryOptions) Complete(_ *cobra.Command, args []string) error {
-	o.Name = args[0]
-	return nil
 }
 
 // Validate checks the flags.
@@ -66,19 +54,7 @@ func (o *HistoryOptions) Validate() error {
 
 // Run lists the revisions.
 func (o *HistoryOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
-	if err != nil {
-		return err
-	}
-	revs, err := Revisions(ctx, c, w)
-	if err != nil {
-		return err
-	}
-	h, err := BuildHistory(w, revs)
+	h, err := readHistory(ctx, &o.WorkloadRef)
 	if err != nil {
 		return err
 	}
@@ -105,6 +81,15 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 		return nil
 	}
 	return HistoryTable(h, o.Factory.Now(), s.OutTerminal).RenderTo(s)
+}
+
+// readHistory reads the revisions of r's workload into its history.
+func readHistory(ctx context.Context, r *cmdutil.WorkloadRef) (*History, error) {
+	revs, err := Revisions(ctx, r.Clients, r.Workload)
+	if err != nil {
+		return nil, err
+	}
+	return BuildHistory(r.Workload, revs)
 }
 
 // Revisions lists the ControllerRevisions of w, oldest first: found by the

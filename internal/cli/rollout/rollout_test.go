@@ -105,7 +105,8 @@ func TestUndoPicksThePreviousRevisionOrTheOneAskedFor(t *testing.T) {
 		"a revision that does not exist fails":  {7, 0, cmdutil.ExitFailure},
 	} {
 		t.Run(name, func(t *testing.T) {
-			o := &UndoOptions{Factory: &cmdutil.Factory{}, Name: "web", ToRevision: tc.to}
+			o := &UndoOptions{WorkloadRef: cmdutil.NewWorkloadRef(&cmdutil.Factory{}), ToRevision: tc.to}
+			o.Name = "web"
 			r, err := o.target(h)
 			if got := cmdutil.ExitCode(err); got != tc.wantCode {
 				t.Fatalf("exit code %d (%v), want %d", got, err, tc.wantCode)
@@ -121,7 +122,8 @@ func TestUndoPicksThePreviousRevisionOrTheOneAskedFor(t *testing.T) {
 			t.Fatal(err)
 		}
 		first.Current = 1
-		o := &UndoOptions{Factory: &cmdutil.Factory{}, Name: "web"}
+		o := &UndoOptions{WorkloadRef: cmdutil.NewWorkloadRef(&cmdutil.Factory{})}
+		o.Name = "web"
 		if _, err := o.target(first); err == nil || !strings.Contains(err.Error(), "no earlier revision") {
 			t.Errorf("got %v", err)
 		}

@@ -3,7 +3,6 @@ package rollout
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,18 +13,17 @@ import (
 
 // StatusOptions are the options of `rollout status`.
 type StatusOptions struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// WorkloadRef is the workload; Resolve connects but leaves reading it
+	// to the progress, which reads it with its deployments and instances.
+	cmdutil.WorkloadRef
 	// Output is -o: json or yaml print the last progress seen (a
 	// RolloutStatus document) whatever the outcome.
 	Output *cmdutil.OutputFlags
-	// Name is the workload.
-	Name string
 	// Watch is --watch: wait for the rollout to finish (default); false
 	// looks once.
 	Watch bool
-	// Timeout is --timeout.
-	Timeout time.Duration
+	// WaitFlags hold --timeout (--watch says whether to wait).
+	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewStatusCommand returns `rollout status NAME`.
@@ -36,8 +34,9 @@ func NewStatusCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newStatusCommand returns the command and the options it fills.
 func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
-	o := &StatusOptions{Factory: f, Output: cmdutil.NewOutputFlags(), Watch: true, Timeout: wait.DefaultTimeout}
-	cmd := &cobra.Command{
+	o := &StatusOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags(), Watch: true,
+		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "status NAME",
 		Short: "Wait for a workload's rollout to finish, showing per-city progress",
 		Long: "Show per-city progress until every city runs the latest template at the desired scale with every\n" +
@@ -48,40 +47,32 @@ func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
 		Example: "  datumctl compute rollout status web\n" +
 			"  datumctl compute rollout status web --timeout 2m\n" +
 			"  datumctl compute rollout status web --watch=false",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Wait until the rollout finishes; with --watch=false, look once.")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait before giving up (exit 3).")
+	o.WaitFlags.AddTimeoutFlag(cmd, "How long to wait before giving up (exit 3).")
 	return cmd, o
 }
 
-// Complete takes the workload name.
-func (o *StatusOptions) Complete(_ *cobra.Command, args []string) error {
-	o.Name = args[0]
-	return nil
-}
+// Resolve connects to the project (ProjectRef.Resolve); the progress reads
+// the workload.
+func (o *StatusOptions) Resolve(ctx context.Context) error { return o.ProjectRef.Resolve(ctx) }
 
 // Validate checks the flags.
 func (o *StatusOptions) Validate() error {
-	if o.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
 
 // Run waits for (or looks once at) the rollout.
 func (o *StatusOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
+	c := o.Clients
 	out, terminal := o.Factory.Human(o.Output)
 	var p view.Progress
+	var err error
 	if o.Watch {
-		p, err = wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
+		p, err = wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.WaitFlags.Timeout,
 			Out: out, Terminal: terminal})
 	} else {
 		var snap view.Snapshot

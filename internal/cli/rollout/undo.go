@@ -2,9 +2,7 @@ package rollout
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,24 +17,20 @@ import (
 
 // UndoOptions are the options of `rollout undo`.
 type UndoOptions struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// WorkloadRef is the workload, resolved before Run.
+	cmdutil.WorkloadRef
 	// Output is -o: json or yaml print the resulting workload.
 	Output *cmdutil.OutputFlags
-	// Name is the workload.
-	Name string
 	// ToRevision is --to-revision; zero means the previous revision.
 	ToRevision int64
 	// DryRun is --dry-run: none, client (show what would change and stop)
 	// or server (also have the server check it without storing it).
 	DryRun string
-	// Wait is --wait: wait for the rollout it starts.
-	Wait bool
+	// WaitFlags are --wait (for the rollout it starts) and --timeout.
+	WaitFlags *cmdutil.WaitFlags
 	// AtOnce is --at-once: return every city at once instead of in the
 	// waves of spec.rollout.
 	AtOnce bool
-	// Timeout is --timeout for --wait.
-	Timeout time.Duration
 }
 
 // NewUndoCommand returns `rollout undo NAME`.
@@ -47,8 +41,9 @@ func NewUndoCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newUndoCommand returns the command and the options it fills.
 func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
-	o := &UndoOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: wait.DefaultTimeout}
-	cmd := &cobra.Command{
+	o := &UndoOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
+		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "undo NAME",
 		Short: "Roll a workload back to an earlier template revision",
 		Long: "Replace the workload's template with the one recorded in an earlier revision (by default the one\n" +
@@ -57,23 +52,12 @@ func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
 			"--at-once returns every city at the same time.",
 		Example: "  datumctl compute rollout undo web\n" +
 			"  datumctl compute rollout undo web --to-revision 2 --wait",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "The revision to return to (default: the one before the current).")
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
-	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait for the rollout to finish, with live per-city progress.")
+	o.WaitFlags.AddFlags(cmd, "Wait for the rollout to finish, with live per-city progress.")
 	cmd.Flags().BoolVar(&o.AtOnce, "at-once", false, "Return every city at once instead of in the waves of spec.rollout.")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
 	return cmd, o
-}
-
-// Complete takes the workload name.
-func (o *UndoOptions) Complete(_ *cobra.Command, args []string) error {
-	o.Name = args[0]
-	return nil
 }
 
 // Validate checks the flags.
@@ -84,27 +68,16 @@ func (o *UndoOptions) Validate() error {
 	if o.ToRevision < 0 {
 		return cmdutil.UsageErrorf("--to-revision must be a revision number (1, 2, ...), got %d", o.ToRevision)
 	}
-	if o.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
 
 // Run rolls back.
 func (o *UndoOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
-	if err != nil {
-		return err
-	}
-	revs, err := Revisions(ctx, c, w)
-	if err != nil {
-		return err
-	}
-	h, err := BuildHistory(w, revs)
+	w, c := o.Workload, o.Clients
+	h, err := readHistory(ctx, &o.WorkloadRef)
 	if err != nil {
 		return err
 	}
@@ -127,7 +100,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 	}
 	if o.DryRun == cmdutil.DryRunServer {
 		checked := w.DeepCopy()
-		if err := o.apply(ctx, c, checked, target); err != nil {
+		if err := o.apply(ctx, checked, target); err != nil {
 			return err
 		}
 		_, _ = fmt.Fprintln(out, "Server dry run: the server accepted the rollback; nothing was stored.")
@@ -139,7 +112,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		rolled.Spec = *desired
 		return o.Factory.PrintResult(o.Output, rolled, c.Scheme)
 	}
-	if err := o.apply(ctx, c, w, target); err != nil {
+	if err := o.apply(ctx, w, target); err != nil {
 		return err
 	}
 	how := "instances are replaced a few at a time"
@@ -147,23 +120,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		how += ", in the waves of spec.rollout"
 	}
 	_, _ = fmt.Fprintf(out, "Rolled back %s to the template of revision %d; %s.\n", o.Name, target.Number, how)
-	if o.Wait {
-		pr, err := wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
-			Out: out, Terminal: terminal})
-		if err != nil {
-			return err
-		}
-		_, _ = fmt.Fprintln(out, RolledOut(pr))
-	} else {
-		_, _ = fmt.Fprintf(out, "Watch it with: %s\n", o.Factory.Cmd("rollout status %s", o.Name))
-	}
-	if o.Output.IsTable() {
-		return nil
-	}
-	if w, err = o.Factory.GetWorkload(ctx, c, o.Name); err != nil {
-		return err
-	}
-	return o.Factory.PrintResult(o.Output, w, c.Scheme)
+	return Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Out: out, Terminal: terminal}, true, RolledOut)
 }
 
 // target picks the revision to return to.
@@ -191,7 +148,7 @@ func (o *UndoOptions) target(h *History) (*Revision, error) {
 // apply replaces the template with a JSON patch guarded by the
 // generation read: a merge patch would keep labels and annotations the old
 // template did not have (see package revision).
-func (o *UndoOptions) apply(ctx context.Context, c *cmdutil.Clients, w *computev1alpha.Workload, target *Revision) error {
+func (o *UndoOptions) apply(ctx context.Context, w *computev1alpha.Workload, target *Revision) error {
 	var p cmdutil.JSONPatch
 	p.GuardGeneration(w.Generation)
 	p.Replace("/spec/template", target.Template)
@@ -200,12 +157,8 @@ func (o *UndoOptions) apply(ctx context.Context, c *cmdutil.Clients, w *computev
 		entries[computev1alpha.RolloutAtOnceAnnotation] = names.TemplateHash(target.Template)
 	}
 	p.SetMapEntries("/metadata/annotations", w.Annotations, entries)
-	if err := p.Apply(ctx, c.Client, w, cmdutil.PatchOptions(o.DryRun)...); err != nil {
-		if errors.Is(err, cmdutil.ErrChanged) {
-			return cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else while rolling back; nothing was changed", o.Name),
-				"Run the command again.")
-		}
-		return fmt.Errorf("cannot roll back workload %s: %w", o.Name, err)
+	if err := p.Apply(ctx, o.Clients.Client, w, cmdutil.PatchOptions(o.DryRun)...); err != nil {
+		return o.PatchError(err, " while rolling back", "roll back workload "+o.Name)
 	}
 	return nil
 }

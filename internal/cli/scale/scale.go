@@ -10,11 +10,9 @@ package scale
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -23,6 +21,8 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/rollout"
+	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/cli/wait"
 )
 
@@ -31,22 +31,18 @@ const MaxReplicas = 1000
 
 // Options are the options of `scale`.
 type Options struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// WorkloadRef is the workload, resolved before Run.
+	cmdutil.WorkloadRef
 	// Output is -o: json or yaml print the resulting workload.
 	Output *cmdutil.OutputFlags
-	// Name is the workload.
-	Name string
 	// Min is --min: instances per city.
 	Min int32
 	// City is --city: scale only this city.
 	City string
 	// Placement is --placement: scale only this placement.
 	Placement string
-	// Wait is --wait.
-	Wait bool
-	// Timeout is --timeout for --wait.
-	Timeout time.Duration
+	// WaitFlags are --wait (until the new number is ready) and --timeout.
+	WaitFlags *cmdutil.WaitFlags
 
 	minSet bool
 }
@@ -59,35 +55,30 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewObjectOutputFlags(), Timeout: wait.DefaultTimeout}
-	cmd := &cobra.Command{
+	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
+		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "scale NAME --min N",
 		Short: "Change how many instances a workload runs per city",
 		Long: "Set the number of instances per city. Without --city every city of the workload (or of --placement)\n" +
 			"runs N instances; with --city only that city changes, and keeps its number until the next scale\n" +
 			"without --city.",
-		Example:           "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+		Example: "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait",
+	}, o, o.Output)
 	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city (required).")
 	cmd.Flags().StringVar(&o.City, "city", "", "Scale only this city (a city code such as DFW).")
 	cmd.Flags().StringVar(&o.Placement, "placement", "", "Scale only this placement (needed when a city is in several).")
 	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
 	_ = cmd.RegisterFlagCompletionFunc("placement", cmdutil.CompletePlacements(f))
-	cmd.Flags().BoolVar(&o.Wait, "wait", false, "Wait until the new number of instances is ready.")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --wait waits (exit 3 when it passes).")
+	o.WaitFlags.AddFlags(cmd, "Wait until the new number of instances is ready.")
 	return cmd, o
 }
 
 // Complete takes the name and normalises the flags.
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	o.Name = args[0]
 	o.City = strings.ToUpper(strings.TrimSpace(o.City))
 	o.minSet = cmd.Flags().Changed("min")
-	return nil
+	return o.WorkloadRef.Complete(cmd, args)
 }
 
 // Validate checks the flags.
@@ -99,45 +90,31 @@ func (o *Options) Validate() error {
 		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", MaxReplicas, o.Min)
 	case o.City != "" && !cmdutil.IsCityCode(o.City):
 		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
-	case o.Timeout <= 0:
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
 
 // Run scales.
 func (o *Options) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
-	w, err := o.Factory.GetWorkload(ctx, c, o.Name)
-	if err != nil {
-		return err
-	}
+	w := o.Workload
 	if o.Placement != "" && !slices.ContainsFunc(w.Spec.Placements, func(p computev1alpha.WorkloadPlacement) bool { return p.Name == o.Placement }) {
 		return cmdutil.Failf("workload %s has no placement %q; it has %s", o.Name, o.Placement, placementNames(w))
 	}
-	var msg string
+	scale := o.scalePlacements
 	if o.City != "" {
-		msg, err = o.scaleCity(ctx, c, w)
-	} else {
-		msg, err = o.scalePlacements(ctx, c, w)
+		scale = o.scaleCity
 	}
+	msg, err := scale(ctx, o.Clients, w)
 	if err != nil {
 		return err
 	}
 	out, terminal := o.Factory.Human(o.Output)
 	_, _ = fmt.Fprintln(out, msg)
-	if o.Wait {
-		p, err := wait.Wait(ctx, o.Factory, c.Client, wait.Options{Name: o.Name, Namespace: c.Namespace, Timeout: o.Timeout,
-			Verb: "Scaling", Out: out, Terminal: terminal})
-		if err != nil {
-			return err
-		}
-		_, _ = fmt.Fprintf(out, "Scaled %s: %s\n", o.Name, p.Line())
-	}
-	return printWorkload(ctx, o.Factory, o.Output, c, o.Name)
+	return rollout.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Verb: "Scaling", Out: out, Terminal: terminal},
+		false, func(p view.Progress) string { return fmt.Sprintf("Scaled %s: %s", o.Name, p.Line()) })
 }
 
 // scalePlacements sets minReplicas and clears per-city overrides.
@@ -161,11 +138,7 @@ func (o *Options) scalePlacements(ctx context.Context, c *cmdutil.Clients, w *co
 		scaled = append(scaled, p.Name)
 	}
 	if err := patch.Apply(ctx, c.Client, w); err != nil {
-		if errors.Is(err, cmdutil.ErrChanged) {
-			return "", cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else while scaling; nothing was changed", o.Name),
-				"Run the command again.")
-		}
-		return "", fmt.Errorf("cannot scale workload %s: %w", o.Name, err)
+		return "", o.PatchError(err, " while scaling", "scale workload "+o.Name)
 	}
 	cleared, err := cmdutil.ClearReplicaOverrides(ctx, c, w, scaled)
 	if err != nil {
@@ -240,16 +213,4 @@ func placementNames(w *computev1alpha.Workload) string {
 		names = append(names, p.Name)
 	}
 	return strings.Join(names, ", ")
-}
-
-// printWorkload prints the workload as it now is when -o asks for it.
-func printWorkload(ctx context.Context, f *cmdutil.Factory, o *cmdutil.OutputFlags, c *cmdutil.Clients, name string) error {
-	if o.IsTable() {
-		return nil
-	}
-	w, err := f.GetWorkload(ctx, c, name)
-	if err != nil {
-		return err
-	}
-	return f.PrintResult(o, w, c.Scheme)
 }

@@ -20,16 +20,15 @@ const DefaultWatchTimeout = 30 * time.Minute
 
 // Options are the options of `status`.
 type Options struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// WorkloadRef is the workload; Resolve connects but leaves reading it
+	// to the view, which reads it with its deployments and instances.
+	cmdutil.WorkloadRef
 	// Output is -o.
 	Output *cmdutil.OutputFlags
-	// Name is the workload.
-	Name string
 	// Watch is --watch: keep showing the status as it changes.
 	Watch bool
-	// Timeout is --timeout: how long --watch keeps watching.
-	Timeout time.Duration
+	// WaitFlags hold --timeout: how long --watch keeps watching.
+	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewCommand returns the status command.
@@ -40,47 +39,39 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags(), Timeout: DefaultWatchTimeout}
-	cmd := &cobra.Command{
+	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags(),
+		WaitFlags: cmdutil.NewWaitFlags(DefaultWatchTimeout)}
+	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a workload's health, cities, revision and what blocks it",
 		Long: "Show the health of a workload (Healthy, Progressing, Degraded, Failing), its image and current\n" +
 			"revision, a table of its cities with ready and up-to-date instances, and every reason an instance\n" +
 			"is not serving, with the next step to take. --watch keeps the view up to date until Ctrl-C or --timeout.",
-		Example:           "  datumctl compute status web\n  datumctl compute status web --watch\n  datumctl compute status web -o json",
-		Args:              cmdutil.ExactArgs("NAME"),
-		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+		Example: "  datumctl compute status web\n  datumctl compute status web --watch\n  datumctl compute status web -o json",
+	}, o, o.Output)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "Keep showing the status as it changes, until Ctrl-C or --timeout.")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "How long --watch watches.")
+	o.WaitFlags.AddTimeoutFlag(cmd, "How long --watch watches.")
 	return cmd, o
 }
 
-// Complete takes the workload name.
-func (o *Options) Complete(_ *cobra.Command, args []string) error {
-	o.Name = args[0]
-	return nil
-}
+// Resolve connects to the project (ProjectRef.Resolve); the view reads
+// the workload.
+func (o *Options) Resolve(ctx context.Context) error { return o.ProjectRef.Resolve(ctx) }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
 	if o.Watch && !o.Output.IsTable() {
 		return cmdutil.UsageErrorf("--watch shows a live view; it cannot be combined with -o %s", o.Output.Format)
 	}
-	if o.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.Timeout)
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }
 
 // Run shows the status, once or until stopped.
 func (o *Options) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
+	c := o.Clients
 	s := o.Factory.Streams
 	if !o.Watch {
 		snap, err := wait.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name)
@@ -109,8 +100,8 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		live.Update(frame, line)
 	}
-	err = o.Factory.WatchUntil(ctx, c.Client, cmdutil.Wait{
-		Timeout: o.Timeout,
+	err := o.Factory.WatchUntil(ctx, c.Client, cmdutil.Wait{
+		Timeout: o.WaitFlags.Timeout,
 		Sources: wait.Sources(c.Namespace, o.Name),
 		Step: func(seen cmdutil.Seen) (bool, error) {
 			snap, err := wait.FromSeen(o.Factory, seen, c.Namespace, o.Name)

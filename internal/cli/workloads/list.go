@@ -15,8 +15,8 @@ import (
 
 // ListOptions are the options of `workloads`.
 type ListOptions struct {
-	// Factory gives streams, clock and clients.
-	Factory *cmdutil.Factory
+	// ProjectRef is the project, resolved before Run.
+	cmdutil.ProjectRef
 	// Output is -o.
 	Output *cmdutil.OutputFlags
 	// List is -l, -A and --no-headers.
@@ -33,7 +33,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
-	o := &ListOptions{Factory: f, Output: cmdutil.NewObjectOutputFlags()}
+	o := &ListOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
 	o.Output.Wide = true
 	cmd := &cobra.Command{
 		Use:     "workloads [NAME]",
@@ -74,10 +74,7 @@ func (o *ListOptions) Validate() error {
 
 // Run lists the workloads.
 func (o *ListOptions) Run(ctx context.Context) error {
-	c, err := o.Factory.Clients(ctx)
-	if err != nil {
-		return err
-	}
+	c := o.Clients
 	if o.List.Watch {
 		return o.watch(ctx, c)
 	}

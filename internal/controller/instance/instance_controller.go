@@ -110,6 +110,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile settles an Instance's quota decision, Ready condition and
 // Quota gate.
+//
+// Between reconciles it remembers only its own writes to each Instance
+// (own, forgotten when the Instance is gone): a version older than its
+// last write is skipped, the event of that write is on its way. Lost on
+// restart, nothing is skipped; the new process's cache starts from a fresh
+// list.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	inst := &computev1alpha.Instance{}
 	if err := r.Client.Get(ctx, req.NamespacedName, inst); err != nil {

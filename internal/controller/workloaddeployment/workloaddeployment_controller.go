@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,7 +19,6 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/instanceplan"
 	"github.com/citycells/compute/internal/names"
-	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/patch"
 )
 
@@ -60,16 +58,9 @@ type Reconciler struct {
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
 
-	// expect holds the creates and deletes the cache does not show yet.
-	expect expectations
-	// own recognises WorkloadDeployment versions this controller's status
-	// patches superseded.
-	own ownwrites.Tracker
-	// pace holds status changes that only report progress back, so that
-	// the ones after them are written together.
-	pace pace
-	// sizes sets the window in which Instance events are coalesced.
-	sizes sizes
+	// mem is what the reconciler remembers between reconciles (see
+	// Reconcile).
+	mem memory
 }
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch
@@ -100,7 +91,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&computev1alpha.WorkloadDeployment{}).
 		// Like Owns, events of the initial list and resyncs go behind
 		// the ones that change something (the priority queue).
-		Watches(&computev1alpha.Instance{}, handler.WithLowPriorityWhenUnchanged(handler.EventHandler(instanceEvents{sizes: &r.sizes}))).
+		Watches(&computev1alpha.Instance{}, handler.WithLowPriorityWhenUnchanged(handler.EventHandler(instanceEvents{sizes: &r.mem.sizes}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -126,20 +117,41 @@ type scope struct {
 
 // Reconcile moves a WorkloadDeployment's Instances one step towards the
 // desired state and reports what it observed.
+//
+// Between reconciles the reconciler remembers, per WorkloadDeployment (mem,
+// cleared by forget when the deployment goes):
+//
+//   - expectations: the Instances it created or deleted that the cache does
+//     not show yet, so a reconcile that runs before the cache catches up
+//     neither creates them again nor takes one more Instance down than the
+//     rollout allows. Lost on restart, the new process reads a cache that
+//     is synced from the start: at worst a create answered AlreadyExists.
+//   - its own status writes (ownwrites): a version older than its last
+//     status patch is skipped, the event of that patch is on its way.
+//     Lost, such a version is reconciled and its status written once more;
+//     a restarted process's cache starts from a fresh list and holds none.
+//   - the pace: since when a progress-only status change is held back.
+//     Lost, the change is held for one more StatusInterval at most.
+//   - the sizes: how many Instances the last reconcile read, which sets the
+//     window Instance events are coalesced in. Lost, the first events after
+//     a restart bring the deployment back at once.
+//
+// Each saves writes or reconciles (the benchmarks count them); the
+// decisions themselves come from what the cache and the API server show.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	wd := &computev1alpha.WorkloadDeployment{}
 	if err := r.Client.Get(ctx, req.NamespacedName, wd); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forget(req.NamespacedName)
+			r.mem.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !wd.DeletionTimestamp.IsZero() {
 		// The garbage collector removes the Instances with their owner.
-		r.forget(req.NamespacedName)
+		r.mem.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	if r.own.Stale(req.NamespacedName, wd.UID, wd.ResourceVersion) {
+	if r.mem.own.Stale(req.NamespacedName, wd.UID, wd.ResourceVersion) {
 		// The event of this controller's last status patch is on its way.
 		return ctrl.Result{}, nil
 	}
@@ -150,7 +162,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plan := instanceplan.Compute(r.expect.apply(wd, s.input, s.instances, r.Clock.Now()))
+	plan := instanceplan.Compute(r.mem.expect.apply(wd, s.input, s.instances, r.Clock.Now()))
 	if len(plan.Intents) > 0 || plan.Waiting != "" {
 		log.V(1).Info("Planned instance control", "intents", plan.Lines())
 	}
@@ -178,7 +190,7 @@ const nameHeldWait = 5 * time.Second
 // owner's Instance, a lost event) leaves the deployment waiting forever.
 func (r *Reconciler) wakeUp(wd *computev1alpha.WorkloadDeployment, held bool, statusHeld time.Duration) ctrl.Result {
 	after := statusHeld
-	if d, ok := r.expect.nextExpiry(wd, r.Clock.Now()); ok && (after == 0 || d < after) {
+	if d, ok := r.mem.expect.nextExpiry(wd, r.Clock.Now()); ok && (after == 0 || d < after) {
 		after = d
 	}
 	if held && (after == 0 || nameHeldWait < after) {
@@ -197,7 +209,7 @@ func (r *Reconciler) observe(ctx context.Context, wd *computev1alpha.WorkloadDep
 	if err := r.Client.List(ctx, list, client.InNamespace(wd.Namespace), client.MatchingFields{InstanceOwnerIndex: string(wd.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("failed to list Instances of WorkloadDeployment %s: %w", wd.Name, err)
 	}
-	r.sizes.observed(client.ObjectKeyFromObject(wd), len(list.Items))
+	r.mem.sizes.observed(client.ObjectKeyFromObject(wd), len(list.Items))
 	s := &scope{
 		wd:        wd,
 		instances: list.Items,
@@ -253,28 +265,19 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a instanceplan.A
 	if equality.Semantic.DeepEqual(s.wd.Status, st) {
 		// Nothing to write, and nothing held: a change held back and
 		// undone meanwhile is never written.
-		r.pace.settled(key)
+		r.mem.pace.settled(key)
 		return nil
 	}
-	if s.statusHeld = r.pace.hold(key, &s.wd.Status, &st, now.Time); s.statusHeld > 0 {
+	if s.statusHeld = r.mem.pace.hold(key, &s.wd.Status, &st, now.Time); s.statusHeld > 0 {
 		return nil
 	}
 	wrote, err := patch.Status(ctx, r.Client, s.wd, func(wd *computev1alpha.WorkloadDeployment) { wd.Status = st })
 	if err != nil {
 		return err
 	}
-	r.pace.settled(key)
+	r.mem.pace.settled(key)
 	if wrote {
-		r.own.Wrote(key, s.wd.UID, s.wd.ResourceVersion)
+		r.mem.own.Wrote(key, s.wd.UID, s.wd.ResourceVersion)
 	}
 	return nil
-}
-
-// forget drops what the controller remembers of a WorkloadDeployment that
-// is going or gone.
-func (r *Reconciler) forget(key types.NamespacedName) {
-	r.expect.forget(key)
-	r.own.Forget(key)
-	r.pace.forget(key)
-	r.sizes.forget(key)
 }

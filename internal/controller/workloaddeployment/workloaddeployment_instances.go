@@ -193,7 +193,7 @@ func (r *Reconciler) deleteInstance(ctx context.Context, wd *computev1alpha.Work
 		r.Recorder.Eventf(wd, inst, corev1.EventTypeWarning, EventFailedDelete, "Delete", "failed to delete Instance %s: %v", inst.Name, err)
 		return fmt.Errorf("failed to delete Instance %s: %w", inst.Name, err)
 	}
-	r.expect.deleted(wd, []types.UID{uid}, r.Clock.Now())
+	r.mem.expect.deleted(wd, []types.UID{uid}, r.Clock.Now())
 	done.delete(inst, reason)
 	return nil
 }
@@ -236,7 +236,7 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in instancepl
 		}
 		// The cache was behind; expect it rather than create it again.
 		ctrl.LoggerFrom(ctx).V(1).Info("Instance already exists", "instance", inst.Name)
-		r.expect.created(s.wd, s.input.TemplateHash, []instanceplan.Intent{in}, r.Clock.Now())
+		r.mem.expect.created(s.wd, s.input.TemplateHash, []instanceplan.Intent{in}, r.Clock.Now())
 		return nil
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		// The deployment goes with its namespace; nothing to retry.
@@ -246,7 +246,7 @@ func (r *Reconciler) createInstance(ctx context.Context, s *scope, in instancepl
 		r.Recorder.Eventf(s.wd, nil, corev1.EventTypeWarning, EventFailedCreate, "Create", "failed to create Instance %s: %v", inst.Name, err)
 		return fmt.Errorf("failed to create Instance %s: %w", inst.Name, err)
 	}
-	r.expect.created(s.wd, s.input.TemplateHash, []instanceplan.Intent{in}, r.Clock.Now())
+	r.mem.expect.created(s.wd, s.input.TemplateHash, []instanceplan.Intent{in}, r.Clock.Now())
 	done.create(inst)
 	return nil
 }

@@ -141,6 +141,12 @@ func (r *Reconciler) cellDeployment(ctx context.Context, namespace, name string)
 
 // Reconcile writes one cell Instance back, or deletes the copy of one that
 // is gone.
+//
+// Between reconciles it remembers only its own writes to each hub copy
+// (own, forgotten with the copy): a copy it created that the hub cache
+// does not show yet is waited for (unseenCopyWait), a version older than
+// its last write is skipped. Lost on restart, the new process's hub cache
+// starts from a fresh list: at worst a create answered AlreadyExists.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	inst := &computev1alpha.Instance{}
 	if err := r.Cell.Get(ctx, req.NamespacedName, inst); err != nil {

@@ -68,30 +68,23 @@ type Writer struct {
 	// AddressesFromNetwork leaves the addresses to the networking
 	// integration: the Writer never sends or compares them.
 	AddressesFromNetwork bool
-
-	own ownwrites.Tracker
+	// Own records every write the Writer makes, so the provider recognises
+	// the Instance versions they superseded (Own.Stale: the event of the
+	// write is on its way). It belongs to the provider's memory, which
+	// forgets a gone Instance in one place. Required.
+	Own *ownwrites.Tracker
 }
-
-// Stale reports an Instance version one of the Writer's own writes has
-// superseded: the event of that write is on its way.
-func (w *Writer) Stale(key types.NamespacedName, uid types.UID, resourceVersion string) bool {
-	return w.own.Stale(key, uid, resourceVersion)
-}
-
-// Forget drops what the Writer remembers of an Instance that is gone.
-func (w *Writer) Forget(key types.NamespacedName) { w.own.Forget(key) }
 
 // Get reads the Instance a provider is asked to reconcile, the start every
 // provider's Reconcile shares. It returns nil, and no error, when the
 // provider has nothing to do with it now: the Instance is gone (the Writer
-// forgets it and calls gone, if set, for the provider to forget its own
-// records of key), or the cache still shows a version one of the Writer's
+// calls gone, if set, for the provider's memory to forget key, Own
+// included), or the cache still shows a version one of the Writer's
 // own writes superseded (the event of that write is on its way).
 func (w *Writer) Get(ctx context.Context, key types.NamespacedName, gone func()) (*computev1alpha.Instance, error) {
 	inst := &computev1alpha.Instance{}
 	if err := w.Client.Get(ctx, key, inst); err != nil {
 		if apierrors.IsNotFound(err) {
-			w.Forget(key)
 			if gone != nil {
 				gone()
 			}
@@ -99,7 +92,7 @@ func (w *Writer) Get(ctx context.Context, key types.NamespacedName, gone func())
 		}
 		return nil, err
 	}
-	if w.Stale(key, inst.UID, inst.ResourceVersion) {
+	if w.Own.Stale(key, inst.UID, inst.ResourceVersion) {
 		return nil, nil
 	}
 	return inst, nil
@@ -197,6 +190,6 @@ func instance(md map[string]any) *unstructured.Unstructured {
 // wrote records that a write turned inst into version rv, and moves inst
 // to that version for the writes that follow.
 func (w *Writer) wrote(inst *computev1alpha.Instance, rv string) {
-	w.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, rv)
+	w.Own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, rv)
 	inst.ResourceVersion = rv
 }

@@ -92,12 +92,29 @@ type Reconciler struct {
 	// applies to the Pods created from then on.
 	AllocationRatio float64
 
-	// writes applies the provider's status and finalizer, and recognises
-	// Instance versions they superseded.
+	// writes applies the provider's status and finalizer, recording them
+	// in mem.
 	writes *instancewrite.Writer
+	// mem is what the provider remembers between reconciles (see
+	// Reconcile).
+	mem memory
+}
+
+// memory is everything the provider remembers between reconciles, per
+// Instance; forget clears it when the Instance is gone.
+type memory struct {
+	// own recognises Instance versions the provider's own writes (status,
+	// finalizer, through writes) superseded.
+	own ownwrites.Tracker
 	// created remembers the Pods the provider created until its cache
 	// shows them, so it does not create them twice.
 	created ownwrites.Tracker
+}
+
+// forget drops everything remembered of an Instance that is gone.
+func (m *memory) forget(key types.NamespacedName) {
+	m.own.Forget(key)
+	m.created.Forget(key)
 }
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;update;patch
@@ -130,7 +147,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
-	r.writes = &instancewrite.Writer{Client: r.Client, Clock: r.Clock, FieldOwner: FieldOwner, AddressesFromNetwork: r.AddressesFromNetwork}
+	r.writes = &instancewrite.Writer{Client: r.Client, Clock: r.Clock, FieldOwner: FieldOwner, AddressesFromNetwork: r.AddressesFromNetwork, Own: &r.mem.own}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
@@ -140,8 +157,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Reconcile runs, reports on or tears down one Instance.
+//
+// Between reconciles the provider remembers, per Instance (mem, cleared
+// by forget when the Instance is gone):
+//
+//   - its own writes to the Instance (ownwrites): a version older than
+//     its last write is skipped, the event of that write is on its way.
+//     Lost, such a version is reconciled once more and its write repeated;
+//     a restarted process's cache starts from a fresh list and holds none.
+//   - the Pods it created that its cache does not show yet, for at most
+//     createdTTL: until then it neither creates the Pod again nor lets a
+//     deleting Instance go. Lost on restart, the new process's cache lists
+//     the Pods afresh: at worst a create answered AlreadyExists.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	inst, err := r.writes.Get(ctx, req.NamespacedName, func() { r.created.Forget(req.NamespacedName) })
+	inst, err := r.writes.Get(ctx, req.NamespacedName, func() { r.mem.forget(req.NamespacedName) })
 	if inst == nil || err != nil {
 		return ctrl.Result{}, err
 	}
@@ -192,13 +221,13 @@ func (r *Reconciler) observe(ctx context.Context, inst *computev1alpha.Instance)
 	case err != nil:
 		return nil, obs, fmt.Errorf("failed to get the Pod of Instance %s: %w", inst.Name, err)
 	default:
-		r.created.Forget(key)
+		r.mem.created.Forget(key)
 		obs.pod = pod
 	}
 	if pod != nil || want == nil {
 		return want, obs, nil
 	}
-	if obs.creating = r.created.Unseen(key, createdTTL); obs.creating > 0 {
+	if obs.creating = r.mem.created.Unseen(key, createdTTL); obs.creating > 0 {
 		return want, obs, nil
 	}
 	for _, ref := range references(want) {
@@ -229,7 +258,7 @@ func (r *Reconciler) createPod(ctx context.Context, inst *computev1alpha.Instanc
 	switch {
 	case err == nil:
 		log.V(1).Info("Created the Pod of an Instance", "pod", klog.KObj(pod))
-		r.created.Wrote(client.ObjectKeyFromObject(inst), pod.UID, pod.ResourceVersion)
+		r.mem.created.Wrote(client.ObjectKeyFromObject(inst), pod.UID, pod.ResourceVersion)
 		return out, nil
 	case apierrors.IsInvalid(err):
 		// The same Instance builds the same Pod: retrying cannot help, a
@@ -287,7 +316,7 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 	pod := &corev1.Pod{}
 	switch err := r.Client.Get(ctx, key, pod); {
 	case apierrors.IsNotFound(err):
-		if left := r.created.Unseen(key, createdTTL); left > 0 {
+		if left := r.mem.created.Unseen(key, createdTTL); left > 0 {
 			// A Pod just created may not have reached the cache.
 			return ctrl.Result{RequeueAfter: left}, nil
 		}
@@ -298,7 +327,7 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("failed to get the Pod of Instance %s: %w", inst.Name, err)
 	}
-	r.created.Forget(key)
+	r.mem.created.Forget(key)
 	if pod.DeletionTimestamp == nil {
 		if err := r.deletePod(ctx, pod); err != nil {
 			return ctrl.Result{}, err

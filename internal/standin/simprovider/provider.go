@@ -27,6 +27,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/controller/references"
+	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/provider/instancewrite"
 )
 
@@ -72,18 +73,29 @@ type Reconciler struct {
 	// assigns none and leaves status.networkInterfaces to it.
 	AddressesFromNetwork bool
 
-	network  *allocator
-	external *allocator
+	// writes applies the provider's status and finalizer, recording them
+	// in mem.
+	writes *instancewrite.Writer
+	// mem is what the provider remembers between reconciles (see
+	// Reconcile).
+	mem memory
+}
 
-	seedMu sync.Mutex
-	seeded bool
-
+// memory is everything the provider remembers between reconciles, per
+// Instance; release clears what a finished teardown no longer needs and
+// forget all of it when the Instance is gone.
+type memory struct {
+	// own recognises Instance versions the provider's own writes (status,
+	// finalizer, through writes) superseded.
+	own ownwrites.Tracker
+	// network and external hand out the addresses; seeded is set once
+	// they know the addresses the Instances already hold (see seed).
+	network, external *allocator
+	seedMu            sync.Mutex
+	seeded            bool
+	// started is when the provider started provisioning each Instance.
 	startMu sync.Mutex
 	started map[types.NamespacedName]provisioning
-
-	// writes applies the provider's status and finalizer, and recognises
-	// Instance versions they superseded.
-	writes *instancewrite.Writer
 }
 
 // provisioning remembers when the provider started on an Instance, more
@@ -112,19 +124,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.CIDR = DefaultCIDR
 	}
 	var err error
-	if r.network, err = newAllocator(r.CIDR); err != nil {
+	if r.mem.network, err = newAllocator(r.CIDR); err != nil {
 		return fmt.Errorf("simulated provider: %w", err)
 	}
 	if r.ExternalCIDR != "" {
-		if r.external, err = newAllocator(r.ExternalCIDR); err != nil {
+		if r.mem.external, err = newAllocator(r.ExternalCIDR); err != nil {
 			return fmt.Errorf("simulated provider: external %w", err)
 		}
 	}
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
-	r.started = map[types.NamespacedName]provisioning{}
-	r.writes = &instancewrite.Writer{Client: r.Client, Clock: r.Clock, FieldOwner: FieldOwner, AddressesFromNetwork: r.AddressesFromNetwork}
+	r.mem.started = map[types.NamespacedName]provisioning{}
+	r.writes = &instancewrite.Writer{Client: r.Client, Clock: r.Clock, FieldOwner: FieldOwner, AddressesFromNetwork: r.AddressesFromNetwork, Own: &r.mem.own}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
@@ -135,8 +147,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Reconcile runs, fails or tears down one Instance.
+//
+// Between reconciles the provider remembers, per Instance (mem, cleared by
+// forget when the Instance is gone):
+//
+//   - its own writes to the Instance (ownwrites): a version older than
+//     its last write is skipped, the event of that write is on its way.
+//     Lost, such a version is reconciled once more and its write repeated;
+//     a restarted process's cache starts from a fresh list and holds none.
+//   - the addresses it handed out. Lost on restart, they are read back
+//     from the Instances' status before the first address is handed out
+//     (seed), so none is handed out twice.
+//   - when it started provisioning each Instance. Lost, the time is read
+//     from the Instance's Programmed condition, to the second.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	inst, err := r.writes.Get(ctx, req.NamespacedName, func() { r.release(req.NamespacedName) })
+	inst, err := r.writes.Get(ctx, req.NamespacedName, func() { r.mem.forget(req.NamespacedName) })
 	if inst == nil || err != nil {
 		return ctrl.Result{}, err
 	}
@@ -162,7 +187,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
-	out := decide(inst, missing, now, r.startedAt(inst, now), r.Delay)
+	out := decide(inst, missing, now, r.mem.startedAt(inst, now), r.Delay)
 	want := instancewrite.Status{Conditions: []metav1.Condition{out.programmed, out.available}, Hash: specHash(inst)}
 	if out.addresses && !r.AddressesFromNetwork {
 		ifaces, err := r.assign(inst)
@@ -249,16 +274,16 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 	}
 	// What the provider wrote stays tracked until the Instance is gone, so
 	// the events still on their way do not tear it down twice.
-	r.release(client.ObjectKeyFromObject(inst))
+	r.mem.release(client.ObjectKeyFromObject(inst))
 	return ctrl.Result{}, nil
 }
 
 // seed records, once, the addresses Instances already hold, so that after
 // a restart no address is handed out twice.
 func (r *Reconciler) seed(ctx context.Context) error {
-	r.seedMu.Lock()
-	defer r.seedMu.Unlock()
-	if r.seeded {
+	r.mem.seedMu.Lock()
+	defer r.mem.seedMu.Unlock()
+	if r.mem.seeded {
 		return nil
 	}
 	list := &computev1alpha.InstanceList{}
@@ -268,13 +293,13 @@ func (r *Reconciler) seed(ctx context.Context) error {
 	for i := range list.Items {
 		inst := &list.Items[i]
 		for n, s := range inst.Status.NetworkInterfaces {
-			r.network.observe(owner(inst, n), parseAddr(s.Assignments.NetworkIP))
-			if r.external != nil {
-				r.external.observe(owner(inst, n), parseAddr(s.Assignments.ExternalIP))
+			r.mem.network.observe(owner(inst, n), parseAddr(s.Assignments.NetworkIP))
+			if r.mem.external != nil {
+				r.mem.external.observe(owner(inst, n), parseAddr(s.Assignments.ExternalIP))
 			}
 		}
 	}
-	r.seeded = true
+	r.mem.seeded = true
 	return nil
 }
 
@@ -288,15 +313,15 @@ func (r *Reconciler) assign(inst *computev1alpha.Instance) ([]computev1alpha.Ins
 		if i < len(inst.Status.NetworkInterfaces) {
 			have = inst.Status.NetworkInterfaces[i].Assignments
 		}
-		addr, err := r.network.assign(owner(inst, i), parseAddr(have.NetworkIP))
+		addr, err := r.mem.network.assign(owner(inst, i), parseAddr(have.NetworkIP))
 		if err != nil {
 			return nil, fmt.Errorf("failed to assign a network address to Instance %s: %w", inst.Name, err)
 		}
 		out[i].Assignments.NetworkIP = ptr.To(addr.String())
-		if r.external == nil {
+		if r.mem.external == nil {
 			continue
 		}
-		ext, err := r.external.assign(owner(inst, i), parseAddr(have.ExternalIP))
+		ext, err := r.mem.external.assign(owner(inst, i), parseAddr(have.ExternalIP))
 		if err != nil {
 			return nil, fmt.Errorf("failed to assign an external address to Instance %s: %w", inst.Name, err)
 		}
@@ -305,28 +330,34 @@ func (r *Reconciler) assign(inst *computev1alpha.Instance) ([]computev1alpha.Ins
 	return out, nil
 }
 
+// forget drops everything remembered of an Instance that is gone.
+func (m *memory) forget(key types.NamespacedName) {
+	m.release(key)
+	m.own.Forget(key)
+}
+
 // release frees an Instance's addresses and provisioning record.
-func (r *Reconciler) release(key types.NamespacedName) {
+func (m *memory) release(key types.NamespacedName) {
 	prefix := key.String() + "#"
-	r.network.release(prefix)
-	if r.external != nil {
-		r.external.release(prefix)
+	m.network.release(prefix)
+	if m.external != nil {
+		m.external.release(prefix)
 	}
-	r.startMu.Lock()
-	delete(r.started, key)
-	r.startMu.Unlock()
+	m.startMu.Lock()
+	delete(m.started, key)
+	m.startMu.Unlock()
 }
 
 // startedAt returns when the provider started provisioning an Instance.
-func (r *Reconciler) startedAt(inst *computev1alpha.Instance, now time.Time) time.Time {
+func (m *memory) startedAt(inst *computev1alpha.Instance, now time.Time) time.Time {
 	key := client.ObjectKeyFromObject(inst)
-	r.startMu.Lock()
-	defer r.startMu.Unlock()
-	if p, ok := r.started[key]; ok && p.uid == inst.UID {
+	m.startMu.Lock()
+	defer m.startMu.Unlock()
+	if p, ok := m.started[key]; ok && p.uid == inst.UID {
 		return p.at
 	}
 	at := provisioningStart(inst, now)
-	r.started[key] = provisioning{uid: inst.UID, at: at}
+	m.started[key] = provisioning{uid: inst.UID, at: at}
 	return at
 }
 

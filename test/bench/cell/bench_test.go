@@ -57,12 +57,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -78,6 +75,7 @@ import (
 	service "github.com/citycells/compute/internal/standin/quotaservice"
 	"github.com/citycells/compute/test/bench/internal/apimetrics"
 	"github.com/citycells/compute/test/bench/internal/procstat"
+	"github.com/citycells/compute/test/integration/fixtures"
 )
 
 // defaultReplicas is N unless COMPUTE_BENCH_REPLICAS says otherwise.
@@ -120,9 +118,9 @@ func BenchmarkCell(b *testing.B) {
 				Name:                  cellPlane,
 				Controllers:           []string{"statefulset", "garbagecollector"},
 				ControllerManagerArgs: map[string]string{"kube-api-qps": strconv.Itoa(clientQPS), "kube-api-burst": strconv.Itoa(clientBurst)},
-				CRDDirs:               []string{repoDir("config", "crd", "bases")},
+				CRDDirs:               []string{fixtures.CRDDir()},
 			},
-			{Name: quotaPlane, CRDDirs: []string{repoDir("config", "crd", "external")}},
+			{Name: quotaPlane, CRDDirs: []string{fixtures.ExternalCRDDir()}},
 		},
 		Log: io.Discard,
 	})
@@ -160,7 +158,7 @@ func newPlane(b *testing.B, env *planes.Environment, bin string) *plane {
 	for _, name := range []string{cellPlane, quotaPlane} {
 		cfg := env.Plane(name).Config()
 		cfg.QPS, cfg.Burst = -1, 0
-		c, err := client.NewWithWatch(cfg, client.Options{Scheme: newScheme()})
+		c, err := client.NewWithWatch(cfg, client.Options{Scheme: fixtures.Scheme()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -600,7 +598,7 @@ func buildManager(b *testing.B) string {
 	}
 	bin := filepath.Join(b.TempDir(), "compute-manager")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/compute-manager")
-	cmd.Dir = repoDir()
+	cmd.Dir = fixtures.RepoDir()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build ./cmd/compute-manager: %v\n%s", err, out)
 	}
@@ -746,19 +744,4 @@ func must(b *testing.B, err error) {
 	if err != nil {
 		b.Fatal(err)
 	}
-}
-
-// newScheme returns a scheme with core, compute and quota types.
-func newScheme() *apiruntime.Scheme {
-	s := apiruntime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(computev1alpha.AddToScheme(s))
-	utilruntime.Must(quotav1alpha1.AddToScheme(s))
-	return s
-}
-
-// repoDir is a directory of this repository.
-func repoDir(elem ...string) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(append([]string{filepath.Dir(file), "..", "..", ".."}, elem...)...)
 }

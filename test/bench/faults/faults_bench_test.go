@@ -47,7 +47,8 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/faults"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/internal/projects"
 	"github.com/citycells/compute/test/bench/internal/apimetrics"
 	"github.com/citycells/compute/test/bench/internal/procstat"
@@ -58,35 +59,35 @@ var cities = []string{"DFW", "LHR", "SIN"}
 // fault is one row: how to break the platform and how to heal it.
 type fault struct {
 	name   string
-	inject func(ctx context.Context, p *local.Platform) error
-	heal   func(ctx context.Context, p *local.Platform) error
+	inject func(ctx context.Context, p *platform.Platform) error
+	heal   func(ctx context.Context, p *platform.Platform) error
 }
 
 func kill(component string) fault {
 	return fault{
 		name: "SIGKILL " + component,
-		inject: func(_ context.Context, p *local.Platform) error {
-			if err := p.StopComponent(component, local.StopOptions{Kill: true}); err != nil {
+		inject: func(_ context.Context, p *platform.Platform) error {
+			if err := p.StopComponent(component, platform.StopOptions{Kill: true}); err != nil {
 				return err
 			}
 			time.Sleep(3 * time.Second)
 			return nil
 		},
-		heal: func(ctx context.Context, p *local.Platform) error { return p.StartComponent(ctx, component) },
+		heal: func(ctx context.Context, p *platform.Platform) error { return p.StartComponent(ctx, component) },
 	}
 }
 
 func partition(city string, d time.Duration) fault {
 	return fault{
 		name: fmt.Sprintf("partition %s %s", city, d),
-		inject: func(ctx context.Context, p *local.Platform) error {
-			if err := p.Partition(ctx, city, 0, local.PartitionHang); err != nil {
+		inject: func(ctx context.Context, p *platform.Platform) error {
+			if err := p.Partition(ctx, city, 0, faults.PartitionHang); err != nil {
 				return err
 			}
 			time.Sleep(d)
 			return nil
 		},
-		heal: func(ctx context.Context, p *local.Platform) error { return p.Heal(ctx, city) },
+		heal: func(ctx context.Context, p *platform.Platform) error { return p.Heal(ctx, city) },
 	}
 }
 
@@ -98,13 +99,13 @@ func BenchmarkFaults(b *testing.B) {
 		}
 	}
 	faults := []fault{
-		kill("compute-manager-" + local.ProjectPlane(local.DefaultProject)),
-		kill("compute-manager-" + local.CellPlane("LHR")),
+		kill("compute-manager-" + platform.ProjectPlane(platform.DefaultProject)),
+		kill("compute-manager-" + platform.CellPlane("LHR")),
 		kill("karmada-controller-manager"),
 		kill("karmada-scheduler"),
 		kill("kube-apiserver-hub"),
-		kill("kube-apiserver-" + local.CellPlane("LHR")),
-		kill("compute-quota-" + local.ProjectPlane(local.DefaultProject)),
+		kill("kube-apiserver-" + platform.CellPlane("LHR")),
+		kill("compute-quota-" + platform.ProjectPlane(platform.DefaultProject)),
 		kill("etcd"),
 		partition("LHR", 30*time.Second),
 	}
@@ -117,12 +118,12 @@ func BenchmarkFaults(b *testing.B) {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	ctx := context.Background()
-	p, err := local.Up(ctx, local.Config{StateDir: dir, Log: os.Stderr, Cities: cities, Managers: local.ManagersRequired})
+	p, err := platform.Up(ctx, platform.Config{StateDir: dir, Log: os.Stderr, Cities: cities, Managers: platform.ManagersRequired})
 	if err != nil {
 		b.Fatalf("failed to start the platform: %v", err)
 	}
 	defer p.Down()
-	project := mustClient(b, p, local.ProjectPlane(local.DefaultProject))
+	project := mustClient(b, p, platform.ProjectPlane(platform.DefaultProject))
 	ns := prepareNamespace(b, ctx, project)
 
 	type row struct {
@@ -209,7 +210,7 @@ func scheme() *runtime.Scheme {
 	return s
 }
 
-func mustClient(b *testing.B, p *local.Platform, plane string) client.Client {
+func mustClient(b *testing.B, p *platform.Platform, plane string) client.Client {
 	c, err := client.New(p.Config(plane), client.Options{Scheme: scheme()})
 	if err != nil {
 		b.Fatal(err)
@@ -220,13 +221,13 @@ func mustClient(b *testing.B, p *local.Platform, plane string) client.Client {
 // prepareNamespace creates a project namespace bound to every city.
 func prepareNamespace(b *testing.B, ctx context.Context, c client.Client) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-faults",
-		Labels: map[string]string{projects.DefaultProjectLabel: local.DefaultProject}}}
+		Labels: map[string]string{projects.DefaultProjectLabel: platform.DefaultProject}}}
 	if err := c.Create(ctx, ns); err != nil {
 		b.Fatal(err)
 	}
 	for _, city := range cities {
 		bd := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: ns.Name}}
-		bd.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: local.LocationNamespace, Name: strings.ToLower(city)}
+		bd.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: platform.LocationNamespace, Name: strings.ToLower(city)}
 		if err := c.Create(ctx, bd); err != nil {
 			b.Fatal(err)
 		}
@@ -346,7 +347,7 @@ func waitGone(ctx context.Context, c client.Client, w *computev1alpha.Workload, 
 
 // planeWrites sums the write requests every plane's apiserver has served,
 // but lease renewals and events.
-func planeWrites(b *testing.B, p *local.Platform) float64 {
+func planeWrites(b *testing.B, p *platform.Platform) float64 {
 	var total float64
 	for _, pl := range p.State().Planes {
 		cfg := rest.CopyConfig(p.Config(pl.Name))

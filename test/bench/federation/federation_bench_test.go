@@ -55,7 +55,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/standin/simprovider"
 	"github.com/citycells/compute/test/bench/internal/procstat"
@@ -94,15 +94,15 @@ func BenchmarkFederation(b *testing.B) {
 		delay = v
 	}
 	loadBefore := procstat.LoadAverage()
-	p, err := local.Up(ctx, local.Config{
-		StateDir: dir, Cities: benchCities, Managers: local.ManagersRequired, Log: os.Stderr,
+	p, err := platform.Up(ctx, platform.Config{
+		StateDir: dir, Cities: benchCities, Managers: platform.ManagersRequired, Log: os.Stderr,
 		ProviderDelay: &delay,
 		// COMPUTE_BENCH_MANAGER_BINARY runs that compute-manager (with
 		// compute-quota next to it) instead of building this tree's.
 		ManagerBinary: os.Getenv("COMPUTE_BENCH_MANAGER_BINARY"),
 		// Enough for every run's Instances while the previous run's claims
 		// are still being released.
-		QuotaGrant: local.QuotaGrant{Instances: 1000, VCPU: "1000", Memory: "2000Gi"},
+		QuotaGrant: platform.QuotaGrant{Instances: 1000, VCPU: "1000", Memory: "2000Gi"},
 	})
 	if err != nil {
 		b.Fatalf("failed to start the platform: %v", err)
@@ -157,7 +157,7 @@ type env struct {
 }
 
 // connect creates the clients and reads the project namespace's UID.
-func connect(b *testing.B, p *local.Platform) *env {
+func connect(b *testing.B, p *platform.Platform) *env {
 	b.Helper()
 	s := apiruntime.NewScheme()
 	for _, add := range []func(*apiruntime.Scheme) error{clientgoscheme.AddToScheme, computev1alpha.AddToScheme, quotav1alpha1.AddToScheme, policyv1alpha1.Install, workv1alpha2.Install} {
@@ -173,10 +173,10 @@ func connect(b *testing.B, p *local.Platform) *env {
 		return c
 	}
 	e := &env{
-		project:   newClient(local.ProjectPlane(local.DefaultProject)),
-		hub:       newClient(local.HubPlane),
+		project:   newClient(platform.ProjectPlane(platform.DefaultProject)),
+		hub:       newClient(platform.HubPlane),
 		cells:     map[string]client.WithWatch{},
-		namespace: local.BindingNamespace,
+		namespace: platform.BindingNamespace,
 	}
 	for _, c := range p.State().Clusters {
 		e.cells[c.City] = newClient(c.Name)

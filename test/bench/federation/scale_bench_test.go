@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/test/bench/internal/apimetrics"
 	"github.com/citycells/compute/test/bench/internal/procstat"
 )
@@ -85,12 +85,12 @@ func BenchmarkScale(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	delay := time.Duration(0)
-	p, err := local.Up(ctx, local.Config{
-		StateDir: dir, Cities: benchCities, Managers: local.ManagersRequired, Log: os.Stderr,
+	p, err := platform.Up(ctx, platform.Config{
+		StateDir: dir, Cities: benchCities, Managers: platform.ManagersRequired, Log: os.Stderr,
 		ProviderDelay: &delay,
 		ManagerBinary: os.Getenv("COMPUTE_BENCH_MANAGER_BINARY"),
 		// Every Instance of the run, and P5's extra ones, fit.
-		QuotaGrant: local.QuotaGrant{
+		QuotaGrant: platform.QuotaGrant{
 			Instances: int64(n*(perWorkload+len(benchCities)) + 100),
 			VCPU:      strconv.Itoa(n*(perWorkload+len(benchCities)) + 100),
 			Memory:    strconv.Itoa(2*(n*(perWorkload+len(benchCities))+100)) + "Gi",
@@ -163,16 +163,16 @@ func BenchmarkScale(b *testing.B) {
 }
 
 // restartScale is P5.
-func restartScale(b *testing.B, ctx context.Context, p *local.Platform, e *env, m *meters, s *scaleWatch, n int) {
+func restartScale(b *testing.B, ctx context.Context, p *platform.Platform, e *env, m *meters, s *scaleWatch, n int) {
 	b.Helper()
-	management := "compute-manager-" + local.ProjectPlane(local.DefaultProject)
+	management := "compute-manager-" + platform.ProjectPlane(platform.DefaultProject)
 	cell := "compute-manager-" + p.State().Clusters[0].Name
 	loadBefore := procstat.LoadAverage()
 	before := m.snapshot(ctx)
 	began := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	for _, name := range []string{management, cell} {
-		g.Go(func() error { return p.RestartComponent(gctx, name, local.StopOptions{}) })
+		g.Go(func() error { return p.RestartComponent(gctx, name, platform.StopOptions{}) })
 	}
 	must(b, g.Wait())
 	restarted := time.Since(began)
@@ -427,12 +427,12 @@ func (s *scaleWatch) cellInstances(w string, ready bool) int {
 // meters reads the apiservers' metrics and the processes of the platform.
 type meters struct {
 	b      *testing.B
-	p      *local.Platform
+	p      *platform.Platform
 	planes []string
 	raw    map[string]rest.Interface
 }
 
-func newMeters(b *testing.B, p *local.Platform) *meters {
+func newMeters(b *testing.B, p *platform.Platform) *meters {
 	b.Helper()
 	m := &meters{b: b, p: p, raw: map[string]rest.Interface{}}
 	for _, pl := range p.State().Planes {

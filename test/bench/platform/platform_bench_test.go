@@ -43,7 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 )
 
 // settle is how long the platform runs before its memory is measured.
@@ -64,7 +64,7 @@ func BenchmarkPlatform(b *testing.B) {
 	defer func() { _ = os.RemoveAll(dir) }()
 	ctx := context.Background()
 	// Progress goes to stderr: benchmark logs are truncated.
-	cfg := local.Config{StateDir: dir, Log: os.Stderr}
+	cfg := platform.Config{StateDir: dir, Log: os.Stderr}
 
 	cold, p := start(b, ctx, cfg)
 	p.Down()
@@ -82,7 +82,7 @@ func BenchmarkPlatform(b *testing.B) {
 	b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
 	report("platform RSS %d MiB over %d processes (after %s)", rss>>20, n, settle)
 
-	hub := mustClient(b, p, local.HubPlane)
+	hub := mustClient(b, p, platform.HubPlane)
 	prepare(b, ctx, hub, p)
 	for _, c := range p.State().Clusters {
 		cell := mustClient(b, p, c.Name)
@@ -101,9 +101,9 @@ func BenchmarkPlatform(b *testing.B) {
 
 // withNode starts the platform again (warm) with a real node in DFW and
 // reports its start time and RSS beside the figures without one.
-func withNode(b *testing.B, ctx context.Context, cfg local.Config, p *local.Platform, warm time.Duration, rss int64) {
+func withNode(b *testing.B, ctx context.Context, cfg platform.Config, p *platform.Platform, warm time.Duration, rss int64) {
 	b.Helper()
-	if err := local.NodePrerequisites(); err != nil {
+	if err := platform.NodePrerequisites(); err != nil {
 		report("no figures with a real node: %v", err)
 		return
 	}
@@ -125,10 +125,10 @@ func withNode(b *testing.B, ctx context.Context, cfg local.Config, p *local.Plat
 }
 
 // start brings the platform up and returns how long it took.
-func start(b *testing.B, ctx context.Context, cfg local.Config) (time.Duration, *local.Platform) {
+func start(b *testing.B, ctx context.Context, cfg platform.Config) (time.Duration, *platform.Platform) {
 	b.Helper()
 	began := time.Now()
-	p, err := local.Up(ctx, cfg)
+	p, err := platform.Up(ctx, cfg)
 	if err != nil {
 		b.Fatalf("failed to start the platform: %v", err)
 	}
@@ -136,11 +136,11 @@ func start(b *testing.B, ctx context.Context, cfg local.Config) (time.Duration, 
 }
 
 // platformRSS sums VmRSS over the platform's live processes.
-func platformRSS(p *local.Platform) (int64, int) {
+func platformRSS(p *platform.Platform) (int64, int) {
 	var total int64
 	n := 0
 	for _, proc := range p.Processes() {
-		if rss, err := local.RSSBytes(proc.PID); err == nil {
+		if rss, err := platform.RSSBytes(proc.PID); err == nil {
 			total += rss
 			n++
 		}
@@ -150,7 +150,7 @@ func platformRSS(p *local.Platform) (int64, int) {
 
 // prepare creates the benchmark namespace, waits until Karmada has
 // propagated it to every cell, and creates one policy per city.
-func prepare(b *testing.B, ctx context.Context, hub client.Client, p *local.Platform) {
+func prepare(b *testing.B, ctx context.Context, hub client.Client, p *platform.Platform) {
 	b.Helper()
 	if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}); err != nil {
 		b.Fatal(err)
@@ -275,7 +275,7 @@ func (cw *cellWatch) wait(t watch.EventType, name string) {
 }
 
 // mustClient returns a client of a plane.
-func mustClient(b *testing.B, p *local.Platform, plane string) client.WithWatch {
+func mustClient(b *testing.B, p *platform.Platform, plane string) client.WithWatch {
 	b.Helper()
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {

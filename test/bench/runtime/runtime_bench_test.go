@@ -56,7 +56,7 @@ import (
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/projects"
 	"github.com/citycells/compute/test/bench/internal/apimetrics"
@@ -66,14 +66,14 @@ import (
 const city = "DFW"
 
 // planes are the planes whose writes are counted.
-var planes = []string{local.ProjectPlane(local.DefaultProject), local.HubPlane, local.CellPlane(city)}
+var planes = []string{platform.ProjectPlane(platform.DefaultProject), platform.HubPlane, platform.CellPlane(city)}
 
 func BenchmarkRuntime(b *testing.B) {
 	n := 50
 	if v, err := strconv.Atoi(os.Getenv("COMPUTE_BENCH_PODS")); err == nil && v > 0 {
 		n = v
 	}
-	if err := local.NodePrerequisites(); err != nil {
+	if err := platform.NodePrerequisites(); err != nil {
 		b.Fatalf("this benchmark needs a real node: %v", err)
 	}
 	dir, err := os.MkdirTemp("", "compute-bench-runtime-")
@@ -82,16 +82,16 @@ func BenchmarkRuntime(b *testing.B) {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	ctx := context.Background()
-	p, err := local.Up(ctx, local.Config{
-		StateDir: dir, Cities: []string{city}, Nodes: []string{city}, Managers: local.ManagersRequired, Log: os.Stderr,
-		QuotaGrant: local.QuotaGrant{Instances: int64(4*n + 10), VCPU: strconv.Itoa(4*n + 10), Memory: strconv.Itoa(8*(4*n+10)) + "Gi"},
+	p, err := platform.Up(ctx, platform.Config{
+		StateDir: dir, Cities: []string{city}, Nodes: []string{city}, Managers: platform.ManagersRequired, Log: os.Stderr,
+		QuotaGrant: platform.QuotaGrant{Instances: int64(4*n + 10), VCPU: strconv.Itoa(4*n + 10), Memory: strconv.Itoa(8*(4*n+10)) + "Gi"},
 	})
 	if err != nil {
 		b.Fatalf("failed to start the platform: %v", err)
 	}
 	defer p.Down()
 	e := newEnv(b, p)
-	image := p.State().Registry + "/" + local.DemoImage
+	image := p.State().Registry + "/" + platform.DemoImage
 
 	// A first, untimed round of each side pulls the image and warms every
 	// cache; the second round is timed.
@@ -101,7 +101,7 @@ func BenchmarkRuntime(b *testing.B) {
 		cmp = e.runWorkload(b, fmt.Sprintf("bench-workload-%d", round), image, n)
 	}
 	load := procstat.LoadAverage()
-	fmt.Printf("\nRuntime: %d instances of %s on one real node (2 cores), quota on, warm, load average %s\n", n, local.DemoImage, load)
+	fmt.Printf("\nRuntime: %d instances of %s on one real node (2 cores), quota on, warm, load average %s\n", n, platform.DemoImage, load)
 	fmt.Printf("  Deployment of %d Pods → all Ready (cell watch):               %8s   %.2f writes per Pod (cell)\n",
 		n, dep.ready.Round(time.Millisecond), dep.perObject(planes[2]))
 	fmt.Printf("  Workload of %d instances → all Pods Ready (cell watch):         %8s   %.2f× the Deployment\n",
@@ -121,12 +121,12 @@ func BenchmarkRuntime(b *testing.B) {
 
 // env holds the clients of the benchmark's planes.
 type env struct {
-	p       *local.Platform
+	p       *platform.Platform
 	clients map[string]client.WithWatch
 	raw     map[string]*kubernetes.Clientset
 }
 
-func newEnv(b *testing.B, p *local.Platform) *env {
+func newEnv(b *testing.B, p *platform.Platform) *env {
 	s := apiruntime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(computev1alpha.AddToScheme(s))
@@ -204,10 +204,10 @@ func (e *env) runDeployment(b *testing.B, ns, image string, n int) result {
 func (e *env) runWorkload(b *testing.B, ns, image string, n int) result {
 	ctx := context.Background()
 	project := e.clients[planes[0]]
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{projects.DefaultProjectLabel: local.DefaultProject}}}
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{projects.DefaultProjectLabel: platform.DefaultProject}}}
 	must(b, project.Create(ctx, nsObj))
 	bind := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: ns}}
-	bind.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: local.LocationNamespace, Name: strings.ToLower(city)}
+	bind.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: platform.LocationNamespace, Name: strings.ToLower(city)}
 	must(b, project.Create(ctx, bind))
 	meta.SetStatusCondition(&bind.Status.Conditions, metav1.Condition{Type: networkingv1alpha.LocationBindingConditionReady, Status: metav1.ConditionTrue, Reason: "Bench", Message: "bound by the benchmark"})
 	must(b, project.Status().Update(ctx, bind))
@@ -244,7 +244,7 @@ func (e *env) runWorkload(b *testing.B, ns, image string, n int) result {
 func instanceResources() corev1.ResourceRequirements {
 	t, _ := catalog.Lookup(catalog.DefaultInstanceType)
 	cpu, mem := t.CPU(), t.Memory()
-	ratio := int64(local.NodeAllocationRatio)
+	ratio := int64(platform.NodeAllocationRatio)
 	return corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem},
 		Requests: corev1.ResourceList{

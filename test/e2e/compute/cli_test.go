@@ -17,7 +17,7 @@ import (
 	"github.com/citycells/compute/internal/cli"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 )
 
 // cliCommandWait bounds one CLI command: rollouts on the simulated
@@ -34,8 +34,8 @@ type cliUser struct {
 // newCLIUser returns a user of the project plane in namespace ns.
 func newCLIUser(t *testing.T, ns string) *cliUser {
 	t.Helper()
-	st := platform.State()
-	rec, err := st.Plane(local.ProjectPlane(local.DefaultProject))
+	st := local.State()
+	rec, err := st.Plane(platform.ProjectPlane(platform.DefaultProject))
 	if err != nil {
 		t.Fatalf("no project plane: %v", err)
 	}

@@ -19,7 +19,8 @@ import (
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	fedcontroller "github.com/citycells/compute/internal/controller/federation"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/faults"
+	"github.com/citycells/compute/internal/local/platform"
 )
 
 // fault is one row of the fault matrix: what breaks, and how it is healed.
@@ -35,13 +36,13 @@ func killFault(component string, down time.Duration) fault {
 	return fault{
 		name: "SIGKILL " + component,
 		inject: func(t *testing.T) {
-			if err := platform.StopComponent(component, local.StopOptions{Kill: true}); err != nil {
+			if err := local.StopComponent(component, platform.StopOptions{Kill: true}); err != nil {
 				t.Fatalf("failed to kill %s: %v", component, err)
 			}
 			time.Sleep(down)
 		},
 		heal: func(t *testing.T) {
-			if err := platform.StartComponent(t.Context(), component); err != nil {
+			if err := local.StartComponent(t.Context(), component); err != nil {
 				t.Fatalf("failed to start %s again: %v", component, err)
 			}
 		},
@@ -53,13 +54,13 @@ func partitionFault(city string, d time.Duration) fault {
 	return fault{
 		name: fmt.Sprintf("partition %s %s", city, d),
 		inject: func(t *testing.T) {
-			if err := platform.Partition(t.Context(), city, 0, local.PartitionHang); err != nil {
+			if err := local.Partition(t.Context(), city, 0, faults.PartitionHang); err != nil {
 				t.Fatalf("failed to partition %s: %v", city, err)
 			}
 			time.Sleep(d)
 		},
 		heal: func(t *testing.T) {
-			if err := platform.Heal(t.Context(), city); err != nil {
+			if err := local.Heal(t.Context(), city); err != nil {
 				t.Fatalf("failed to heal %s: %v", city, err)
 			}
 		},
@@ -126,13 +127,13 @@ var changes = []change{
 func TestFaultMatrix(t *testing.T) {
 	const down = 3 * time.Second
 	faults := []fault{
-		killFault("compute-manager-"+local.ProjectPlane(local.DefaultProject), down),
-		killFault("compute-manager-"+local.CellPlane("LHR"), down),
+		killFault("compute-manager-"+platform.ProjectPlane(platform.DefaultProject), down),
+		killFault("compute-manager-"+platform.CellPlane("LHR"), down),
 		killFault("karmada-controller-manager", down),
 		killFault("karmada-scheduler", down),
 		killFault("kube-apiserver-hub", down),
-		killFault("kube-apiserver-"+local.CellPlane("LHR"), down),
-		killFault("compute-quota-"+local.ProjectPlane(local.DefaultProject), down),
+		killFault("kube-apiserver-"+platform.CellPlane("LHR"), down),
+		killFault("compute-quota-"+platform.ProjectPlane(platform.DefaultProject), down),
 		// Not etcd: after a SIGKILL of the etcd every plane shares,
 		// Karmada now and then never collects one member's status again
 		// (the hub copy keeps an empty aggregated status while the cell
@@ -375,7 +376,7 @@ var quotaReader = sync.OnceValue(func() client.Client {
 	if err := quotav1alpha1.AddToScheme(s); err != nil {
 		panic(err)
 	}
-	c, err := client.New(platform.Config(local.ProjectPlane(local.DefaultProject)), client.Options{Scheme: s})
+	c, err := client.New(local.Config(platform.ProjectPlane(platform.DefaultProject)), client.Options{Scheme: s})
 	if err != nil {
 		panic(err)
 	}

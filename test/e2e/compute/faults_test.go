@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	localcmd "github.com/citycells/compute/internal/local/cmd"
+	"github.com/citycells/compute/internal/local/faults"
+	"github.com/citycells/compute/internal/local/platform"
 )
 
 // statusCLI runs `compute-local status` against the platform, as a user
@@ -24,12 +26,12 @@ import (
 func statusCLI(t *testing.T) (int, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := local.Main([]string{"status", "--state-dir", platform.State().Dir}, local.Streams{Out: &out, Err: &errOut})
+	code := localcmd.Main([]string{"status", "--state-dir", local.State().Dir}, localcmd.Streams{Out: &out, Err: &errOut})
 	return code, errOut.String()
 }
 
 // problemNames lists the names in a status report's problems.
-func problemNames(r *local.StatusReport) []string {
+func problemNames(r *platform.StatusReport) []string {
 	out := make([]string, 0, len(r.Problems))
 	for _, p := range r.Problems {
 		out = append(out, p.Name+": "+p.What)
@@ -41,45 +43,45 @@ func problemNames(r *local.StatusReport) []string {
 func expectHealthy(t *testing.T) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
-		r, err := local.Status(t.Context(), platform.State().Dir)
+		r, err := platform.Status(t.Context(), local.State().Dir)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(r.Problems).To(BeEmpty())
 		code, stderr := statusCLI(t)
-		g.Expect(code).To(Equal(local.ExitOK), stderr)
+		g.Expect(code).To(Equal(localcmd.ExitOK), stderr)
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 }
 
 func TestStatusNamesAStoppedOrFrozenComputeManagerOrQuotaService(t *testing.T) {
 	expectHealthy(t)
 	for _, name := range []string{
-		"compute-quota-" + local.ProjectPlane(local.DefaultProject),
-		"compute-manager-" + local.CellPlane("LHR"),
-		"compute-manager-" + local.ProjectPlane(local.DefaultProject),
+		"compute-quota-" + platform.ProjectPlane(platform.DefaultProject),
+		"compute-manager-" + platform.CellPlane("LHR"),
+		"compute-manager-" + platform.ProjectPlane(platform.DefaultProject),
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := t.Context()
 
 			t.Log("killed like a crash: status exits 1 and names it as stopped")
-			g.Expect(platform.StopComponent(name, local.StopOptions{Kill: true})).To(Succeed())
+			g.Expect(local.StopComponent(name, platform.StopOptions{Kill: true})).To(Succeed())
 			code, stderr := statusCLI(t)
-			g.Expect(code).To(Equal(local.ExitFailure))
+			g.Expect(code).To(Equal(localcmd.ExitFailure))
 			g.Expect(stderr).To(ContainSubstring(name + ": stopped"))
 
 			t.Log("started again: status is healthy once it is ready")
-			g.Expect(platform.StartComponent(ctx, name)).To(Succeed())
+			g.Expect(local.StartComponent(ctx, name)).To(Succeed())
 			expectHealthy(t)
 
 			t.Log("frozen (SIGSTOP): alive, but its readiness endpoint does not answer, so status names it not ready")
 			pid := componentPID(t, name)
 			g.Expect(syscall.Kill(pid, syscall.SIGSTOP)).To(Succeed())
 			defer func() { _ = syscall.Kill(pid, syscall.SIGCONT) }()
-			r, err := local.Status(ctx, platform.State().Dir)
+			r, err := platform.Status(ctx, local.State().Dir)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(r.OK).To(BeFalse())
-			g.Expect(problemNames(r)).To(ContainElement(name + ": " + local.ProblemNotReady))
+			g.Expect(problemNames(r)).To(ContainElement(name + ": " + platform.ProblemNotReady))
 			code, stderr = statusCLI(t)
-			g.Expect(code).To(Equal(local.ExitFailure))
+			g.Expect(code).To(Equal(localcmd.ExitFailure))
 			g.Expect(stderr).To(ContainSubstring(name + ": not ready"))
 			g.Expect(syscall.Kill(pid, syscall.SIGCONT)).To(Succeed())
 			expectHealthy(t)
@@ -90,7 +92,7 @@ func TestStatusNamesAStoppedOrFrozenComputeManagerOrQuotaService(t *testing.T) {
 // componentPID returns the recorded pid of a component.
 func componentPID(t *testing.T, name string) int {
 	t.Helper()
-	for _, c := range platform.State().Components {
+	for _, c := range local.State().Components {
 		if c.Name == name {
 			return c.PID
 		}
@@ -123,16 +125,16 @@ func TestAPartitionedCityIsStaleWhileTheOthersScaleAndRoll(t *testing.T) {
 	g.Expect(doomedWDs).To(HaveLen(1))
 
 	t.Log("LHR is cut off from the hub and the project; status says so")
-	g.Expect(platform.Partition(ctx, "LHR", 0, local.PartitionHang)).To(Succeed())
+	g.Expect(local.Partition(ctx, "LHR", 0, faults.PartitionHang)).To(Succeed())
 	cut := time.Now()
 	healed := false
 	defer func() {
 		if !healed {
-			_ = platform.Heal(context.Background(), "LHR")
+			_ = local.Heal(context.Background(), "LHR")
 		}
 	}()
 	code, stderr := statusCLI(t)
-	g.Expect(code).To(Equal(local.ExitFailure))
+	g.Expect(code).To(Equal(localcmd.ExitFailure))
 	g.Expect(stderr).To(ContainSubstring("LHR: partitioned"))
 
 	t.Log("the Workload marks LHR stale, keeping its last known counts")
@@ -193,7 +195,7 @@ func TestAPartitionedCityIsStaleWhileTheOthersScaleAndRoll(t *testing.T) {
 	g.Expect(instancesIn(g, cells["LHR"], ns.hub, doomedWDs[0].Name)).To(HaveLen(1), "the deleted Workload's Instance waits for LHR to return")
 
 	t.Log("healed: LHR converges to the latest spec and the deleted Workload leaves its cell")
-	g.Expect(platform.Heal(ctx, "LHR")).To(Succeed())
+	g.Expect(local.Heal(ctx, "LHR")).To(Succeed())
 	healed = true
 	healedAt := time.Now()
 	expectAvailable(t, w, counts{deployments: 3, replicas: 6, ready: 6, desired: 6, updated: 6})

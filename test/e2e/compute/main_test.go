@@ -3,7 +3,7 @@
 // Package compute runs compute end to end on the real local platform —
 // project plane, Karmada federation plane, cells DFW, LHR and SIN — with
 // compute-manager in the management role and in the cell role (with the
-// simulated provider), started once for the package by internal/local,
+// simulated provider), started once for the package by internal/local/platform,
 // the same code as `compute-local up`. Every compute-manager and
 // compute-quota runs as the ServiceAccount its kustomize overlay creates,
 // under that overlay's RBAC (the platform's default identity mode): the
@@ -39,12 +39,12 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/test/e2e/internal/serial"
 )
 
-// platform is the platform every test of the package runs against.
-var platform *local.Platform
+// local is the platform every test of the package runs against.
+var local *platform.Platform
 
 // Clients of the project plane, the hub and each cell (by city code).
 var (
@@ -57,11 +57,11 @@ var (
 var cities = []string{"DFW", "LHR", "SIN"}
 
 func TestMain(m *testing.M) {
-	os.Exit(serial.RunPlatform(m, local.Config{
+	os.Exit(serial.RunPlatform(m, platform.Config{
 		Cities:   cities,
-		Managers: local.ManagersRequired,
-	}, 6*time.Minute, func(p *local.Platform) error {
-		platform = p
+		Managers: platform.ManagersRequired,
+	}, 6*time.Minute, func(p *platform.Platform) error {
+		local = p
 		return connect()
 	}, noRBACDenials))
 }
@@ -70,14 +70,14 @@ func TestMain(m *testing.M) {
 func connect() error {
 	s := scheme()
 	var err error
-	if project, err = client.New(platform.Config(local.ProjectPlane(local.DefaultProject)), client.Options{Scheme: s}); err != nil {
+	if project, err = client.New(local.Config(platform.ProjectPlane(platform.DefaultProject)), client.Options{Scheme: s}); err != nil {
 		return fmt.Errorf("failed to create a project client: %w", err)
 	}
-	if hub, err = client.New(platform.Config(local.HubPlane), client.Options{Scheme: s}); err != nil {
+	if hub, err = client.New(local.Config(platform.HubPlane), client.Options{Scheme: s}); err != nil {
 		return fmt.Errorf("failed to create a hub client: %w", err)
 	}
-	for _, c := range platform.State().Clusters {
-		if cells[c.City], err = client.New(platform.Config(c.Name), client.Options{Scheme: s}); err != nil {
+	for _, c := range local.State().Clusters {
+		if cells[c.City], err = client.New(local.Config(c.Name), client.Options{Scheme: s}); err != nil {
 			return fmt.Errorf("failed to create a client of %s: %w", c.Name, err)
 		}
 	}

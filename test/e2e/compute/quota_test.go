@@ -14,7 +14,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/internal/standin/quotaservice"
 )
 
@@ -26,7 +26,7 @@ func quotaClient(t *testing.T) client.Client {
 	if err := quotav1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(platform.Config(local.ProjectPlane(local.DefaultProject)), client.Options{Scheme: s})
+	c, err := client.New(local.Config(platform.ProjectPlane(platform.DefaultProject)), client.Options{Scheme: s})
 	if err != nil {
 		t.Fatalf("failed to create a quota client of the project plane: %v", err)
 	}
@@ -106,7 +106,7 @@ func TestAWorkloadOverQuotaShowsQuotaExceededPerCityAndRecoversWhenTheGrantIsRai
 				computev1alpha.SchedulingGate{Name: computev1alpha.QuotaSchedulingGate}))
 			claim := &quotav1alpha1.ResourceClaim{}
 			g.Expect(qc.Get(ctx, client.ObjectKey{Namespace: ns.name, Name: "instance-" + insts[0].Name}, claim)).To(Succeed())
-			g.Expect(claim.Labels).To(HaveKeyWithValue(computev1alpha.SourceClusterLabel, local.CellPlane(wd.Spec.CityCode)))
+			g.Expect(claim.Labels).To(HaveKeyWithValue(computev1alpha.SourceClusterLabel, platform.CellPlane(wd.Spec.CityCode)))
 		}
 	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
 

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 )
 
 // The resources the identities are probed on.
@@ -112,15 +112,15 @@ func expectAccess(t *testing.T, who string, cfg *rest.Config, probes ...probe) {
 }
 
 // component returns the record of a running component.
-func component(t *testing.T, name string) local.ComponentRecord {
+func component(t *testing.T, name string) platform.ComponentRecord {
 	t.Helper()
-	for _, c := range platform.State().Components {
+	for _, c := range local.State().Components {
 		if c.Name == name {
 			return c
 		}
 	}
 	t.Fatalf("the platform runs no %s", name)
-	return local.ComponentRecord{}
+	return platform.ComponentRecord{}
 }
 
 // kubeconfigOf returns the client configuration a running component was
@@ -162,8 +162,8 @@ func projectionWriter(t *testing.T) client.Client {
 }
 
 var (
-	projectPlane = local.ProjectPlane(local.DefaultProject)
-	cellDFW      = local.CellPlane("DFW")
+	projectPlane = platform.ProjectPlane(platform.DefaultProject)
+	cellDFW      = platform.CellPlane("DFW")
 )
 
 // TestEveryComputeProcessRunsAsItsOverlayServiceAccount: every
@@ -178,11 +178,11 @@ func TestEveryComputeProcessRunsAsItsOverlayServiceAccount(t *testing.T) {
 		{"compute-quota-" + projectPlane, "kubeconfig", "", "system:serviceaccount:compute-system:compute-quota"},
 	}
 	for _, city := range cities {
-		plane := local.CellPlane(city)
+		plane := platform.CellPlane(city)
 		uses = append(uses,
 			use{"compute-manager-" + plane, "kubeconfig", "", "system:serviceaccount:compute-system:compute-manager"},
 			use{"compute-manager-" + plane, "federation-kubeconfig", "", "system:serviceaccount:compute-cells:" + plane},
-			use{"compute-manager-" + plane, "quota-kubeconfig", local.DefaultProject, "system:serviceaccount:compute-cells:" + plane},
+			use{"compute-manager-" + plane, "quota-kubeconfig", platform.DefaultProject, "system:serviceaccount:compute-cells:" + plane},
 		)
 	}
 	for _, u := range uses {
@@ -232,11 +232,11 @@ func TestACellIdentityCannotReadWorkloads(t *testing.T) {
 // cannot create or delete one.
 func TestAManagementIdentityCannotCreateInstancesInACell(t *testing.T) {
 	name := "compute-manager-" + projectPlane
-	cellURL := platform.Config(cellDFW).Host
+	cellURL := local.Config(cellDFW).Host
 	for _, flag := range []string{"kubeconfig", "federation-kubeconfig"} {
 		cfg := rest.CopyConfig(kubeconfigOf(t, name, flag, ""))
 		cfg.Host = cellURL
-		cfg.CAData = platform.Config(cellDFW).CAData
+		cfg.CAData = local.Config(cellDFW).CAData
 		err := probe{"create", gvrInstances, "default", false}.do(t.Context(), cfg)
 		if !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
 			t.Errorf("the management role's --%s creating an Instance in the DFW cell: want 401 or 403, got %v", flag, err)
@@ -260,7 +260,7 @@ func TestAManagementIdentityCannotCreateInstancesInACell(t *testing.T) {
 // quota plane manages ResourceClaims and nothing else; compute-quota's own
 // identity reads quota objects but no compute object or Secret.
 func TestTheQuotaIdentitiesHoldOnlyResourceClaims(t *testing.T) {
-	expectAccess(t, "the DFW cell's identity in the quota plane", kubeconfigOf(t, "compute-manager-"+cellDFW, "quota-kubeconfig", local.DefaultProject),
+	expectAccess(t, "the DFW cell's identity in the quota plane", kubeconfigOf(t, "compute-manager-"+cellDFW, "quota-kubeconfig", platform.DefaultProject),
 		probe{"list", gvrClaims, "", true},
 		probe{"create", gvrClaims, "default", true},
 		probe{"list", gvrGrants, "", false},
@@ -308,7 +308,7 @@ func TestAProjectUserCannotWriteProjectionsOrHubObjects(t *testing.T) {
 			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
 		})).To(Succeed())
 	}
-	inProject, err := platform.Environment().Plane(projectPlane).ClientConfig(user, "tenants")
+	inProject, err := local.Environment().Plane(projectPlane).ClientConfig(user, "tenants")
 	g.Expect(err).NotTo(HaveOccurred())
 	tenant, err := client.New(inProject, client.Options{Scheme: scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -346,7 +346,7 @@ func TestAProjectUserCannotWriteProjectionsOrHubObjects(t *testing.T) {
 	readOnly("creating an Instance labelled as a projection", tenant.Create(ctx, forged))
 
 	t.Log("the same user presented to the hub holds nothing there")
-	inHub, err := platform.Environment().Plane(local.HubPlane).ClientConfig(user, "tenants")
+	inHub, err := local.Environment().Plane(platform.HubPlane).ClientConfig(user, "tenants")
 	g.Expect(err).NotTo(HaveOccurred())
 	expectAccess(t, "the tenant in the hub", inHub,
 		probe{"list", gvrWDs, "", false},
@@ -367,7 +367,7 @@ var denialPattern = regexp.MustCompile(`User \\?"([^"\\]+)\\?" cannot (\S+) reso
 // SubjectAccessReview in the plane that refused it) was an apiserver
 // restarted by a fault test answering before its authorizer had read the
 // roles; those are counted, not failed.
-func noRBACDenials(p *local.Platform) error {
+func noRBACDenials(p *platform.Platform) error {
 	var real []string
 	transient := 0
 	for _, c := range p.State().Components {
@@ -417,14 +417,14 @@ func noRBACDenials(p *local.Platform) error {
 // RBAC allows it now: the component's own plane for its plane identity,
 // the hub for the federation identities, the project planes for the cells'
 // quota identity.
-func allowedNow(p *local.Platform, c local.ComponentRecord, user, verb, resource, group, namespace string) (bool, error) {
+func allowedNow(p *platform.Platform, c platform.ComponentRecord, user, verb, resource, group, namespace string) (bool, error) {
 	planes := []string{c.Plane}
 	if strings.HasPrefix(user, "system:serviceaccount:compute-cells:") || user == "system:serviceaccount:compute-system:compute-federation" {
-		planes = []string{local.HubPlane}
+		planes = []string{platform.HubPlane}
 		if group == "quota.miloapis.com" {
 			planes = nil
 			for _, pl := range p.State().Planes {
-				if pl.Role == local.RoleProject {
+				if pl.Role == platform.RoleProject {
 					planes = append(planes, pl.Name)
 				}
 			}

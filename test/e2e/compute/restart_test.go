@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 )
 
 func TestAManagementRestartMidRolloutConvergesWithoutDuplicates(t *testing.T) {
@@ -72,12 +72,12 @@ func TestAManagementRestartMidRolloutConvergesWithoutDuplicates(t *testing.T) {
 // /readyz. The new process is stopped with the platform.
 func restartManagement(t *testing.T, down time.Duration) {
 	t.Helper()
-	name := "compute-manager-" + local.ProjectPlane(local.DefaultProject)
-	if err := platform.StopComponent(name, local.StopOptions{Kill: true}); err != nil {
+	name := "compute-manager-" + platform.ProjectPlane(platform.DefaultProject)
+	if err := local.StopComponent(name, platform.StopOptions{Kill: true}); err != nil {
 		t.Fatalf("failed to kill %s: %v", name, err)
 	}
 	time.Sleep(down)
-	if err := platform.StartComponent(t.Context(), name); err != nil {
+	if err := local.StartComponent(t.Context(), name); err != nil {
 		t.Fatalf("failed to start %s again: %v", name, err)
 	}
 }

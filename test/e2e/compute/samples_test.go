@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 )
 
 // sampleObjects decodes every manifest of config/samples.
@@ -85,7 +85,7 @@ func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *test
 		expectAvailable(t, w, want[w.Name])
 		for _, wd := range deploymentsOf(g, w) {
 			city := wd.Spec.CityCode
-			location := &computev1alpha.LocationReference{Namespace: local.LocationNamespace, Name: strings.ToLower(city)}
+			location := &computev1alpha.LocationReference{Namespace: platform.LocationNamespace, Name: strings.ToLower(city)}
 			g.Expect(wd.Status.Location).To(Equal(location), "the deployment %s reports its cell's Location", wd.Name)
 			for _, inst := range instancesIn(g, cells[city], ns.hub, wd.Name) {
 				g.Expect(inst.Spec.Location).To(Equal(location), "Instance %s in %s", inst.Name, city)

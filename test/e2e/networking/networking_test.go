@@ -39,7 +39,7 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/test/e2e/internal/fixture"
 	"github.com/citycells/compute/test/e2e/internal/serial"
@@ -61,11 +61,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(serial.RunPlatform(m, local.Config{
+	os.Exit(serial.RunPlatform(m, platform.Config{
 		Cities:       cities,
-		Managers:     local.ManagersRequired,
+		Managers:     platform.ManagersRequired,
 		FeatureGates: "NetworkingIntegration=true",
-	}, 6*time.Minute, func(p *local.Platform) error {
+	}, 6*time.Minute, func(p *platform.Platform) error {
 		s := runtime.NewScheme()
 		for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, computev1alpha.AddToScheme, networkingv1alpha.AddToScheme} {
 			if err := add(s); err != nil {
@@ -73,7 +73,7 @@ func TestMain(m *testing.M) {
 			}
 		}
 		var err error
-		if project, err = client.New(p.Config(local.ProjectPlane(local.DefaultProject)), client.Options{Scheme: s}); err != nil {
+		if project, err = client.New(p.Config(platform.ProjectPlane(platform.DefaultProject)), client.Options{Scheme: s}); err != nil {
 			return fmt.Errorf("failed to create a project client: %w", err)
 		}
 		for _, c := range p.State().Clusters {

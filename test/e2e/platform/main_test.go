@@ -2,7 +2,7 @@
 
 // Package platform runs the smoke tests of the local platform itself —
 // etcd, kube-apiservers, kube-controller-managers and real Karmada, started
-// once for the package by internal/local, the same code as `compute-local
+// once for the package by internal/local/platform, the same code as `compute-local
 // up` — without compute-manager: the tests write WorkloadDeployments into
 // the hub and their status into the cells themselves, standing in for the
 // federator and the cell controllers. test/e2e/compute runs the product on
@@ -31,12 +31,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/test/e2e/internal/serial"
 )
 
-// platform is the platform every test of the package runs against.
-var platform *local.Platform
+// local is the platform every test of the package runs against.
+var local *platform.Platform
 
 // Clients of the hub and of each cell, by city code.
 var (
@@ -45,13 +45,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(serial.RunPlatform(m, local.Config{
+	os.Exit(serial.RunPlatform(m, platform.Config{
 		// The smoke tests exercise the platform's Karmada plumbing and
 		// write WorkloadDeployment status themselves, standing in for the
 		// cell controllers.
-		Managers: local.ManagersOff,
-	}, 5*time.Minute, func(p *local.Platform) error {
-		platform = p
+		Managers: platform.ManagersOff,
+	}, 5*time.Minute, func(p *platform.Platform) error {
+		local = p
 		return connect()
 	}))
 }
@@ -60,11 +60,11 @@ func TestMain(m *testing.M) {
 func connect() error {
 	s := scheme()
 	var err error
-	if hub, err = client.New(platform.Config(local.HubPlane), client.Options{Scheme: s}); err != nil {
+	if hub, err = client.New(local.Config(platform.HubPlane), client.Options{Scheme: s}); err != nil {
 		return fmt.Errorf("failed to create a hub client: %w", err)
 	}
-	for _, c := range platform.State().Clusters {
-		if cells[c.City], err = client.New(platform.Config(c.Name), client.Options{Scheme: s}); err != nil {
+	for _, c := range local.State().Clusters {
+		if cells[c.City], err = client.New(local.Config(c.Name), client.Options{Scheme: s}); err != nil {
 			return fmt.Errorf("failed to create a client of %s: %w", c.Name, err)
 		}
 	}

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 )
 
 // Bounds for waiting on Karmada; propagation itself takes ~0.1 s.
@@ -56,7 +56,7 @@ func TestConfigMapReachesOnlyTheCellOfItsCity(t *testing.T) {
 	}).WithTimeout(propagationWait).WithPolling(poll).Should(Succeed())
 
 	t.Log("Karmada scheduled it to DFW alone, and no other cell has it")
-	expectScheduledOnlyTo(g, ns, "ConfigMap", cm.Name, local.CellPlane("DFW"))
+	expectScheduledOnlyTo(g, ns, "ConfigMap", cm.Name, platform.CellPlane("DFW"))
 	for city, c := range cells {
 		if city == "DFW" {
 			continue
@@ -87,7 +87,7 @@ func TestWorkloadDeploymentStatusFlowsBackThroughTheInterpreter(t *testing.T) {
 	g.Eventually(func() error { return cells["LHR"].Get(ctx, key, member) }).
 		WithTimeout(propagationWait).WithPolling(poll).Should(Succeed())
 	g.Expect(member.Spec.CityCode).To(Equal("LHR"))
-	expectScheduledOnlyTo(g, ns, "WorkloadDeployment", wd.Name, local.CellPlane("LHR"))
+	expectScheduledOnlyTo(g, ns, "WorkloadDeployment", wd.Name, platform.CellPlane("LHR"))
 	for city, c := range cells {
 		if city != "LHR" {
 			err := c.Get(ctx, key, &computev1alpha.WorkloadDeployment{})
@@ -150,8 +150,8 @@ func TestWorkloadDeploymentStatusFlowsBackThroughTheInterpreter(t *testing.T) {
 func TestClusterFollowsItsCellApiserverDownAndUp(t *testing.T) {
 	g := NewWithT(t)
 	const city = "SIN"
-	name := local.CellPlane(city)
-	env := platform.Environment()
+	name := platform.CellPlane(city)
+	env := local.Environment()
 	restarted := false
 	t.Cleanup(func() {
 		if !restarted {

@@ -27,7 +27,7 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/test/e2e/internal/serial"
 )
 
@@ -35,22 +35,22 @@ import (
 const city = "DFW"
 
 var (
-	platform *local.Platform
+	local *platform.Platform
 	// Clients of the project plane, the hub and the DFW cell.
 	project, hub, cell client.Client
 )
 
 func TestMain(m *testing.M) {
-	if err := local.NodePrerequisites(); err != nil {
+	if err := platform.NodePrerequisites(); err != nil {
 		fmt.Fprintf(os.Stderr, "the real-node suite cannot run here: %v\n", err)
 		os.Exit(1)
 	}
-	os.Exit(serial.RunPlatform(m, local.Config{
+	os.Exit(serial.RunPlatform(m, platform.Config{
 		Cities:   []string{city},
 		Nodes:    []string{city},
-		Managers: local.ManagersRequired,
-	}, 6*time.Minute, func(p *local.Platform) error {
-		platform = p
+		Managers: platform.ManagersRequired,
+	}, 6*time.Minute, func(p *platform.Platform) error {
+		local = p
 		s := runtime.NewScheme()
 		for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, computev1alpha.AddToScheme, networkingv1alpha.AddToScheme} {
 			if err := add(s); err != nil {
@@ -59,7 +59,7 @@ func TestMain(m *testing.M) {
 		}
 		var err error
 		for plane, c := range map[string]*client.Client{
-			local.ProjectPlane(local.DefaultProject): &project, local.HubPlane: &hub, local.CellPlane(city): &cell,
+			platform.ProjectPlane(platform.DefaultProject): &project, platform.HubPlane: &hub, platform.CellPlane(city): &cell,
 		} {
 			if *c, err = client.New(p.Config(plane), client.Options{Scheme: s}); err != nil {
 				return fmt.Errorf("failed to create a client of %s: %w", plane, err)
@@ -72,7 +72,7 @@ func TestMain(m *testing.M) {
 // downLeavesNothing stops the platform and checks what its node leaves on
 // this machine: no container runc knows, no containerd shim, no mount under
 // the node's directory, no bridge.
-func downLeavesNothing(p *local.Platform) error {
+func downLeavesNothing(p *platform.Platform) error {
 	nodes := p.State().Nodes
 	p.Down()
 	var problems []string

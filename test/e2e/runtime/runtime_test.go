@@ -24,7 +24,7 @@ import (
 	"github.com/citycells/compute/internal/cli"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/test/e2e/internal/fixture"
 )
 
@@ -44,7 +44,7 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 	g := NewWithT(t)
 	ns := newProjectNamespace(t)
 	u := newCLIUser(t, ns.name)
-	image := platform.State().Registry + "/" + local.DemoImage
+	image := local.State().Registry + "/" + platform.DemoImage
 
 	u.run(cmdutil.ExitOK, "deploy", "hello", "--image", image, "--city", city, "--min", "2", "--port", "http:8080", "-y", "--timeout", "3m")
 	pods := expectServing(t, ns, 2)
@@ -68,7 +68,7 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 
 	{
 		t.Log("--- a missing image is explained and the old instances keep serving")
-		u.run(cmdutil.ExitOK, "deploy", "hello", "--image", platform.State().Registry+"/does-not-exist:1", "--detach", "-y")
+		u.run(cmdutil.ExitOK, "deploy", "hello", "--image", local.State().Registry+"/does-not-exist:1", "--detach", "-y")
 		began := time.Now()
 		g.Eventually(func(g Gomega) {
 			// The table says it in words, -o json with the API's reason.
@@ -91,7 +91,7 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 	{
 		t.Log("--- a node that goes quiet makes its instances unavailable, deletes nothing, and they recover")
 		kubelet := "kubelet-" + strings.ToLower(city)
-		g.Expect(platform.StopComponent(kubelet, local.StopOptions{Kill: true})).To(Succeed())
+		g.Expect(local.StopComponent(kubelet, platform.StopOptions{Kill: true})).To(Succeed())
 		stopped := time.Now()
 		g.Eventually(func(g Gomega) {
 			list := instances(g, cell, ns.hub)
@@ -106,7 +106,7 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 		t.Logf("instances unavailable %s after the kubelet stopped", time.Since(stopped).Round(100*time.Millisecond))
 		time.Sleep(max(0, 60*time.Second-time.Since(stopped)))
 		g.Expect(cellPods(g, ns.hub)).To(HaveLen(3), "Pods were deleted while the node was quiet")
-		g.Expect(platform.StartComponent(t.Context(), kubelet)).To(Succeed())
+		g.Expect(local.StartComponent(t.Context(), kubelet)).To(Succeed())
 		after := expectServing(t, ns, 3)
 		for name, old := range pods {
 			if after[name].UID != old.UID {
@@ -118,11 +118,11 @@ func TestDemoRunsOnTheRealNode(t *testing.T) {
 	{
 		t.Log("--- containerd killed and back: the containers keep running")
 		containerd := "containerd-" + strings.ToLower(city)
-		g.Expect(platform.StopComponent(containerd, local.StopOptions{Kill: true})).To(Succeed())
+		g.Expect(local.StopComponent(containerd, platform.StopOptions{Kill: true})).To(Succeed())
 		for _, p := range pods {
 			g.Expect(get(t, "http://"+p.Status.PodIP+":8080/")).To(ContainSubstring("in " + city))
 		}
-		g.Expect(platform.StartComponent(t.Context(), containerd)).To(Succeed())
+		g.Expect(local.StartComponent(t.Context(), containerd)).To(Succeed())
 		after := expectServing(t, ns, 3)
 		for name, old := range pods {
 			if containerID(after[name]) != containerID(old) {
@@ -257,7 +257,7 @@ func get(t *testing.T, url string) string {
 
 // runningContainers lists the node's containers runc reports running.
 func runningContainers(g Gomega) []string {
-	nodes := platform.State().Nodes
+	nodes := local.State().Nodes
 	g.Expect(nodes).To(HaveLen(1))
 	out, err := exec.Command("runc", "--root", nodes[0].RuncRoot, "list", "--format", "json").Output()
 	g.Expect(err).NotTo(HaveOccurred())
@@ -301,8 +301,8 @@ type cliUser struct {
 // newCLIUser returns a user of the project plane in namespace ns.
 func newCLIUser(t *testing.T, ns string) *cliUser {
 	t.Helper()
-	st := platform.State()
-	rec, err := st.Plane(local.ProjectPlane(local.DefaultProject))
+	st := local.State()
+	rec, err := st.Plane(platform.ProjectPlane(platform.DefaultProject))
 	if err != nil {
 		t.Fatalf("no project plane: %v", err)
 	}

@@ -6,10 +6,7 @@ package api_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,13 +15,13 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/citycells/compute/internal/planes"
+	"github.com/citycells/compute/test/integration/fixtures"
 )
 
 var (
-	cfg     *rest.Config
-	dyn     dynamic.Interface
-	kube    kubernetes.Interface
-	testEnv *planes.Environment
+	cfg  *rest.Config
+	dyn  dynamic.Interface
+	kube kubernetes.Interface
 )
 
 var (
@@ -33,33 +30,14 @@ var (
 	instancesGVR   = schema.GroupVersionResource{Group: "compute.datumapis.com", Version: "v1alpha", Resource: "instances"}
 )
 
-// repoRoot finds the repository root from this file's location.
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
-}
-
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	env, err := planes.Start(context.Background(), planes.Options{
-		Planes: []planes.PlaneSpec{{
-			Name:              "api",
-			ControllerManager: true,
-			CRDDirs:           []string{filepath.Join(repoRoot(), "config", "crd", "bases")},
-		}},
-		Log: os.Stderr,
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "failed to start the API plane: %v\n", err)
-		return 1
-	}
-	defer env.Stop()
-	testEnv = env
-	cfg = env.Plane("api").Config()
-	dyn = dynamic.NewForConfigOrDie(cfg)
-	kube = kubernetes.NewForConfigOrDie(cfg)
-	return m.Run()
+	os.Exit(fixtures.Run(m, fixtures.Input{
+		Planes: []planes.PlaneSpec{{Name: "api", ControllerManager: true, CRDDirs: []string{fixtures.CRDDir()}}},
+		Setup: func(_ context.Context, e *fixtures.Env) error {
+			cfg = e.Config("api")
+			dyn = dynamic.NewForConfigOrDie(cfg)
+			kube = kubernetes.NewForConfigOrDie(cfg)
+			return nil
+		},
+	}))
 }

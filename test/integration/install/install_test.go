@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/citycells/compute/internal/webhook"
+	"github.com/citycells/compute/test/integration/fixtures"
 )
 
 // overlayPlanes say where each overlay goes. The first four are applied for
@@ -56,7 +56,7 @@ const fieldOwner = "compute-install-test"
 // --dry-run=server.
 func apply(t *testing.T, plane string, objs []*unstructured.Unstructured, dryRun bool) {
 	t.Helper()
-	c := adminClient(t, plane)
+	c := env.Client(plane)
 	rank := func(u *unstructured.Unstructured) int {
 		switch u.GetKind() {
 		case "Namespace":
@@ -122,7 +122,7 @@ func TestEveryOverlayAppliesToItsPlane(t *testing.T) {
 // TestEveryOverlayHasAPlane: every directory of config/overlays is in
 // overlayPlanes, so CI dry-runs each against the plane it is meant for.
 func TestEveryOverlayHasAPlane(t *testing.T) {
-	dirs, err := os.ReadDir(filepath.Join(repoRoot(), "config/overlays"))
+	dirs, err := os.ReadDir(fixtures.RepoDir("config", "overlays"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestIdentitiesDoNotCrossPlanes(t *testing.T) {
 func TestProjectUsersCannotWriteHubObjects(t *testing.T) {
 	installed(t)
 	ctx := context.Background()
-	admin := adminClient(t, project)
+	admin := env.Client(project)
 	binding := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
 		"metadata": map[string]any{"name": "alice-admin", "namespace": "default"},

@@ -11,12 +11,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -27,7 +24,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/citycells/compute/internal/planes"
@@ -37,7 +33,7 @@ import (
 
 // The planes: a project plane (also the project's quota plane), the hub
 // (the Karmada apiserver's role: compute's CRDs and Karmada's) and one cell.
-var env *planes.Environment
+var env *fixtures.Env
 
 const (
 	project = "project"
@@ -45,35 +41,21 @@ const (
 	cell    = "cell"
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	karmadaCRDs, err := toolchain.KarmadaCRDDir()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	root := repoRoot()
-	compute := filepath.Join(root, "config/crd/bases")
-	env, err = planes.Start(context.Background(), planes.Options{
+func TestMain(m *testing.M) {
+	os.Exit(fixtures.Run(m, fixtures.Input{
 		Planes: []planes.PlaneSpec{
-			{Name: project, CRDDirs: []string{compute, filepath.Join(root, "config/crd/external")}},
-			{Name: hub, CRDDirs: []string{compute, karmadaCRDs, fixtures.KarmadaClusterCRDDir()}},
-			{Name: cell, CRDDirs: []string{compute}},
+			{Name: project, CRDDirs: []string{fixtures.CRDDir(), fixtures.ExternalCRDDir()}},
+			{Name: hub, CRDDirs: []string{fixtures.CRDDir()}},
+			{Name: cell, CRDDirs: []string{fixtures.CRDDir()}},
 		},
-		Log: os.Stderr,
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "failed to start planes: %v\n", err)
-		return 1
-	}
-	defer env.Stop()
-	return m.Run()
-}
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+		KarmadaHubs: []string{hub},
+		// The roles test reads what the managers it starts log.
+		OwnLogger: true,
+		Setup: func(_ context.Context, e *fixtures.Env) error {
+			env = e
+			return nil
+		},
+	}))
 }
 
 // render builds config/overlays/<overlay> with the pinned kustomize.
@@ -83,7 +65,7 @@ func render(t *testing.T, overlay string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "build", filepath.Join(repoRoot(), "config/overlays", overlay))
+	cmd := exec.Command(bin, "build", fixtures.RepoDir("config", "overlays", overlay))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -108,16 +90,6 @@ func render(t *testing.T, overlay string) []*unstructured.Unstructured {
 			objs = append(objs, u)
 		}
 	}
-}
-
-// adminClient is a client of plane with the admin identity.
-func adminClient(t *testing.T, plane string) client.Client {
-	t.Helper()
-	c, err := client.New(env.Plane(plane).Config(), client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // serviceAccountConfig returns a client configuration of plane that

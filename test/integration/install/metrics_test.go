@@ -55,7 +55,7 @@ func TestMetricsNeedATokenAllowedToGetMetrics(t *testing.T) {
 		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "compute-metrics-reader"},
 		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "prometheus", "namespace": "default"}},
 	}}
-	if err := adminClient(t, project).Create(context.Background(), binding); client.IgnoreAlreadyExists(err) != nil {
+	if err := env.Client(project).Create(context.Background(), binding); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
 

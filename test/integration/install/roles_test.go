@@ -97,7 +97,7 @@ func TestTheRolesRunUnderTheirOverlayIdentities(t *testing.T) {
 	// their registrations go, or every projection would fail on them.
 	for _, u := range render(t, "management-plane") {
 		if strings.HasSuffix(u.GetKind(), "WebhookConfiguration") {
-			if err := adminClient(t, project).Delete(context.Background(), u); client.IgnoreNotFound(err) != nil {
+			if err := env.Client(project).Delete(context.Background(), u); client.IgnoreNotFound(err) != nil {
 				t.Fatal(err)
 			}
 		}

@@ -10,21 +10,16 @@ package management
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +31,7 @@ import (
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/projects"
 	"github.com/citycells/compute/internal/webhook"
+	"github.com/citycells/compute/test/integration/fixtures"
 )
 
 // Plane names. The project planes' names are also their cluster names:
@@ -61,86 +57,47 @@ const (
 )
 
 var (
-	env *planes.Environment
+	env *fixtures.Env
 	// clients are the developer's clients of each project plane.
 	clients = map[string]client.Client{}
-	// scheme knows every type the tests use.
-	scheme = management.NewScheme()
 )
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	os.Exit(run(m))
-}
-
-// run starts the planes and the management role, runs the tests and stops
-// both.
-func run(m *testing.M) int {
-	logs := io.Discard
-	if testing.Verbose() {
-		logs = os.Stderr
-	}
-	ctrl.SetLogger(funcr.New(func(prefix, args string) { _, _ = fmt.Fprintln(logs, prefix, args) }, funcr.Options{Verbosity: 1}))
-
-	var err error
-	env, err = planes.Start(context.Background(), planes.Options{
+	crds := []string{fixtures.CRDDir(), fixtures.ExternalCRDDir()}
+	os.Exit(fixtures.Run(m, fixtures.Input{
 		Planes: []planes.PlaneSpec{
 			{Name: hostPlane},
-			{Name: projectA, ControllerManager: true, CRDDirs: crdDirs()},
-			{Name: projectB, ControllerManager: true, CRDDirs: crdDirs()},
-			{Name: soloPlane, ControllerManager: true, CRDDirs: crdDirs()},
+			{Name: projectA, ControllerManager: true, CRDDirs: crds},
+			{Name: projectB, ControllerManager: true, CRDDirs: crds},
+			{Name: soloPlane, ControllerManager: true, CRDDirs: crds},
 		},
-		Log: logs,
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop() // deferred in run, not TestMain: os.Exit skips defers
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done, err := start(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	soloDone, err := startSingle(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	cancel()
-	for _, d := range []<-chan error{done, soloDone} {
-		if err := <-d; err != nil {
-			fmt.Fprintf(os.Stderr, "management role: %v\n", err)
-			return 1
-		}
-	}
-	return code
+		Setup: func(ctx context.Context, e *fixtures.Env) error {
+			env = e
+			if err := start(ctx); err != nil {
+				return err
+			}
+			return startSingle(ctx)
+		},
+	}))
 }
 
 // start registers the project planes in the host plane, starts the
 // management role and registers its webhooks with the project planes; it
 // returns once both planes are admitted through the webhooks.
-func start(ctx context.Context) (<-chan error, error) {
-	host, err := client.New(env.Plane(hostPlane).Config(), client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, err
-	}
+func start(ctx context.Context) error {
+	host := env.Client(hostPlane)
 	if err := host.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretNamespace}}); err != nil {
-		return nil, fmt.Errorf("failed to create the secret namespace: %w", err)
+		return fmt.Errorf("failed to create the secret namespace: %w", err)
 	}
 	for _, name := range []string{projectA, projectB} {
 		if err := registerProject(ctx, host, name); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
 	port, certDir, err := webhookServing()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	opts := management.NewOptions()
 	opts.Projects.Mode = projects.ModeKubeconfig
@@ -149,35 +106,31 @@ func start(ctx context.Context) (<-chan error, error) {
 	opts.Manager = ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"}
 	role, err := management.Setup(env.Plane(hostPlane).Config(), opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- role.Start(ctx) }()
+	env.Go("management role", role.Start)
 
 	for _, name := range []string{projectA, projectB} {
 		if err := installWebhooks(ctx, name, name, port); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := waitForAdmission(ctx, projectA, projectB); err != nil {
-		return nil, err
-	}
-	return done, nil
+	return waitForAdmission(ctx, projectA, projectB)
 }
 
 // startSingle starts a second management role in single mode against the
 // solo plane, its webhooks registered at the plain paths.
-func startSingle(ctx context.Context) (<-chan error, error) {
+func startSingle(ctx context.Context) error {
 	if err := registerClient(ctx, soloPlane); err != nil {
-		return nil, err
+		return err
 	}
 	port, certDir, err := webhookServing()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cfg, err := env.Plane(soloPlane).ClientConfig(managerUser, "system:masters")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	opts := management.NewOptions()
 	opts.Webhook.Host, opts.Webhook.Port, opts.Webhook.CertDir = "127.0.0.1", port, certDir
@@ -189,14 +142,13 @@ func startSingle(ctx context.Context) (<-chan error, error) {
 	}
 	role, err := management.Setup(cfg, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- role.Start(ctx) }()
+	env.Go("single-mode management role", role.Start)
 	if err := installWebhooks(ctx, soloPlane, "", port); err != nil {
-		return nil, err
+		return err
 	}
-	return done, waitForAdmission(ctx, soloPlane)
+	return waitForAdmission(ctx, soloPlane)
 }
 
 // registerProject registers a project plane with compute-manager through
@@ -226,9 +178,7 @@ func registerClient(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if clients[name], err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return err
-	}
+	clients[name] = env.ClientFor(cfg)
 	return clients[name].Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: locationNamespace}})
 }
 
@@ -268,7 +218,7 @@ func installWebhooks(ctx context.Context, name, cluster string, port int) error 
 		// the local platform register it).
 		SkipProjectionWriters: []string{managerUser},
 	})
-	c := adminClient(name)
+	c := env.Client(name)
 	if err := c.Create(ctx, mutating); err != nil {
 		return fmt.Errorf("failed to register the mutating webhooks with %s: %w", name, err)
 	}
@@ -299,25 +249,4 @@ func waitForAdmission(ctx context.Context, planes ...string) error {
 		}
 	}
 	return nil
-}
-
-// adminClient returns an admin client of a plane.
-func adminClient(name string) client.Client {
-	return clientFor(env.Plane(name).Config())
-}
-
-// clientFor returns a client for cfg, panicking on error (test setup).
-func clientFor(cfg *rest.Config) client.Client {
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		panic(err)
-	}
-	return c
-}
-
-// crdDirs are the compute and external CRDs.
-func crdDirs() []string {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-	return []string{filepath.Join(root, "config", "crd", "bases"), filepath.Join(root, "config", "crd", "external")}
 }

@@ -288,7 +288,7 @@ func TestProjectedInstancesAreReadOnlyForUsers(t *testing.T) {
 	p := env.Plane(projectA)
 
 	// alice may write Instances as far as RBAC is concerned.
-	admin := adminClient(projectA)
+	admin := env.Client(projectA)
 	g.Expect(admin.Create(ctx, &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "instance-writer", Namespace: ns},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"compute.datumapis.com"}, Resources: []string{"instances", "instances/status"},
@@ -301,10 +301,10 @@ func TestProjectedInstancesAreReadOnlyForUsers(t *testing.T) {
 	})).To(gomega.Succeed())
 	aliceCfg, err := p.ClientConfig("alice")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	alice := clientFor(aliceCfg)
+	alice := env.ClientFor(aliceCfg)
 	managerCfg, err := p.ClientConfig(managerUser, "system:masters")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	manager := clientFor(managerCfg)
+	manager := env.ClientFor(managerCfg)
 
 	// alice may not create a projection; the manager may, and its
 	// requests do not even reach the guard (a match condition): only

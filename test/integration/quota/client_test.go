@@ -28,6 +28,7 @@ import (
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/quota"
+	"github.com/citycells/compute/test/integration/fixtures"
 )
 
 // cellName is the cell the Clients under test run in.
@@ -198,7 +199,7 @@ func TestEveryFailureReasonForReal(t *testing.T) {
 	}{
 		"a stopped quota apiserver means the backend is unavailable": {
 			setup: func(t *testing.T) (*quota.Client, *computev1alpha.Instance) {
-				down, err := planes.Start(context.Background(), planes.Options{Planes: []planes.PlaneSpec{{Name: "quota-down", CRDDirs: []string{crdDir()}}}})
+				down, err := planes.Start(context.Background(), planes.Options{Planes: []planes.PlaneSpec{{Name: "quota-down", CRDDirs: []string{fixtures.ExternalCRDDir()}}}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -300,7 +301,7 @@ func TestReleasingAnUnresolvableProjectOrphansTheClaim(t *testing.T) {
 	g.Expect(counterValue(t, quota.ClaimOrphanedMetric, nil)).To(Equal(before + 1))
 
 	// A stopped backend is not an orphan: the release must be retried.
-	down, startErr := planes.Start(context.Background(), planes.Options{Planes: []planes.PlaneSpec{{Name: "quota-gone", CRDDirs: []string{crdDir()}}}})
+	down, startErr := planes.Start(context.Background(), planes.Options{Planes: []planes.PlaneSpec{{Name: "quota-gone", CRDDirs: []string{fixtures.ExternalCRDDir()}}}})
 	g.Expect(startErr).NotTo(HaveOccurred())
 	cfg := down.Plane("quota-gone").Config()
 	down.Stop()

@@ -8,12 +8,8 @@ package quota_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -24,7 +20,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -34,12 +29,13 @@ import (
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/quota"
 	"github.com/citycells/compute/internal/standin/quotaservice"
+	"github.com/citycells/compute/test/integration/fixtures"
 )
 
 // The shared environment: a project's quota plane with the quota service
 // running against it, and a cell plane holding the cell namespaces.
 var (
-	env       *planes.Environment
+	env       *fixtures.Env
 	quotaCfg  *rest.Config
 	cellCfg   *rest.Config
 	quotaKube client.WithWatch
@@ -51,74 +47,47 @@ var (
 const defaultProject = "p-default"
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	if testing.Verbose() {
-		ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	} else {
-		ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	}
-	var err error
-	env, err = planes.Start(context.Background(), planes.Options{
+	os.Exit(fixtures.Run(m, fixtures.Input{
 		Planes: []planes.PlaneSpec{
-			{Name: "quota", CRDDirs: []string{crdDir()}},
+			{Name: "quota", CRDDirs: []string{fixtures.ExternalCRDDir()}},
 			{Name: "cell"},
 		},
-		Log: os.Stderr,
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "failed to start planes: %v\n", err)
-		return 1
-	}
-	defer env.Stop()
-	quotaCfg = env.Plane("quota").Config()
-	cellCfg = env.Plane("cell").Config()
-	scheme, err := quotaservice.NewScheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if quotaKube, err = client.NewWithWatch(quotaCfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if cellKube, err = client.New(cellCfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-
-	grant, err := quotaservice.ComputeGrant(10, "40", "80Gi")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	stop, err := startService(quotaCfg, quotaservice.Options{Project: defaultProject, DefaultGrant: grant})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer stop()
-	return m.Run()
+		Setup: setup,
+	}))
 }
 
-// crdDir is config/crd/external, the quota CRDs.
-func crdDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "crd", "external")
+// setup builds the tests' clients and starts the shared quota service.
+func setup(ctx context.Context, e *fixtures.Env) error {
+	env = e
+	quotaCfg, cellCfg = e.Config("quota"), e.Config("cell")
+	quotaKube, cellKube = e.Client("quota"), e.Client("cell")
+	grant, err := quotaservice.ComputeGrant(10, "40", "80Gi")
+	if err != nil {
+		return err
+	}
+	mgr, err := newService(ctx, quotaCfg, quotaservice.Options{Project: defaultProject, DefaultGrant: grant})
+	if err != nil {
+		return err
+	}
+	e.Go("quota service", mgr.Start)
+	return nil
+}
+
+// newService returns a quota service against cfg, to be started with ctx
+// (its bootstrap runs under it).
+func newService(ctx context.Context, cfg *rest.Config, opts quotaservice.Options) (manager.Manager, error) {
+	return quotaservice.NewManager(ctx, cfg, manager.Options{
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Logger:                 ctrl.Log.WithName("quota-service"),
+	}, opts)
 }
 
 // startService runs a quota service against cfg until the returned stop is
 // called.
 func startService(cfg *rest.Config, opts quotaservice.Options) (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := quotaservice.NewManager(ctx, cfg, manager.Options{
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Logger:                 ctrl.Log.WithName("quota-service"),
-	}, opts)
+	mgr, err := newService(ctx, cfg, opts)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/standin/quotaservice"
+	"github.com/citycells/compute/test/integration/fixtures"
 )
 
 const (
@@ -459,7 +460,7 @@ func TestTheServiceBootstrapsRegistrationsAndTheDefaultGrant(t *testing.T) {
 func TestARestartRepairsAnAllocationLeakedByACrash(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	own := planes.StartForTest(t, planes.Options{Planes: []planes.PlaneSpec{{Name: "quota-restart", CRDDirs: []string{crdDir()}}}})
+	own := planes.StartForTest(t, planes.Options{Planes: []planes.PlaneSpec{{Name: "quota-restart", CRDDirs: []string{fixtures.ExternalCRDDir()}}}})
 	cfg := own.Plane("quota-restart").Config()
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: quotaKube.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -503,7 +504,7 @@ func TestARestartRepairsAnAllocationLeakedByACrash(t *testing.T) {
 func TestTwoServicesRacingOnOnePlaneNeverOverGrant(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	own := planes.StartForTest(t, planes.Options{Planes: []planes.PlaneSpec{{Name: "quota-race", CRDDirs: []string{crdDir()}}}})
+	own := planes.StartForTest(t, planes.Options{Planes: []planes.PlaneSpec{{Name: "quota-race", CRDDirs: []string{fixtures.ExternalCRDDir()}}}})
 	cfg := own.Plane("quota-race").Config()
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: quotaKube.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())

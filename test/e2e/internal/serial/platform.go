@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/citycells/compute/internal/local"
+	"github.com/citycells/compute/internal/local/platform"
 )
 
 // RunPlatform is the body of an end-to-end package's TestMain: it takes the
@@ -18,7 +18,7 @@ import (
 // the platform. The state directory is removed after a pass and kept, with
 // its logs, after a failure. The checks run after the tests pass, on the
 // running platform (its logs, say); one that fails fails the run.
-func RunPlatform(m *testing.M, cfg local.Config, startTimeout time.Duration, connect func(*local.Platform) error, checks ...func(*local.Platform) error) int {
+func RunPlatform(m *testing.M, cfg platform.Config, startTimeout time.Duration, connect func(*platform.Platform) error, checks ...func(*platform.Platform) error) int {
 	unlock, err := Lock()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -33,7 +33,7 @@ func RunPlatform(m *testing.M, cfg local.Config, startTimeout time.Duration, con
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	cfg.StateDir, cfg.Log = dir, os.Stderr
-	platform, err := local.Up(ctx, cfg)
+	platform, err := platform.Up(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "failed to start the local platform: %v\nlogs are in %s/logs\n", err, dir)
 		return 1

@@ -1,0 +1,110 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+)
+
+// Resolver is implemented by options that read what Run needs from the
+// server: RunE calls Resolve after Validate, so the command line is
+// checked before anything talks to the server, and Run only uses the
+// options. Options resolve by embedding ProjectRef or WorkloadRef.
+type Resolver interface {
+	// Resolve connects and reads what Run needs.
+	Resolve(ctx context.Context) error
+}
+
+// ProjectRef is the project a command acts in: the Factory, and, once
+// resolved, the clients to the project with compute enabled for it.
+// Embed it in a command's options.
+type ProjectRef struct {
+	// Factory gives streams, clock and clients.
+	Factory *Factory
+	// Clients talk to the project; set by Resolve. Clients.Namespace is
+	// the namespace the command acts in.
+	Clients *Clients
+}
+
+// Resolve connects to the project and makes sure compute is enabled for
+// it (EnsureEnabled): the first step of every command that uses the
+// project.
+func (p *ProjectRef) Resolve(ctx context.Context) error {
+	c, err := p.Factory.Clients()
+	if err != nil {
+		return err
+	}
+	if err := p.Factory.EnsureEnabled(ctx, c); err != nil {
+		return err
+	}
+	p.Clients = c
+	return nil
+}
+
+// WorkloadRef is the workload a command acts on, named by its NAME
+// argument: Complete takes the name, Resolve connects and reads the
+// Workload. Embed it in a command's options.
+type WorkloadRef struct {
+	ProjectRef
+	// Name is the workload.
+	Name string
+	// Workload is the workload as read by Resolve.
+	Workload *computev1alpha.Workload
+}
+
+// NewWorkloadRef returns the reference of a command built with f.
+func NewWorkloadRef(f *Factory) WorkloadRef {
+	return WorkloadRef{ProjectRef: ProjectRef{Factory: f}}
+}
+
+// Complete takes the workload name from the arguments (ExactArgs("NAME")
+// checked there is one). Options that need nothing else completed use it
+// as their Complete.
+func (r *WorkloadRef) Complete(_ *cobra.Command, args []string) error {
+	r.Name = args[0]
+	return nil
+}
+
+// Resolve connects to the project (ProjectRef.Resolve) and reads the
+// workload; a missing one is an error that says how to list workloads.
+func (r *WorkloadRef) Resolve(ctx context.Context) error {
+	if err := r.ProjectRef.Resolve(ctx); err != nil {
+		return err
+	}
+	w, err := r.Factory.GetWorkload(ctx, r.Clients, r.Name)
+	if err != nil {
+		return err
+	}
+	r.Workload = w
+	return nil
+}
+
+// PrintCurrent prints the workload as it is now on the server when -o
+// asks for a document (the result of a command that changed it); with the
+// table format it prints nothing.
+func (r *WorkloadRef) PrintCurrent(ctx context.Context, o *OutputFlags) error {
+	if o.IsTable() {
+		return nil
+	}
+	w, err := r.Factory.GetWorkload(ctx, r.Clients, r.Name)
+	if err != nil {
+		return err
+	}
+	return r.Factory.PrintResult(o, w, r.Clients.Scheme)
+}
+
+// PatchError explains a failed patch of the workload guarded by its
+// generation (JSONPatch.GuardGeneration). A concurrent change says so and
+// to run the command again; doing, when set, says when (" while
+// scaling"). Other errors are wrapped as "cannot <action>: <err>".
+func (r *WorkloadRef) PatchError(err error, doing, action string) error {
+	if errors.Is(err, ErrChanged) {
+		return WithHints(fmt.Errorf("workload %s was changed by someone else%s; nothing was changed", r.Name, doing),
+			"Run the command again.")
+	}
+	return fmt.Errorf("cannot %s: %w", action, err)
+}

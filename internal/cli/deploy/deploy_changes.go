@@ -1,0 +1,71 @@
+package deploy
+
+import "github.com/spf13/pflag"
+
+// changes is a set of the workload flags given on the command line: what
+// deploy changes of an existing workload.
+type changes uint16
+
+// The workload flags, one bit each.
+const (
+	changeImage changes = 1 << iota
+	changeCity
+	changeMin
+	changeMax
+	changePort
+	changeEnv
+	changeCommand
+	changeArgs
+	changeInstanceType
+	changePolicy
+	changePlacement
+)
+
+// Groups of workload flags.
+const (
+	// containerChanges change the workload's one container.
+	containerChanges = changeImage | changeCommand | changeArgs | changePort | changeEnv
+	// placementChanges change a placement.
+	placementChanges = changeCity | changeMin | changeMax | changePolicy | changePlacement
+)
+
+// workloadFlag names the flag of a change.
+type workloadFlag struct {
+	change changes
+	name   string
+}
+
+// workloadFlags are the flags that describe the workload, in the order
+// messages list them; -f excludes them.
+func workloadFlags() []workloadFlag {
+	return []workloadFlag{
+		{changeImage, "image"}, {changeCity, "city"}, {changeMin, "min"}, {changeMax, "max"},
+		{changePort, "port"}, {changeEnv, "env"}, {changeCommand, "command"}, {changeArgs, "args"},
+		{changeInstanceType, "instance-type"}, {changePolicy, "policy"}, {changePlacement, "placement"},
+	}
+}
+
+// changesOf returns the workload flags set on fs.
+func changesOf(fs *pflag.FlagSet) changes {
+	var c changes
+	for _, f := range workloadFlags() {
+		if fs.Changed(f.name) {
+			c |= f.change
+		}
+	}
+	return c
+}
+
+// has reports whether any of the flags in set was given.
+func (c changes) has(set changes) bool { return c&set != 0 }
+
+// flags names the flags in c, as typed: "--image", "--city".
+func (c changes) flags() []string {
+	var out []string
+	for _, f := range workloadFlags() {
+		if c.has(f.change) {
+			out = append(out, "--"+f.name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/local/platform"
+)
+
+// Exit codes of compute-local: the shared ones of the CLIs (cmdutil), and
+// one of its own.
+const (
+	// ExitOK means success (status: everything is up).
+	ExitOK = cmdutil.ExitOK
+	// ExitFailure means the command failed (status: something is down).
+	ExitFailure = cmdutil.ExitFailure
+	// ExitUsage means the command line was wrong.
+	ExitUsage = cmdutil.ExitUsage
+	// ExitNotRunning means no platform is recorded in the state directory.
+	ExitNotRunning = 3
+)
+
+// failure is a command that failed (exit 1); ErrNotRunning exits 3.
+func failure(err error) error {
+	if errors.Is(err, platform.ErrNotRunning) {
+		return withCode(err, ExitNotRunning)
+	}
+	return withCode(err, ExitFailure)
+}
+
+// usage is a command line mistake (exit 2).
+func usage(err error) error { return withCode(err, ExitUsage) }
+
+// withCode gives err the exit code code, unless it already has one.
+func withCode(err error, code int) error {
+	if err == nil {
+		return nil
+	}
+	var ee *cmdutil.ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &cmdutil.ExitError{Code: code, Err: err}
+}
+
+// Streams are the command's input and output.
+type Streams struct {
+	// Out receives results; Err receives progress and errors.
+	Out, Err io.Writer
+}
+
+// globalOptions are the flags shared by every command.
+type globalOptions struct {
+	streams  Streams
+	stateDir string
+}
+
+// resolveStateDir returns --state-dir or the default.
+func (o *globalOptions) resolveStateDir() (string, error) {
+	if o.stateDir != "" {
+		return o.stateDir, nil
+	}
+	return platform.DefaultStateDir()
+}
+
+// readState reads the state of the chosen directory.
+func (o *globalOptions) readState() (*platform.State, error) {
+	dir, err := o.resolveStateDir()
+	if err != nil {
+		return nil, failure(err)
+	}
+	st, err := platform.ReadState(dir)
+	return st, failure(err)
+}
+
+// exitCodes gives a command's errors their exit codes: what Complete and
+// Run return is a failure, what Validate returns a usage error, unless
+// either already carries a code.
+type exitCodes struct{ cmdutil.Runner }
+
+// Complete completes the command; its errors are failures.
+func (c exitCodes) Complete(cmd *cobra.Command, args []string) error {
+	return failure(c.Runner.Complete(cmd, args))
+}
+
+// Validate validates the command; its errors are usage errors.
+func (c exitCodes) Validate() error { return usage(c.Runner.Validate()) }
+
+// Run runs the command; its errors are failures.
+func (c exitCodes) Run(ctx context.Context) error { return failure(c.Runner.Run(ctx)) }
+
+// runE adapts a command to cobra with the anatomy of every CLI of the
+// project (cmdutil.RunE: Complete, Validate, Run), its errors carrying
+// compute-local's exit codes.
+func runE(c cmdutil.Runner) func(*cobra.Command, []string) error {
+	return cmdutil.RunE(exitCodes{c})
+}
+
+// Main runs compute-local with args and returns its exit code.
+func Main(args []string, streams Streams) int {
+	cmd := NewCommand(streams)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *cmdutil.ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil && ee.Err.Error() != "" {
+			fprintf(streams.Err, "compute-local: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	fprintf(streams.Err, "compute-local: %v\nRun compute-local --help for usage.\n", err)
+	return ExitUsage
+}
+
+// NewCommand builds the compute-local command tree.
+func NewCommand(streams Streams) *cobra.Command {
+	o := &globalOptions{streams: streams}
+	root := &cobra.Command{
+		Use:   "compute-local",
+		Short: "Run compute's local platform: project plane, Karmada federation plane and city cells",
+		Long: `compute-local runs a complete local compute platform from real components
+(etcd, kube-apiserver, kube-controller-manager, Karmada, compute-manager),
+with no Docker and no external cluster. State, kubeconfigs and logs live in
+the state directory (--state-dir, $` + platform.EnvStateDir + `, default
+$XDG_STATE_HOME/compute-local or ~/.local/state/compute-local).
+
+Fault controls (stop, start, restart, partition, heal) break the running
+platform on purpose, to see what the product does when a component or a
+city fails.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
+	root.PersistentFlags().StringVar(&o.stateDir, "state-dir", "", "State directory (default $"+platform.EnvStateDir+", then the user state directory)")
+	root.AddGroup(&cobra.Group{ID: "platform", Title: "Platform:"}, &cobra.Group{ID: "faults", Title: "Fault controls:"})
+	for _, c := range []*cobra.Command{newUpCommand(o), newDownCommand(o), newStatusCommand(o), newKubeconfigCommand(o), newEnvCommand(o), newImageCommand(o)} {
+		c.GroupID = "platform"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{
+		newStopCommand(o), newStartCommand(o), newRestartCommand(o), newPartitionCommand(o), newHealCommand(o),
+	} {
+		c.GroupID = "faults"
+		root.AddCommand(c)
+	}
+	root.AddCommand(newLinkProxyCommand(o), newRegistryCommand(o))
+	return root
+}
+
+// firstLine returns the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// since formats the time elapsed since t.
+func since(t time.Time) string {
+	return time.Since(t).Round(10 * time.Millisecond).String()
+}
+
+// fprintf writes to a terminal stream; there is nothing useful to do when
+// that fails.
+func fprintf(w io.Writer, format string, args ...any) {
+	_, _ = fmt.Fprintf(w, format, args...)
+}
+
+// fprintln is fprintf for fmt.Fprintln.
+func fprintln(w io.Writer, args ...any) {
+	_, _ = fmt.Fprintln(w, args...)
+}
