@@ -125,7 +125,8 @@ func TestRolesCoverEveryMarker(t *testing.T) {
 // the hub holds its hub permissions through compute-federation).
 var markerRoles = map[string][]string{
 	"internal/controller/workload":           {"management"},
-	"internal/controller/references":         {"management"},
+	"internal/controller/companions":         {"management", "federation"},
+	"internal/webhook":                       {"management"},
 	"internal/projects":                      {"management"},
 	"internal/controller/federation":         {"management", "federation"},
 	"internal/controller/projector":          {"management", "federation"},
@@ -235,13 +236,19 @@ func TestRolesStayInTheirFence(t *testing.T) {
 		"management": {
 			{"compute.datumapis.com", "instances", "update"}, {"policy.karmada.io", "propagationpolicies", "create"},
 		},
+		// The management identity writes the companions of referenced data
+		// into the hub (Secrets included: it is the trusted plane that reads
+		// the project's); it never reads a Workload there.
 		"federation": {
 			{"compute.datumapis.com", "instances", "create"}, {"compute.datumapis.com", "instances", "patch"},
-			{"compute.datumapis.com", "workloads", "get"}, {"", "secrets", "get"},
+			{"compute.datumapis.com", "workloads", "get"},
 		},
+		// A cell's identity in the hub never reads the companions there:
+		// Karmada brings its own city's into its cell.
 		"cell-writeback": {
 			{"compute.datumapis.com", "workloaddeployments", "create"}, {"policy.karmada.io", "propagationpolicies", "list"},
-			{"", "namespaces", "create"},
+			{"", "namespaces", "create"}, {"", "secrets", "get"}, {"", "secrets", "list"}, {"", "secrets", "watch"},
+			{"", "configmaps", "get"}, {"", "configmaps", "list"},
 		},
 		// The provider reads the ConfigMaps and Secrets its Pods name, one
 		// by one: it never lists or watches them (every Secret of the cell

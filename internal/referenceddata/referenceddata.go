@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
@@ -56,53 +58,64 @@ func ParseToken(token string) (kind, name string, ok bool) {
 	return kind, name, ok && name != "" && (kind == KindConfigMap || kind == KindSecret)
 }
 
-// Refs returns every ConfigMap and Secret spec reads, sorted by token and
-// without duplicates: volume sources, environment variables read from
-// keys, and image pull secrets. An object is Optional only when every
+// Visit calls fn for every reference spec makes to a ConfigMap or Secret
+// (volume sources, environment variables read from keys, image pull
+// secrets), with the path of the field that makes it under base.
+func Visit(spec *computev1alpha.InstanceSpec, base *field.Path, fn func(kind, name string, optional bool, path *field.Path)) {
+	opt := func(o *bool) bool { return o != nil && *o }
+	for i, v := range spec.Volumes {
+		p := base.Child("volumes").Index(i)
+		if s := v.Secret; s != nil {
+			name, f := s.SecretName, "secretName"
+			if name == "" {
+				name, f = s.Name, "name"
+			}
+			if name != "" {
+				fn(KindSecret, name, opt(s.Optional), p.Child("secret", f))
+			}
+		}
+		if c := v.ConfigMap; c != nil && c.Name != "" {
+			fn(KindConfigMap, c.Name, opt(c.Optional), p.Child("configMap", "name"))
+		}
+	}
+	sb := spec.Runtime.Sandbox
+	if sb == nil {
+		return
+	}
+	sbp := base.Child("runtime", "sandbox")
+	for ci, c := range sb.Containers {
+		for ei, e := range c.Env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			p := sbp.Child("containers").Index(ci).Child("env").Index(ei).Child("valueFrom")
+			if r := e.ValueFrom.SecretKeyRef; r != nil && r.Name != "" {
+				fn(KindSecret, r.Name, opt(r.Optional), p.Child("secretKeyRef", "name"))
+			}
+			if r := e.ValueFrom.ConfigMapKeyRef; r != nil && r.Name != "" {
+				fn(KindConfigMap, r.Name, opt(r.Optional), p.Child("configMapKeyRef", "name"))
+			}
+		}
+	}
+	for i, s := range sb.ImagePullSecrets {
+		if s.Name != "" {
+			fn(KindSecret, s.Name, false, sbp.Child("imagePullSecrets").Index(i).Child("name"))
+		}
+	}
+}
+
+// Refs returns every ConfigMap and Secret spec reads (see Visit), sorted
+// by token and without duplicates. An object is Optional only when every
 // reference to it is.
 func Refs(spec *computev1alpha.InstanceSpec) []Ref {
 	byToken := map[string]*Ref{}
-	add := func(kind, name string, optional *bool) {
-		if name == "" {
-			return
-		}
-		opt := optional != nil && *optional
+	Visit(spec, nil, func(kind, name string, optional bool, _ *field.Path) {
 		if r, ok := byToken[Token(kind, name)]; ok {
-			r.Optional = r.Optional && opt
+			r.Optional = r.Optional && optional
 			return
 		}
-		byToken[Token(kind, name)] = &Ref{Kind: kind, Name: name, Optional: opt}
-	}
-	for _, v := range spec.Volumes {
-		if s := v.Secret; s != nil {
-			name := s.SecretName
-			if name == "" {
-				name = s.Name
-			}
-			add(KindSecret, name, s.Optional)
-		}
-		if c := v.ConfigMap; c != nil {
-			add(KindConfigMap, c.Name, c.Optional)
-		}
-	}
-	if sb := spec.Runtime.Sandbox; sb != nil {
-		for _, c := range sb.Containers {
-			for _, e := range c.Env {
-				if e.ValueFrom == nil {
-					continue
-				}
-				if r := e.ValueFrom.SecretKeyRef; r != nil {
-					add(KindSecret, r.Name, r.Optional)
-				}
-				if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
-					add(KindConfigMap, r.Name, r.Optional)
-				}
-			}
-		}
-		for _, s := range sb.ImagePullSecrets {
-			add(KindSecret, s.Name, nil)
-		}
-	}
+		byToken[Token(kind, name)] = &Ref{Kind: kind, Name: name, Optional: optional}
+	})
 	out := make([]Ref, 0, len(byToken))
 	for _, r := range byToken {
 		out = append(out, *r)

@@ -73,7 +73,26 @@ func (a *workloadAdmission) ValidateCreate(ctx context.Context, w *computev1alph
 	if err != nil {
 		return nil, err
 	}
-	return warnings(w, env), invalid(w, validation.ValidateWorkloadCreate(w, env))
+	errs := validation.ValidateWorkloadCreate(w, env)
+	unreadable, err := a.unreadable(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return warnings(w, env), invalid(w, append(errs, unreadable...))
+}
+
+// unreadable returns the references of w's template its author may not
+// read (see unreadableReferences); none outside an admission request.
+func (a *workloadAdmission) unreadable(ctx context.Context, w *computev1alpha.Workload) (field.ErrorList, error) {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return nil, nil //nolint:nilerr // called outside an admission request: nobody to check
+	}
+	cl, err := clusterOf(ctx, a.clusters)
+	if err != nil {
+		return nil, apierrors.NewServiceUnavailable(err.Error())
+	}
+	return unreadableReferences(ctx, cl.GetClient(), req, w)
 }
 
 // ValidateUpdate validates a change to a Workload.
@@ -85,7 +104,12 @@ func (a *workloadAdmission) ValidateUpdate(ctx context.Context, old, w *computev
 	if err != nil {
 		return nil, err
 	}
-	return warnings(w, env), invalid(w, validation.ValidateWorkloadUpdate(w, old, env))
+	errs := validation.ValidateWorkloadUpdate(w, old, env)
+	unreadable, err := a.unreadable(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return warnings(w, env), invalid(w, append(errs, unreadable...))
 }
 
 // ValidateDelete accepts every deletion.

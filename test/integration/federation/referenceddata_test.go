@@ -1,0 +1,153 @@
+package federation
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/referenceddata"
+)
+
+// marker is a secret value no plane's objects other than the Secrets may
+// ever carry.
+const marker = "s3cr3t-marker-7f1c"
+
+// withReferences makes wd mount Secret db and read key "mode" of ConfigMap
+// app as env.
+func withReferences(wd *computev1alpha.WorkloadDeployment) *computev1alpha.WorkloadDeployment {
+	spec := &wd.Spec.Template.Spec
+	spec.Volumes = append(spec.Volumes, computev1alpha.InstanceVolume{Name: "db",
+		Secret: &computev1alpha.SecretVolumeSource{SecretName: "db"}})
+	c := &spec.Runtime.Sandbox.Containers[0]
+	c.Env = append(c.Env, computev1alpha.EnvVar{Name: "MODE", ValueFrom: &computev1alpha.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: "mode"}}})
+	return wd
+}
+
+func TestReferencedDataIsCopiedToTheHubAndCollectedWithItsLastUser(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns, hubNS := newNamespace(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}, Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{"password": []byte(marker)}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}, Data: map[string]string{"mode": "blue"}}
+	g.Expect(projectClient.Create(ctx, secret)).To(Succeed())
+	g.Expect(projectClient.Create(ctx, cm)).To(Succeed())
+	dfw := withReferences(makeWD(ns, "web-dfw", "DFW", 1))
+	lhr := withReferences(makeWD(ns, "web-lhr", "LHR", 1))
+	g.Expect(projectClient.Create(ctx, dfw)).To(Succeed())
+	g.Expect(projectClient.Create(ctx, lhr)).To(Succeed())
+
+	t.Log("one companion per object in the hub namespace, a Secret staying a Secret, labelled and hashed")
+	hubSecret, hubCM := &corev1.Secret{}, &corev1.ConfigMap{}
+	g.Eventually(get(hubClient, hubNS, "secret.db", hubSecret), timeout, interval).Should(Succeed())
+	g.Eventually(get(hubClient, hubNS, "configmap.app", hubCM), timeout, interval).Should(Succeed())
+	g.Expect(hubSecret.Type).To(Equal(corev1.SecretTypeOpaque))
+	g.Expect(string(hubSecret.Data["password"])).To(Equal(marker))
+	g.Expect(hubCM.Data).To(HaveKeyWithValue("mode", "blue"))
+	for _, obj := range []client.Object{hubSecret, hubCM} {
+		g.Expect(obj.GetLabels()).To(HaveKeyWithValue("compute.datumapis.com/referenced-data", "true"))
+		g.Expect(obj.GetAnnotations()).To(HaveKey(computev1alpha.ReferencedDataHashAnnotation))
+	}
+
+	t.Log("each deployment records what its cell must hold, holds Datum's finalizer, reports ReferencedDataReady, and its hub copy carries the record")
+	want := `["ConfigMap/app","Secret/db"]`
+	for _, wd := range []*computev1alpha.WorkloadDeployment{dfw, lhr} {
+		g.Eventually(func(g Gomega) {
+			cur := &computev1alpha.WorkloadDeployment{}
+			g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(wd), cur)).To(Succeed())
+			g.Expect(cur.Annotations).To(HaveKeyWithValue("compute.datumapis.com/expected-referenced-data", want))
+			g.Expect(controllerutil.ContainsFinalizer(cur, "compute.datumapis.com/referenced-data-controller")).To(BeTrue())
+			c := meta.FindStatusCondition(cur.Status.Conditions, "ReferencedDataReady")
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal("Ready"))
+			hubCopy := &computev1alpha.WorkloadDeployment{}
+			g.Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: hubNS, Name: wd.Name}, hubCopy)).To(Succeed())
+			g.Expect(hubCopy.Annotations).To(HaveKeyWithValue("compute.datumapis.com/expected-referenced-data", want))
+			e := referenceddata.ExpectedOf(hubCopy.Annotations)
+			g.Expect(e.Hashes).To(HaveKeyWithValue("Secret/db", hubSecret.Annotations[computev1alpha.ReferencedDataHashAnnotation]))
+		}, timeout, interval).Should(Succeed())
+	}
+
+	t.Log("the city policies propagate the companions with the deployments")
+	policy := &policyv1alpha1.PropagationPolicy{}
+	g.Eventually(get(hubClient, hubNS, "city-dfw", policy), timeout, interval).Should(Succeed())
+	g.Expect(policy.Spec.PropagateDeps).To(BeTrue())
+
+	t.Log("the secret's bytes appear in no deployment, in either plane")
+	for _, c := range []client.Client{projectClient, hubClient} {
+		var list computev1alpha.WorkloadDeploymentList
+		g.Expect(c.List(ctx, &list)).To(Succeed())
+		raw, err := json.Marshal(list)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(strings.Contains(string(raw), marker)).To(BeFalse(), "a WorkloadDeployment carries the secret")
+	}
+
+	t.Log("a changed source updates its companion and the hash the cells must see")
+	oldHash := hubSecret.Annotations[computev1alpha.ReferencedDataHashAnnotation]
+	secret.Data["password"] = []byte("rotated")
+	g.Expect(projectClient.Update(ctx, secret)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: hubNS, Name: "secret.db"}, hubSecret)).To(Succeed())
+		g.Expect(string(hubSecret.Data["password"])).To(Equal("rotated"))
+		cur := &computev1alpha.WorkloadDeployment{}
+		g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(dfw), cur)).To(Succeed())
+		g.Expect(referenceddata.ExpectedOf(cur.Annotations).Hashes["Secret/db"]).NotTo(Equal(oldHash))
+	}, timeout, interval).Should(Succeed())
+
+	t.Log("a source deleted in use: SourceNotFound, and its companion stays for what runs")
+	g.Expect(projectClient.Delete(ctx, cm)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cur := &computev1alpha.WorkloadDeployment{}
+		g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(dfw), cur)).To(Succeed())
+		c := meta.FindStatusCondition(cur.Status.Conditions, "ReferencedDataReady")
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal("SourceNotFound"))
+		g.Expect(c.Message).To(ContainSubstring("ConfigMap app"))
+		g.Expect(cur.Annotations).To(HaveKeyWithValue(computev1alpha.ReferencedDataErrorAnnotation, ContainSubstring("SourceNotFound")))
+	}, timeout, interval).Should(Succeed())
+	g.Consistently(get(hubClient, hubNS, "configmap.app", &corev1.ConfigMap{}), "2s", interval).Should(Succeed())
+	g.Expect(projectClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
+		Data: map[string]string{"mode": "green"}})).To(Succeed())
+
+	t.Log("deleting one user keeps the shared companions; deleting the last collects them and releases the finalizers")
+	g.Expect(projectClient.Delete(ctx, dfw)).To(Succeed())
+	g.Eventually(gone(projectClient, ns, dfw.Name, &computev1alpha.WorkloadDeployment{}), timeout, interval).Should(BeTrue())
+	g.Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: hubNS, Name: "secret.db"}, &corev1.Secret{})).To(Succeed())
+	g.Expect(projectClient.Delete(ctx, lhr)).To(Succeed())
+	g.Eventually(gone(projectClient, ns, lhr.Name, &computev1alpha.WorkloadDeployment{}), timeout, interval).Should(BeTrue())
+	g.Eventually(gone(hubClient, hubNS, "secret.db", &corev1.Secret{}), timeout, interval).Should(BeTrue())
+	g.Eventually(gone(hubClient, hubNS, "configmap.app", &corev1.ConfigMap{}), timeout, interval).Should(BeTrue())
+}
+
+func TestReferencedDataOverTheLimitIsRefusedNamingTheObject(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns, hubNS := newNamespace(t)
+	big := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
+		BinaryData: map[string][]byte{"blob": make([]byte, referenceddata.MaxObjectBytes+1)}}
+	g.Expect(projectClient.Create(ctx, big)).To(Succeed())
+	g.Expect(projectClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}})).To(Succeed())
+	wd := withReferences(makeWD(ns, "web-dfw", "DFW", 1))
+	g.Expect(projectClient.Create(ctx, wd)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cur := &computev1alpha.WorkloadDeployment{}
+		g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(wd), cur)).To(Succeed())
+		c := meta.FindStatusCondition(cur.Status.Conditions, "ReferencedDataReady")
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(c.Reason).To(Equal("SourceTooLarge"))
+		g.Expect(c.Message).To(ContainSubstring("ConfigMap app holds 262145 bytes"))
+	}, timeout, interval).Should(Succeed())
+	g.Consistently(gone(hubClient, hubNS, "configmap.app", &corev1.ConfigMap{}), "2s", interval).Should(BeTrue())
+}
