@@ -179,7 +179,8 @@ type Expected struct {
 
 // Annotations returns the annotations that record e on a
 // WorkloadDeployment: the expected tokens, their hashes, and the error
-// ("" removes it when merged).
+// (present and empty when there is none, so every copy downstream sees it
+// cleared).
 func (e Expected) Annotations() map[string]string {
 	tokens := e.Tokens
 	if tokens == nil {

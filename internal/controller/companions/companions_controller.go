@@ -312,19 +312,15 @@ func (s *pass) record(ctx context.Context, wd *computev1alpha.WorkloadDeployment
 	return err
 }
 
-// mergeAnnotations sets over on base; an empty value removes the key.
+// mergeAnnotations sets over on base. A cleared error stays as an empty
+// value: the hub copy only ever gains or changes annotations, so a removed
+// key would never leave it.
 func mergeAnnotations(base, over map[string]string) map[string]string {
 	out := maps.Clone(base)
 	if out == nil {
 		out = map[string]string{}
 	}
-	for k, v := range over {
-		if v == "" {
-			delete(out, k)
-			continue
-		}
-		out[k] = v
-	}
+	maps.Copy(out, over)
 	return out
 }
 

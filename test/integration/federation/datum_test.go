@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,24 +20,24 @@ func TestADatumShapedDeploymentAndItsInstancesAreCarriedUntouched(t *testing.T) 
 	wd := makeWD(ns, "datum-dfw", "DFW", 1)
 	wd.Spec.Template = fixtures.DatumTemplate()
 	wd.Spec.ScaleSettings = fixtures.DatumScaleSettings()
-	wd.Annotations = map[string]string{computev1alpha.MissingReferencesAnnotation: "Secret/db-creds"}
 	g.Expect(projectClient.Create(ctx, wd)).To(Succeed())
 
-	t.Log("the hub copy carries the template, the metrics and the missing references untouched")
+	t.Log("the hub copy carries the template and the metrics untouched, and why its referenced data cannot be delivered yet")
 	hubWD := &computev1alpha.WorkloadDeployment{}
-	g.Eventually(get(hubClient, hubNS, wd.Name, hubWD), timeout, interval).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: hubNS, Name: wd.Name}, hubWD)).To(Succeed())
+		g.Expect(hubWD.Annotations).To(HaveKeyWithValue(computev1alpha.ReferencedDataErrorAnnotation, ContainSubstring("SourceNotFound")))
+	}, timeout, interval).Should(Succeed())
 	g.Expect(fixtures.Diff(wd.Spec, hubWD.Spec)).To(BeEmpty())
-	g.Expect(hubWD.Annotations).To(HaveKeyWithValue(computev1alpha.MissingReferencesAnnotation, "Secret/db-creds"))
 
-	t.Log("a cleared list reaches the hub copy too")
-	cur := &computev1alpha.WorkloadDeployment{}
-	g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(wd), cur)).To(Succeed())
-	patched := cur.DeepCopy()
-	patched.Annotations[computev1alpha.MissingReferencesAnnotation] = ""
-	g.Expect(projectClient.Patch(ctx, patched, client.MergeFrom(cur))).To(Succeed())
+	t.Log("once the objects exist, the hub copy names what its cell must hold, and the error is gone")
+	g.Expect(projectClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-creds", Namespace: ns},
+		StringData: map[string]string{"password": "s3cret"}})).To(Succeed())
+	g.Expect(projectClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app-config", Namespace: ns}})).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(hubWD), hubWD)).To(Succeed())
-		g.Expect(hubWD.Annotations).To(HaveKeyWithValue(computev1alpha.MissingReferencesAnnotation, ""))
+		g.Expect(hubWD.Annotations).To(HaveKeyWithValue(computev1alpha.ReferencedDataErrorAnnotation, ""))
+		g.Expect(hubWD.Annotations).To(HaveKeyWithValue(computev1alpha.ExpectedReferencedDataAnnotation, ContainSubstring("Secret/db-creds")))
 	}, timeout, interval).Should(Succeed())
 
 	t.Log("the cell Instance made from it is written back and projected with the same spec")

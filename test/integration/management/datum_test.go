@@ -258,36 +258,6 @@ func TestAFullDatumTemplateIsAcceptedAndDeployedUnchanged(t *testing.T) {
 	}, timeout, interval).Should(gomega.Succeed())
 }
 
-func TestMissingSecretsAndConfigMapsAreRecordedOnTheDeployments(t *testing.T) {
-	g := gomega.NewWithT(t)
-	ctx := context.Background()
-	ns := newNamespace(t, projectA)
-	bindCity(t, projectA, ns, "DFW", true)
-	w := create(t, projectA, makeWorkload("refs", ns).with(func(w *computev1alpha.Workload) {
-		w.Spec.Template = fixtures.DatumTemplate()
-		w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", CityCodes: []string{"DFW"}, ScaleSettings: fixtures.DatumScaleSettings()}}
-	}).build())
-	missing := func(g gomega.Gomega) string {
-		wds := deploymentsOf(g, projectA, w)
-		g.Expect(wds).To(gomega.HaveKey("DFW"))
-		v, ok := wds["DFW"].Annotations[computev1alpha.MissingReferencesAnnotation]
-		g.Expect(ok).To(gomega.BeTrue(), "the deployment carries no %s annotation", computev1alpha.MissingReferencesAnnotation)
-		return v
-	}
-
-	t.Log("the required ConfigMap and Secret are missing; the optional configMapKeyRef is not reported")
-	g.Eventually(missing, timeout, interval).Should(gomega.Equal("ConfigMap/app-config,Secret/db-creds"))
-
-	t.Log("creating the Secret takes it off the list; only its name is read, never its data")
-	g.Expect(clients[projectA].Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-creds", Namespace: ns},
-		StringData: map[string]string{"password": "s3cret"}})).To(gomega.Succeed())
-	g.Eventually(missing, timeout, interval).Should(gomega.Equal("ConfigMap/app-config"))
-
-	t.Log("creating the ConfigMap clears it")
-	g.Expect(clients[projectA].Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app-config", Namespace: ns}})).To(gomega.Succeed())
-	g.Eventually(missing, timeout, interval).Should(gomega.BeEmpty())
-}
-
 // runtimeToUnstructured converts a Workload spec to its JSON object form.
 func runtimeToUnstructured(spec computev1alpha.WorkloadSpec) (map[string]any, error) {
 	return apiruntime.DefaultUnstructuredConverter.ToUnstructured(&spec)

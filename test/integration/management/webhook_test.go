@@ -377,3 +377,59 @@ func projection(ns, name string) *computev1alpha.Instance {
 func isDenied(err error) bool {
 	return err != nil && strings.Contains(err.Error(), `admission webhook "projection.instances.compute.datumapis.com" denied the request`)
 }
+
+// TestAWorkloadMayOnlyReferenceWhatItsAuthorMayRead: nobody can reach a
+// Secret they could not read by having a Workload deliver it to instances.
+func TestAWorkloadMayOnlyReferenceWhatItsAuthorMayRead(t *testing.T) {
+	g := gomega.NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t, projectA)
+	bindCity(t, projectA, ns, "DFW", true)
+	admin := env.Client(projectA)
+	g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}})).To(gomega.Succeed())
+	g.Expect(admin.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}})).To(gomega.Succeed())
+	// bob may write Workloads and read the ConfigMap, not the Secret.
+	g.Expect(admin.Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "workload-writer", Namespace: ns},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"compute.datumapis.com"}, Resources: []string{"workloads"}, Verbs: []string{"get", "create", "update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"app"}, Verbs: []string{"get"}},
+		},
+	})).To(gomega.Succeed())
+	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bob", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "workload-writer"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "bob"}},
+	})).To(gomega.Succeed())
+	bobCfg, err := env.Plane(projectA).ClientConfig("bob")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	bob := env.ClientFor(bobCfg)
+
+	withRefs := func(name string) *computev1alpha.Workload {
+		w := makeWorkload(name, ns).withPlacement("edge", 1, "DFW").build()
+		w.Spec.Template.Spec.Volumes = append(w.Spec.Template.Spec.Volumes,
+			computev1alpha.InstanceVolume{Name: "cfg", ConfigMap: &computev1alpha.ConfigMapVolumeSource{Name: "app"}})
+		sandbox(w).Env = append(sandbox(w).Env, computev1alpha.EnvVar{Name: "PW", ValueFrom: &computev1alpha.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "pw"}}})
+		return w
+	}
+	err = bob.Create(ctx, withRefs("web"))
+	g.Expect(isWebhookDenial(err)).To(gomega.BeTrue(), "bob referenced a Secret he cannot read: %v", err)
+	g.Expect(err.Error()).To(gomega.And(
+		gomega.ContainSubstring("spec.template.spec.runtime.sandbox.containers[0].env[0].valueFrom.secretKeyRef.name"),
+		gomega.ContainSubstring("SourceUnauthorized: bob may not get Secret db"),
+	))
+	g.Expect(err.Error()).NotTo(gomega.ContainSubstring("ConfigMap app"), "the ConfigMap bob may read was refused too")
+
+	// Once bob may read it, the same Workload is accepted.
+	g.Expect(admin.Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "db-reader", Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"db"}, Verbs: []string{"get"}}},
+	})).To(gomega.Succeed())
+	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bob-db", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "db-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "bob"}},
+	})).To(gomega.Succeed())
+	g.Eventually(func() error { return bob.Create(ctx, withRefs("web")) }, "10s", "200ms").Should(gomega.Succeed())
+}
