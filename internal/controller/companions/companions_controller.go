@@ -296,8 +296,12 @@ func (s *pass) record(ctx context.Context, wd *computev1alpha.WorkloadDeployment
 		ann = prev.Annotations()
 	}
 	wd.Annotations = mergeAnnotations(wd.Annotations, ann)
-	if len(o.expected.Tokens) > 0 || o.err != "" {
+	switch {
+	case len(o.expected.Tokens) > 0 || o.err != "":
 		controllerutil.AddFinalizer(wd, computev1alpha.ReferencedDataFinalizer)
+	case collected:
+		// Nothing referenced any more, and what only it needed is gone.
+		controllerutil.RemoveFinalizer(wd, computev1alpha.ReferencedDataFinalizer)
 	}
 	if !equality.Semantic.DeepEqual(before.ObjectMeta, wd.ObjectMeta) {
 		if err := s.project.Patch(ctx, wd, client.MergeFrom(before)); err != nil {
