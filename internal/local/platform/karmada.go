@@ -402,7 +402,12 @@ func (p *Platform) poll(ctx context.Context, cond wait.ConditionWithContextFunc)
 
 // logPath is the log file of a component.
 func (p *Platform) logPath(component string) string {
-	return filepath.Join(p.cfg.StateDir, "logs", component+".log")
+	return filepath.Join(p.LogsDir(), component+".log")
+}
+
+// LogsDir is the directory of the components' logs, <name>.log each.
+func (p *Platform) LogsDir() string {
+	return filepath.Join(p.cfg.StateDir, "logs")
 }
 
 // newToken returns a random bearer token.

@@ -96,7 +96,7 @@ func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *test
 	}
 }
 
-func TestAMissingSecretShowsAsConfigurationErrorNamingItUntilItIsCreated(t *testing.T) {
+func TestAMissingSecretHoldsTheInstancesNamingItUntilItIsCreated(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	ns := newProjectNamespace(t)
@@ -105,19 +105,22 @@ func TestAMissingSecretShowsAsConfigurationErrorNamingItUntilItIsCreated(t *test
 	b.w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "creds", MountPath: ptr.To("/etc/creds")}}
 	w := b.create(t)
 
-	t.Log("DFW says ConfigurationError and names the Secret the project lacks; no Secret content ever leaves the project")
+	t.Log("DFW says SourceNotFound and its instance, held by the ReferencedData gate, names the Secret the project lacks")
 	got := &computev1alpha.Workload{}
 	g.Eventually(func(g Gomega) {
 		g.Expect(project.Get(ctx, client.ObjectKeyFromObject(w), got)).To(Succeed())
 		cs := cityOf(got, "edge", "DFW")
 		g.Expect(cs).NotTo(BeNil())
-		g.Expect(cs.Reason).To(Equal(computev1alpha.ReasonConfigurationError))
+		g.Expect(cs.Reason).To(Equal(computev1alpha.ReasonSourceNotFound))
 		g.Expect(cs.DeploymentName).NotTo(BeEmpty())
 		projected := instancesIn(g, project, ns.name, cs.DeploymentName)
 		g.Expect(projected).To(HaveLen(1))
-		available := meta.FindStatusCondition(projected[0].Status.Conditions, computev1alpha.ConditionAvailable)
-		g.Expect(available).NotTo(BeNil())
-		g.Expect(available.Message).To(ContainSubstring(`Secret "db-creds"`))
+		g.Expect(projected[0].Spec.Controller.SchedulingGates).To(ContainElement(
+			computev1alpha.SchedulingGate{Name: computev1alpha.ReferencedDataSchedulingGate}))
+		ready := meta.FindStatusCondition(projected[0].Status.Conditions, computev1alpha.ConditionReferencedDataReady)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(computev1alpha.ReasonSourceNotFound))
+		g.Expect(ready.Message).To(ContainSubstring("Secret db-creds"))
 	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
 
 	t.Log("creating the Secret makes the Workload Available")
