@@ -371,3 +371,46 @@ func TestLinkingLabelsComeFromTheDeployment(t *testing.T) {
 		t.Errorf("linking labels mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestSchedulingGatesHoldATemplateThatReadsDataForItsCompanions(t *testing.T) {
+	cell := []string{computev1alpha.QuotaSchedulingGate, computev1alpha.NetworkSchedulingGate}
+	mountsSecret := func(tpl *computev1alpha.InstanceTemplateSpec) {
+		tpl.Spec.Volumes = append(tpl.Spec.Volumes, computev1alpha.InstanceVolume{Name: "creds",
+			Secret: &computev1alpha.SecretVolumeSource{SecretName: "db"}})
+	}
+	pullsWithASecret := func(tpl *computev1alpha.InstanceTemplateSpec) {
+		tpl.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{ImagePullSecrets: []computev1alpha.LocalSecretReference{{Name: "registry"}}}
+	}
+	tests := map[string]struct {
+		cell   []string
+		change func(*computev1alpha.InstanceTemplateSpec)
+		want   []string
+	}{
+		"a template without references gets the cell's gates only": {
+			cell: cell, want: cell,
+		},
+		"a template that mounts a Secret gets ReferencedData after the cell's gates": {
+			cell: cell, change: mountsSecret,
+			want: []string{computev1alpha.QuotaSchedulingGate, computev1alpha.NetworkSchedulingGate, computev1alpha.ReferencedDataSchedulingGate},
+		},
+		"a cell without gates still holds a template that pulls with a Secret": {
+			change: pullsWithASecret, want: []string{computev1alpha.ReferencedDataSchedulingGate},
+		},
+		"a cell without gates and a template without references gives none": {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tpl := makeWD(1).build().Spec.Template.DeepCopy()
+			if tc.change != nil {
+				tc.change(tpl)
+			}
+			got := schedulingGates(tc.cell, tpl)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("gates mismatch (-want +got):\n%s", diff)
+			}
+			if len(cell) != 2 {
+				t.Error("schedulingGates changed the cell's gates")
+			}
+		})
+	}
+}
