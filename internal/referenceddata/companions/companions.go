@@ -32,8 +32,6 @@ import (
 	"github.com/citycells/compute/internal/referenceddata"
 )
 
-// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch
-
 // Selector selects companions: objects that carry the referenced-data
 // label with its value.
 func Selector() labels.Selector {
