@@ -6,7 +6,6 @@
 package cell
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -232,7 +231,7 @@ func (o *Options) setupCompanions(mgr ctrl.Manager) error {
 	if o.Controllers == nil && !simulated {
 		return nil
 	}
-	c, err := companions.NewCache(context.Background(), mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper())
+	c, err := companions.NewCache(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper())
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,9 @@ func metadataOf(kind string) *metav1.PartialObjectMetadata {
 
 // CacheOptions are the options of the companions' cache: the metadata of
 // labelled ConfigMaps and Secrets, cluster-wide, without managed fields.
-// No other kind may be read from it.
+// No other kind may be read from it, and reading fails until a watch
+// (source.Kind on ConfigMap or Secret) has started the kind's informer:
+// controllers read it only once their watches are synced.
 func CacheOptions(scheme *runtime.Scheme, mapper meta.RESTMapper) cache.Options {
 	sel := Selector()
 	return cache.Options{
@@ -74,18 +76,12 @@ func CacheOptions(scheme *runtime.Scheme, mapper meta.RESTMapper) cache.Options 
 	}
 }
 
-// NewCache returns the companions' cache of the cluster at cfg, its
-// informers started so that reads never fail for want of one; add it to
-// the manager (mgr.Add) so it runs and syncs with the manager's caches.
-func NewCache(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper) (cache.Cache, error) {
+// NewCache returns the companions' cache of the cluster at cfg; add it to
+// the manager (mgr.Add) so it runs with the manager's caches.
+func NewCache(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper) (cache.Cache, error) {
 	c, err := cache.New(cfg, CacheOptions(scheme, mapper))
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the cache of referenced-data companions: %w", err)
-	}
-	for _, obj := range []client.Object{ConfigMap(), Secret()} {
-		if _, err := c.GetInformer(ctx, obj); err != nil {
-			return nil, fmt.Errorf("failed to watch referenced-data companions (%s): %w", obj.GetObjectKind().GroupVersionKind().Kind, err)
-		}
 	}
 	return c, nil
 }
