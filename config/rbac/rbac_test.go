@@ -228,10 +228,18 @@ func TestEachIdentityHoldsItsCodesMarkers(t *testing.T) {
 // role statically; the integration tests prove them on real planes.
 func TestRolesStayInTheirFence(t *testing.T) {
 	forbidden := map[string][]perm{
+		// The cell reads the metadata of the referenced-data companions
+		// (get, list, watch on ConfigMaps and Secrets, label-selected by
+		// its cache) but never writes one: Karmada delivers them.
 		"cell": {
 			{"compute.datumapis.com", "workloads", "get"}, {"compute.datumapis.com", "workloads", "list"},
-			{"services.miloapis.com", "serviceentitlements", "list"}, {"", "secrets", "get"},
+			{"services.miloapis.com", "serviceentitlements", "list"},
 			{"compute.datumapis.com", "workloaddeployments", "create"},
+			{"", "secrets", "create"}, {"", "secrets", "update"}, {"", "secrets", "patch"}, {"", "secrets", "delete"},
+			{"", "configmaps", "create"}, {"", "configmaps", "update"}, {"", "configmaps", "patch"}, {"", "configmaps", "delete"},
+		},
+		"simulated-provider": {
+			{"", "secrets", "create"}, {"", "secrets", "update"}, {"", "secrets", "patch"}, {"", "secrets", "delete"},
 		},
 		"management": {
 			{"compute.datumapis.com", "instances", "update"}, {"policy.karmada.io", "propagationpolicies", "create"},

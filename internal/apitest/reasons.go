@@ -16,6 +16,9 @@ import (
 	"strings"
 )
 
+// reasonFiles are the files of api/v1alpha that declare condition reasons.
+var reasonFiles = []string{"conditions.go", "referenceddata.go"}
+
 // Reasons returns the condition reasons api/v1alpha declares, keyed by the
 // first line of the doc comment of the const block that declares them
 // ("QuotaGranted reasons.", …), each block's values in declaration order.
@@ -25,12 +28,22 @@ func Reasons() (map[string][]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("cannot locate the api package from the test binary")
 	}
-	file := filepath.Join(filepath.Dir(self), "..", "..", "api", "v1alpha", "conditions.go")
+	out := map[string][]string{}
+	for _, name := range reasonFiles {
+		file := filepath.Join(filepath.Dir(self), "..", "..", "api", "v1alpha", name)
+		if err := readReasons(file, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// readReasons adds the reasons file declares to out, by block.
+func readReasons(file string, out map[string][]string) error {
 	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ParseComments)
 	if err != nil {
-		return nil, fmt.Errorf("failed to parse %s: %w", file, err)
+		return fmt.Errorf("failed to parse %s: %w", file, err)
 	}
-	out := map[string][]string{}
 	for _, decl := range f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
 		if !ok || gd.Tok != token.CONST {
@@ -48,17 +61,17 @@ func Reasons() (map[string][]string, error) {
 				}
 				lit, ok := vs.Values[i].(*ast.BasicLit)
 				if !ok || lit.Kind != token.STRING {
-					return nil, fmt.Errorf("%s is not a string literal", name.Name)
+					return fmt.Errorf("%s is not a string literal", name.Name)
 				}
 				v, err := strconv.Unquote(lit.Value)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				out[block] = append(out[block], v)
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // AllReasons returns every reason api/v1alpha declares, whatever its block.

@@ -261,3 +261,17 @@ func plural(n int) string {
 	}
 	return fmt.Sprintf("%d referenced objects", n)
 }
+
+// Missing returns the expected tokens whose companion is not in present at
+// all, whatever its hash, in the order of e.Tokens: what a runtime cannot
+// start an Instance without. Unlike Decide it ignores versions and
+// resolution errors; it is a runtime's defence, not the gate.
+func Missing(e Expected, present map[string]string) []string {
+	var out []string
+	for _, t := range e.Tokens {
+		if _, ok := present[CompanionNameOfToken(t)]; !ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -18,10 +18,14 @@ import (
 //     above a missing budget, which ranks above the backend faults an
 //     operator must fix (misconfigured, project or namespace missing,
 //     project unresolvable, backend unreachable).
-//  2. Instance configuration the user must change: the provider rejected the
-//     configuration, cannot pull the image, or the workload crashes.
-//  3. Waiting on gates: quota not yet evaluated, network not ready, other
-//     scheduling gates.
+//  2. Instance configuration the user must change: a ConfigMap or Secret
+//     the template references does not exist, may not be read or is too
+//     large (the referenced-data reasons: nothing runs until the project
+//     changes), the provider rejected the configuration, cannot pull the
+//     image, or the workload crashes.
+//  3. Waiting on gates: quota not yet evaluated, network not ready, the
+//     referenced data not yet resolved by the management plane or not yet
+//     propagated to the cell, other scheduling gates.
 //  4. Generic "not available" from the provider, instances being replaced
 //     (Terminating), and finally Provisioning: the provider is working and
 //     the user only has to wait.
@@ -55,11 +59,16 @@ var blockingReasons = []string{
 	computev1alpha.ReasonQuotaBackendUnavailable,
 	computev1alpha.ReasonLocationNotReady,
 	computev1alpha.ReasonNetworkUnavailable,
+	computev1alpha.ReasonSourceNotFound,
+	computev1alpha.ReasonSourceUnauthorized,
+	computev1alpha.ReasonSourceTooLarge,
 	computev1alpha.ReasonConfigurationError,
 	computev1alpha.ReasonImageUnavailable,
 	computev1alpha.ReasonInstanceCrashing,
 	computev1alpha.ReasonPendingQuota,
 	computev1alpha.ReasonPendingNetwork,
+	computev1alpha.ReasonResolving,
+	computev1alpha.ReasonAwaitingPropagation,
 	computev1alpha.ReasonSchedulingGatesPresent,
 	computev1alpha.ReasonNotAvailable,
 	computev1alpha.ReasonNoReplicasReady,
@@ -103,6 +112,9 @@ var unrankedReasons = []string{
 	computev1alpha.ReasonNoDeployments,
 	computev1alpha.ReasonFederated,
 	computev1alpha.ReasonFederationFailed,
+	// ReferencedDataReady's True reason ("Ready"): its False reasons are
+	// ranked, as Ready reports them for an Instance the gate holds.
+	computev1alpha.ReasonReferencedDataReady,
 	// A rollout across cities reports these on the Workload's Progressing
 	// condition and in status.rollout; they summarise the rollout's plan,
 	// not the cities' state, so they are never ranked across objects.

@@ -87,11 +87,13 @@ func TestPriorityTableIsOrdered(t *testing.T) {
 		computev1alpha.ReasonQuotaNoBudget,           // no budget for a resource type
 		computev1alpha.ReasonQuotaBackendUnavailable, // an operator must fix the backend
 		computev1alpha.ReasonLocationNotReady,        // an operator must fix the Location
+		computev1alpha.ReasonSourceNotFound,          // the project lacks an object the template reads
 		computev1alpha.ReasonConfigurationError,      // the user must change the instance
 		computev1alpha.ReasonInstanceCrashing,
 		computev1alpha.ReasonPendingQuota, // waiting on gates
 		computev1alpha.ReasonPendingNetwork,
-		computev1alpha.ReasonNotAvailable, // generic, and where unknown reasons rank
+		computev1alpha.ReasonAwaitingPropagation, // the referenced data is on its way to the cell
+		computev1alpha.ReasonNotAvailable,        // generic, and where unknown reasons rank
 		computev1alpha.ReasonTerminating,
 		computev1alpha.ReasonProvisioning,      // the provider is working
 		computev1alpha.ReasonDeploymentPending, // the cell has not reported yet
@@ -104,6 +106,19 @@ func TestPriorityTableIsOrdered(t *testing.T) {
 	}
 	if got := Severity("SomethingNew"); got != Severity(computev1alpha.ReasonNotAvailable) {
 		t.Errorf("an unknown reason ranks %d, want NotAvailable's %d", got, Severity(computev1alpha.ReasonNotAvailable))
+	}
+}
+
+func TestReferencedDataFailuresAreFailuresAndItsWaitsAreNot(t *testing.T) {
+	for _, r := range []string{computev1alpha.ReasonSourceNotFound, computev1alpha.ReasonSourceUnauthorized, computev1alpha.ReasonSourceTooLarge} {
+		if !Failing(r) {
+			t.Errorf("%s is not Failing: a person must create, share or shrink the object", r)
+		}
+	}
+	for _, r := range []string{computev1alpha.ReasonResolving, computev1alpha.ReasonAwaitingPropagation} {
+		if Failing(r) {
+			t.Errorf("%s is Failing: it is a wait", r)
+		}
 	}
 }
 

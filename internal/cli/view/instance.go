@@ -85,6 +85,16 @@ func readyStatus(reason string) (InstanceStatus, bool) {
 		return InstanceStatus{Phase: PhasePending, Detail: "network"}, true
 	case computev1alpha.ReasonSchedulingGatesPresent:
 		return InstanceStatus{Phase: PhasePending, Detail: "scheduling gates"}, true
+	case computev1alpha.ReasonResolving, computev1alpha.ReasonAwaitingPropagation:
+		// The ReferencedData gate: its ConfigMaps and Secrets are being
+		// resolved or are on their way to the cell.
+		return InstanceStatus{Phase: PhasePending, Detail: "waiting for referenced data"}, true
+	case computev1alpha.ReasonSourceNotFound:
+		return InstanceStatus{Phase: PhasePending, Detail: "source not found", Terminal: true}, true
+	case computev1alpha.ReasonSourceUnauthorized:
+		return InstanceStatus{Phase: PhasePending, Detail: "source unauthorized", Terminal: true}, true
+	case computev1alpha.ReasonSourceTooLarge:
+		return InstanceStatus{Phase: PhasePending, Detail: "source too large", Terminal: true}, true
 	case computev1alpha.ReasonImageUnavailable:
 		return InstanceStatus{Phase: PhaseFailed, Detail: "image unavailable", Terminal: true}, true
 	case computev1alpha.ReasonInstanceCrashing:

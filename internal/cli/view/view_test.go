@@ -53,10 +53,29 @@ func TestInstanceStatusInWords(t *testing.T) {
 			t.Errorf("got %q", got)
 		}
 	})
+	for reason, want := range map[string]struct {
+		words, short string
+		terminal     bool
+	}{
+		computev1alpha.ReasonAwaitingPropagation: {"Pending (waiting for referenced data)", "waiting for referenced data", false},
+		computev1alpha.ReasonResolving:           {"Pending (waiting for referenced data)", "waiting for referenced data", false},
+		computev1alpha.ReasonSourceNotFound:      {"Pending (source not found)", "source not found", true},
+		computev1alpha.ReasonSourceUnauthorized:  {"Pending (source unauthorized)", "source unauthorized", true},
+		computev1alpha.ReasonSourceTooLarge:      {"Pending (source too large)", "source too large", true},
+	} {
+		t.Run("an instance the ReferencedData gate holds for "+reason+" says so", func(t *testing.T) {
+			inst := &computev1alpha.Instance{Status: computev1alpha.InstanceStatus{Conditions: []metav1.Condition{{
+				Type: computev1alpha.ConditionReady, Status: metav1.ConditionFalse, Reason: reason}}}}
+			got := Instance(inst)
+			if got.String() != want.words || got.Short() != want.short || got.Terminal != want.terminal {
+				t.Errorf("got %q / %q (terminal %v), want %q / %q (terminal %v)", got, got.Short(), got.Terminal, want.words, want.short, want.terminal)
+			}
+		})
+	}
 	t.Run("an unknown reason is spelled out", func(t *testing.T) {
 		inst := &computev1alpha.Instance{Status: computev1alpha.InstanceStatus{Conditions: []metav1.Condition{{
-			Type: computev1alpha.ConditionReady, Status: metav1.ConditionFalse, Reason: "SourceNotFound"}}}}
-		if got := Instance(inst).String(); got != "Pending (source not found)" {
+			Type: computev1alpha.ConditionReady, Status: metav1.ConditionFalse, Reason: "VolumeDetached"}}}}
+		if got := Instance(inst).String(); got != "Pending (volume detached)" {
 			t.Errorf("got %q", got)
 		}
 	})

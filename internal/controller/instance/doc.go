@@ -7,6 +7,16 @@
 //     True for the Instance's current generation, in the same reconcile that
 //     observes the grant (the patch guarded by the resourceVersion the grant
 //     was evaluated for);
+//   - removes the ReferencedData scheduling gate (put by the
+//     WorkloadDeployment controller on the Instances of a template that
+//     reads ConfigMaps or Secrets) once every companion the deployment's
+//     annotations expect is in the Instance's namespace at its hash
+//     (referenceddata.Decide over the present set read by package
+//     companions from a label-selected metadata cache), writing
+//     ReferencedDataReady with the verdict while the gate holds and
+//     observing compute_referenced_data_gate_wait_seconds when it goes.
+//     The gate is only ever removed: an Instance that runs keeps running
+//     when a companion goes later;
 //   - computes the Ready condition from what it observes: the gates still
 //     present, the quota decision, and the Programmed and Available
 //     conditions of the runtime provider;

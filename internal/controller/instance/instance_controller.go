@@ -19,14 +19,20 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/phases"
+	"github.com/citycells/compute/internal/referenceddata"
+	"github.com/citycells/compute/internal/referenceddata/companions"
 	"github.com/citycells/compute/internal/status"
 )
 
@@ -41,9 +47,9 @@ const FieldOwner = "compute-instance-controller"
 // once unless Reconciler.MaxConcurrentReconciles says otherwise.
 const DefaultMaxConcurrentReconciles = 8
 
-// Reconciler computes the Ready and QuotaGranted conditions of the
-// Instances in a cell and releases their Quota scheduling gate (and, with
-// the NetworkingIntegration gate off, any Network gate).
+// Reconciler computes the Ready, QuotaGranted and ReferencedDataReady
+// conditions of the Instances in a cell and releases their Quota,
+// ReferencedData and Network scheduling gates.
 type Reconciler struct {
 	// Client reads from the manager's cache and writes to the cell.
 	Client client.Client
@@ -63,6 +69,11 @@ type Reconciler struct {
 	// NetworkUnavailable. Off, nothing binds networks, so a Network
 	// scheduling gate left by an earlier run with the gate on is removed.
 	NetworkingIntegration bool
+	// Companions is the cache of the cell's referenced-data companions
+	// (companions.NewCache, added to the manager): the ReferencedData gate
+	// is released from what it holds, and its events bring the Instances
+	// the gate holds back.
+	Companions cache.Cache
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
 
@@ -86,7 +97,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("instance controller: Recorder is required")
 	case r.Clock == nil:
 		return errors.New("instance controller: Clock is required")
+	case r.Companions == nil:
+		return errors.New("instance controller: Companions is required")
 	}
+	registerMetrics()
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
@@ -97,6 +111,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
+		// What the ReferencedData gate waits for: the companions of the
+		// namespace and what the deployment expects.
+		WatchesRawSource(source.Kind(r.Companions, companions.ConfigMap(), r.companionEvents())).
+		WatchesRawSource(source.Kind(r.Companions, companions.Secret(), r.companionEvents())).
+		Watches(&computev1alpha.WorkloadDeployment{}, handler.EnqueueRequestsFromMapFunc(r.gatedInstancesOf),
+			builder.WithPredicates(referencedDataChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})
 	if r.NetworkingIntegration {
 		// A binding's Ready (or refusal) brings its Instance back.
@@ -108,8 +128,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.Complete(r)
 }
 
-// Reconcile settles an Instance's quota decision, Ready condition and
-// Quota gate.
+// Reconcile settles an Instance's quota decision, referenced data, Ready
+// condition and gates.
 //
 // Between reconciles it remembers only its own writes to each Instance
 // (own, forgotten when the Instance is gone): a version older than its
@@ -135,8 +155,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := phases.Run(ctx, s,
 		phases.Phase[*scope]{Name: "add the finalizer", Run: r.ensureFinalizer},
 		phases.Phase[*scope]{Name: "bind the networks", Run: r.bindNetworks},
+		phases.Phase[*scope]{Name: "check the referenced data", Run: r.checkReferencedData},
 		phases.Phase[*scope]{Name: "report quota and readiness", Run: r.reportConditions},
-		phases.Phase[*scope]{Name: "release the Quota gate", Run: r.releaseGate},
+		phases.Phase[*scope]{Name: "release the gates", Run: r.releaseGate},
 	)
 	return res.CtrlResult(), err
 }
@@ -149,6 +170,28 @@ type scope struct {
 	// network is what inst's NetworkBindings say (NetworkingIntegration
 	// on).
 	network networkState
+	// data is the verdict on inst's referenced data while the
+	// ReferencedData gate holds it; nil otherwise.
+	data *referenceddata.Verdict
+}
+
+// admission is what the gates this controller holds wait for, as one
+// reconcile observed it.
+type admission struct {
+	// quota is the QuotaGranted condition evaluated for the Instance.
+	quota metav1.Condition
+	// networkReady: every NetworkBinding is Ready (always with the
+	// NetworkingIntegration gate off).
+	networkReady bool
+	// data is the verdict on the Instance's referenced data; nil when the
+	// ReferencedData gate does not hold it.
+	data *referenceddata.Verdict
+}
+
+// admission returns what the gates of s's Instance wait for, quota being
+// the QuotaGranted condition evaluated for it.
+func (r *Reconciler) admission(s *scope, quota metav1.Condition) admission {
+	return admission{quota: quota, networkReady: r.networkReady(s), data: s.data}
 }
 
 // ensureFinalizer adds the compute finalizer when quota is enforced, so the
@@ -173,9 +216,18 @@ func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Res
 	// what holds the Instance once they are gone, not that they are being
 	// released. Otherwise the event of the release would find Ready out of
 	// date and cost a write of its own before the provider reports.
-	released := withoutReleasedGates(s.inst, quota, r.networkReady(s))
-	ready := withNetwork(readyCondition(released, quota), s.network)
-	if wait := r.nothingToReportYet(s.inst, quota, ready); wait > 0 && s.network.refused == "" {
+	a := r.admission(s, quota)
+	released := withoutReleasedGates(s.inst, a)
+	ready := withNetwork(readyCondition(released, a), s.network)
+	conds := []metav1.Condition{quota, ready}
+	data, hasData := referencedDataCondition(s.inst, s.data)
+	if hasData {
+		conds = append(conds, data)
+	}
+	// A verdict that changed is written at once: the gate may go in this
+	// reconcile, and ReferencedDataReady is only computed while it holds.
+	dataChanged := hasData && !sameAs(s.inst, data)
+	if wait := r.nothingToReportYet(s.inst, quota, ready); wait > 0 && s.network.refused == "" && !dataChanged {
 		// The grant or the provider's first report is moments away and
 		// brings the Instance back; one write then says it all. A grant
 		// that just landed goes on to release the gate: the provider's
@@ -186,7 +238,7 @@ func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Res
 		return phases.Result{RequeueAfter: wait, Stop: quota.Status != metav1.ConditionTrue}, nil
 	}
 	res := phases.Result{RequeueAfter: requeue}
-	err := r.applyConditions(ctx, s.inst, quota, ready)
+	err := r.applyConditions(ctx, s.inst, conds...)
 	if apierrors.IsConflict(err) && quota.Status != metav1.ConditionTrue {
 		res.Stop = true
 		return res, nil
@@ -194,12 +246,12 @@ func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Res
 	return res, err
 }
 
-// releaseGate removes the Quota gate once the grant observed by
-// reportConditions admits the Instance. A conflict means someone else
+// releaseGate removes the gates what reportConditions observed lets go
+// (see releaseGates). A conflict means someone else
 // changed the Instance while the gate is on: its update event brings it
 // back, and the requeue bounds the wait without error backoff.
 func (r *Reconciler) releaseGate(ctx context.Context, s *scope) (phases.Result, error) {
-	err := r.releaseQuotaGate(ctx, s.inst, s.quota, r.networkReady(s))
+	err := r.releaseGates(ctx, s.inst, r.admission(s, s.quota))
 	if apierrors.IsConflict(err) {
 		return phases.Result{RequeueAfter: r.quotaRequeue(s.inst), Stop: true}, nil
 	}
@@ -212,9 +264,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, inst *computev1alpha.I
 	// Quota is not evaluated again for an Instance that is going; its
 	// condition is re-applied as it is, since leaving it out of the apply
 	// would remove it.
-	conds := []metav1.Condition{readyCondition(inst, metav1.Condition{})}
-	if c := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionQuotaGranted); c != nil {
-		conds = append(conds, *c)
+	conds := []metav1.Condition{readyCondition(inst, admission{})}
+	for _, t := range []string{computev1alpha.ConditionQuotaGranted, computev1alpha.ConditionReferencedDataReady} {
+		if c := meta.FindStatusCondition(inst.Status.Conditions, t); c != nil {
+			conds = append(conds, *c)
+		}
 	}
 	if err := r.applyConditions(ctx, inst, conds...); err != nil {
 		return err
@@ -287,18 +341,20 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, inst *computev1alpha.I
 	return nil
 }
 
-// releaseQuotaGate removes the scheduling gates this controller holds:
-// Quota once quota, the QuotaGranted condition evaluated for inst (and
-// written with it, or held back as nothing to report yet), admits the
-// Instance's current generation, and Network once networkReady (every
+// releaseGates removes the scheduling gates this controller holds:
+// Quota once the QuotaGranted condition evaluated for inst (and written
+// with it, or held back as nothing to report yet) admits the Instance's
+// current generation, Network once the networks are ready (every
 // NetworkBinding Ready and its addresses recorded; always with the
-// NetworkingIntegration gate off, which binds nothing). The patch is
-// guarded by the resourceVersion of the object the quota was evaluated for
-// (or of the status write that recorded it), so a spec changed meanwhile is
-// never released by a grant for an older one.
-func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.Instance, quota metav1.Condition, networkReady bool) error {
-	release := releasable(inst, quota, networkReady)
-	if !release[computev1alpha.QuotaSchedulingGate] && !release[computev1alpha.NetworkSchedulingGate] {
+// NetworkingIntegration gate off, which binds nothing), and ReferencedData
+// once every expected companion is in the cell at its version. The patch is
+// guarded by the resourceVersion of the object the quota and the
+// referenced data were evaluated for (or of the status write that recorded
+// them), so a spec changed meanwhile is never released by a decision for
+// an older one.
+func (r *Reconciler) releaseGates(ctx context.Context, inst *computev1alpha.Instance, a admission) error {
+	release := releasable(inst, a)
+	if !anyOf(release) {
 		return nil
 	}
 	before := inst.DeepCopy()
@@ -319,6 +375,9 @@ func (r *Reconciler) releaseQuotaGate(ctx context.Context, inst *computev1alpha.
 		return fmt.Errorf("failed to remove the %s scheduling gate of Instance %s: %w", strings.Join(released, " and "), inst.Name, err)
 	}
 	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, inst.ResourceVersion)
+	if release[computev1alpha.ReferencedDataSchedulingGate] {
+		r.observeGateWait(inst)
+	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Released scheduling gates", "gates", released)
 	return nil
 }
@@ -332,20 +391,38 @@ func (r *Reconciler) networkReady(s *scope) bool {
 
 // releasable returns which of the gates this controller holds may go:
 // Quota once quota admits the Instance's current generation, Network once
-// networkReady.
-func releasable(inst *computev1alpha.Instance, quota metav1.Condition, networkReady bool) map[string]bool {
+// the networks are ready, ReferencedData once the verdict is Ready.
+func releasable(inst *computev1alpha.Instance, a admission) map[string]bool {
 	return map[string]bool{
-		computev1alpha.QuotaSchedulingGate:   hasGate(inst, computev1alpha.QuotaSchedulingGate) && quotaAdmits(inst, quota),
-		computev1alpha.NetworkSchedulingGate: hasGate(inst, computev1alpha.NetworkSchedulingGate) && networkReady,
+		computev1alpha.QuotaSchedulingGate:          hasGate(inst, computev1alpha.QuotaSchedulingGate) && quotaAdmits(inst, a.quota),
+		computev1alpha.NetworkSchedulingGate:        hasGate(inst, computev1alpha.NetworkSchedulingGate) && a.networkReady,
+		computev1alpha.ReferencedDataSchedulingGate: hasGate(inst, computev1alpha.ReferencedDataSchedulingGate) && a.data != nil && a.data.Ready,
 	}
+}
+
+// anyOf reports whether any gate may go.
+func anyOf(release map[string]bool) bool {
+	for _, ok := range release {
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// sameAs reports whether inst already has c (type, status, reason,
+// message, generation).
+func sameAs(inst *computev1alpha.Instance, c metav1.Condition) bool {
+	old := meta.FindStatusCondition(inst.Status.Conditions, c.Type)
+	return old != nil && status.SameCondition(*old, c)
 }
 
 // withoutReleasedGates returns inst as it is once the gates releasable
 // lets go are gone: inst itself when none is, otherwise a copy without
 // them.
-func withoutReleasedGates(inst *computev1alpha.Instance, quota metav1.Condition, networkReady bool) *computev1alpha.Instance {
-	release := releasable(inst, quota, networkReady)
-	if !release[computev1alpha.QuotaSchedulingGate] && !release[computev1alpha.NetworkSchedulingGate] {
+func withoutReleasedGates(inst *computev1alpha.Instance, a admission) *computev1alpha.Instance {
+	release := releasable(inst, a)
+	if !anyOf(release) {
 		return inst
 	}
 	out := inst.DeepCopy()

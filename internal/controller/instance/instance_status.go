@@ -107,10 +107,11 @@ func warnings(old, new []metav1.Condition) []warning {
 // observed: deletion, then the scheduling gates (the most specific reason
 // one holds it), then the provider's conditions (Available True means
 // ready; otherwise the worst of its known sub-reasons with its message).
-// quota is the QuotaGranted condition being written alongside.
-func readyCondition(inst *computev1alpha.Instance, quota metav1.Condition) metav1.Condition {
+// a is what the gates wait for: the QuotaGranted condition being written
+// alongside, and the verdict on the referenced data.
+func readyCondition(inst *computev1alpha.Instance, a admission) metav1.Condition {
 	c := metav1.Condition{Type: computev1alpha.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: inst.Generation}
-	c.Reason, c.Message = notReadyReason(inst, quota)
+	c.Reason, c.Message = notReadyReason(inst, a)
 	if c.Reason == computev1alpha.ReasonAvailable {
 		c.Status = metav1.ConditionTrue
 	}
@@ -120,12 +121,12 @@ func readyCondition(inst *computev1alpha.Instance, quota metav1.Condition) metav
 
 // notReadyReason returns the reason and message of Ready; reason
 // Available means the Instance is ready.
-func notReadyReason(inst *computev1alpha.Instance, quota metav1.Condition) (string, string) {
+func notReadyReason(inst *computev1alpha.Instance, a admission) (string, string) {
 	if inst.DeletionTimestamp != nil {
 		return computev1alpha.ReasonTerminating, "the instance is being deleted"
 	}
 	if gs := gates(inst); len(gs) > 0 {
-		return gateReason(gs, quota)
+		return gateReason(gs, a)
 	}
 	available := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionAvailable)
 	if available != nil && available.Status == metav1.ConditionTrue {
@@ -157,24 +158,41 @@ func notReadyReason(inst *computev1alpha.Instance, quota metav1.Condition) (stri
 	}
 }
 
-// gateReason is the most specific reason scheduling gates hold an
-// Instance: a quota denial or fault when the Quota gate holds it, then
-// pending quota, then pending network, then any other gate.
-func gateReason(gs []string, quota metav1.Condition) (string, string) {
+// gateReason is the worst reason (internal/status) the scheduling gates
+// this controller holds give: a quota denial or fault, or pending quota,
+// when the Quota gate holds the Instance; pending network when the Network
+// gate does; the verdict on the referenced data (a source not found ranks
+// with the configuration errors, a wait for propagation below pending
+// network) when the ReferencedData gate does. Any other gate alone is
+// reported by name.
+func gateReason(gs []string, a admission) (string, string) {
+	var held []status.Blocker
+	if slices.Contains(gs, computev1alpha.QuotaSchedulingGate) {
+		held = append(held, quotaBlocker(a.quota))
+	}
+	if slices.Contains(gs, computev1alpha.NetworkSchedulingGate) {
+		held = append(held, status.Blocker{Reason: computev1alpha.ReasonPendingNetwork, Message: "waiting for the instance's network to be ready"})
+	}
+	if slices.Contains(gs, computev1alpha.ReferencedDataSchedulingGate) {
+		held = append(held, dataBlocker(a.data))
+	}
+	if worst, _, ok := status.Worst(held); ok {
+		return worst.Reason, worst.Message
+	}
+	sorted := slices.Sorted(slices.Values(gs))
+	return computev1alpha.ReasonSchedulingGatesPresent, "waiting for scheduling gates: " + strings.Join(sorted, ", ")
+}
+
+// quotaBlocker is why the Quota gate holds an Instance: a denial or fault,
+// else pending quota.
+func quotaBlocker(quota metav1.Condition) status.Blocker {
 	switch {
-	case slices.Contains(gs, computev1alpha.QuotaSchedulingGate):
-		if quota.Status != metav1.ConditionTrue && quotaFailures[quota.Reason] {
-			return quota.Reason, quota.Message
-		}
-		if quota.Status == metav1.ConditionTrue {
-			return computev1alpha.ReasonPendingQuota, "quota is granted; releasing the Quota scheduling gate"
-		}
-		return computev1alpha.ReasonPendingQuota, "waiting for quota to be granted"
-	case slices.Contains(gs, computev1alpha.NetworkSchedulingGate):
-		return computev1alpha.ReasonPendingNetwork, "waiting for the instance's network to be ready"
+	case quota.Status != metav1.ConditionTrue && quotaFailures[quota.Reason]:
+		return status.Blocker{Reason: quota.Reason, Message: quota.Message}
+	case quota.Status == metav1.ConditionTrue:
+		return status.Blocker{Reason: computev1alpha.ReasonPendingQuota, Message: "quota is granted; releasing the Quota scheduling gate"}
 	default:
-		sorted := slices.Sorted(slices.Values(gs))
-		return computev1alpha.ReasonSchedulingGatesPresent, "waiting for scheduling gates: " + strings.Join(sorted, ", ")
+		return status.Blocker{Reason: computev1alpha.ReasonPendingQuota, Message: "waiting for quota to be granted"}
 	}
 }
 

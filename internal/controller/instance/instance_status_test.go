@@ -133,7 +133,7 @@ func TestReadyCondition(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := readyCondition(&tc.inst.i, tc.quota)
+			c := readyCondition(&tc.inst.i, admission{quota: tc.quota})
 			if diff := cmp.Diff(tc.want, want{c.Status, c.Reason, c.Message}); diff != "" {
 				t.Errorf("Ready mismatch (-want +got):\n%s", diff)
 			}
@@ -271,7 +271,7 @@ func TestNothingToReportYet(t *testing.T) {
 			}
 			q := tt.quota
 			q.ObservedGeneration = inst.Generation
-			if got := r.nothingToReportYet(inst, q, readyCondition(inst, q)); got != tt.want {
+			if got := r.nothingToReportYet(inst, q, readyCondition(inst, admission{quota: q})); got != tt.want {
 				t.Errorf("nothingToReportYet = %s, want %s", got, tt.want)
 			}
 		})

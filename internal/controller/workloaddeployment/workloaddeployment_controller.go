@@ -47,6 +47,8 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// SchedulingGates are put, in this order, on every new Instance:
 	// Quota, plus Network with the NetworkingIntegration feature gate.
+	// ReferencedData follows them on the Instances of a template that
+	// reads ConfigMaps or Secrets.
 	SchedulingGates []string
 	// Location is the Location the cell serves: set as spec.location of
 	// every new Instance and as status.location; nil leaves both unset.

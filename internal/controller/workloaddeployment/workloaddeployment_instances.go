@@ -22,6 +22,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/instanceplan"
+	"github.com/citycells/compute/internal/referenceddata"
 )
 
 // Event reasons on WorkloadDeployments.
@@ -276,7 +277,8 @@ func (r *Reconciler) heldByPredecessor(ctx context.Context, wd *computev1alpha.W
 
 // newInstance builds the Instance of a slot: the template's metadata and
 // spec, the cell's Location, the linking labels (which win over template
-// labels), the controller settings (template hash, scheduling gates), the
+// labels), the controller settings (template hash, scheduling gates: see
+// schedulingGates), the
 // finalizers and the controller reference that lets the garbage collector
 // remove it with its owner.
 func (r *Reconciler) newInstance(s *scope, in instanceplan.Intent) *computev1alpha.Instance {
@@ -288,7 +290,7 @@ func (r *Reconciler) newInstance(s *scope, in instanceplan.Intent) *computev1alp
 	spec := tpl.Spec.DeepCopy()
 	spec.Location = r.Location.DeepCopy()
 	spec.Controller = &computev1alpha.InstanceController{TemplateHash: s.input.TemplateHash}
-	for _, g := range r.SchedulingGates {
+	for _, g := range schedulingGates(r.SchedulingGates, tpl) {
 		spec.Controller.SchedulingGates = append(spec.Controller.SchedulingGates, computev1alpha.SchedulingGate{Name: g})
 	}
 	return &computev1alpha.Instance{
@@ -302,4 +304,16 @@ func (r *Reconciler) newInstance(s *scope, in instanceplan.Intent) *computev1alp
 		},
 		Spec: *spec,
 	}
+}
+
+// schedulingGates returns the gates of a new Instance of tpl: the cell's
+// (Quota, Network), in their order, then ReferencedData when the template
+// reads ConfigMaps or Secrets, which holds the Instance until their
+// companions are in the cell (the Instance controller releases it).
+func schedulingGates(cell []string, tpl *computev1alpha.InstanceTemplateSpec) []string {
+	out := slices.Clone(cell)
+	if len(referenceddata.Refs(&tpl.Spec)) > 0 {
+		out = append(out, computev1alpha.ReferencedDataSchedulingGate)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package workloaddeployment
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,17 +146,31 @@ func blockers(instances []computev1alpha.Instance) []status.Blocker {
 	return out
 }
 
-// blockerOf says why an Instance is not ready; false when it is.
+// blockerOf says why an Instance is not ready; false when it is. Its Ready
+// condition says, once the Instance controller wrote it: a gated Instance's
+// is the reason its gates hold it (PendingQuota, AwaitingPropagation, the
+// referenced-data verdict's). Before that, an Instance the ReferencedData
+// gate holds is waiting for its data, any other is provisioning.
 func blockerOf(inst *computev1alpha.Instance) (status.Blocker, bool) {
 	switch ready := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady); {
 	case isDeleting(inst):
 		return status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonTerminating, Message: "the instance is being deleted"}, true
+	case ready == nil && gatedBy(inst, computev1alpha.ReferencedDataSchedulingGate):
+		return status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonAwaitingPropagation,
+			Message: "the instance waits for its referenced ConfigMaps and Secrets to reach the cell"}, true
 	case ready == nil:
 		return status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonProvisioning, Message: "the instance has not reported readiness yet"}, true
 	case ready.Status != metav1.ConditionTrue:
 		return status.Blocker{Object: inst.Name, Reason: ready.Reason, Message: ready.Message}, true
 	}
 	return status.Blocker{}, false
+}
+
+// gatedBy reports whether the named scheduling gate holds an Instance.
+func gatedBy(inst *computev1alpha.Instance, gate string) bool {
+	return inst.Spec.Controller != nil && slices.ContainsFunc(inst.Spec.Controller.SchedulingGates, func(g computev1alpha.SchedulingGate) bool {
+		return g.Name == gate
+	})
 }
 
 // progressingCondition is True while the controller still has Instances to

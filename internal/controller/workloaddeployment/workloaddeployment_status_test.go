@@ -79,6 +79,13 @@ func (b *instBuilder) failing(reason, msg string) *instBuilder {
 	return b.cond(computev1alpha.ConditionReady, metav1.ConditionFalse, reason, msg)
 }
 
+func (b *instBuilder) gated(gates ...string) *instBuilder {
+	for _, g := range gates {
+		b.i.Spec.Controller.SchedulingGates = append(b.i.Spec.Controller.SchedulingGates, computev1alpha.SchedulingGate{Name: g})
+	}
+	return b
+}
+
 func (b *instBuilder) deleting() *instBuilder {
 	b.i.DeletionTimestamp = &now
 	return b
@@ -192,6 +199,35 @@ func TestComputeStatusConditions(t *testing.T) {
 			wd: b.build(), insts: []*instBuilder{makeInst(0, h)},
 			condition: computev1alpha.ConditionAvailable,
 			want:      summary{metav1.ConditionFalse, computev1alpha.ReasonProvisioning, "instance web-0: the instance has not reported readiness yet"},
+		},
+		"instances waiting for referenced data report the verdict, a source not found over a wait": {
+			wd: b.build(), insts: []*instBuilder{
+				makeInst(0, h).failing(computev1alpha.ReasonAwaitingPropagation, "waiting for 1 referenced object to reach this cell: Secret/db"),
+				makeInst(1, h).failing(computev1alpha.ReasonSourceNotFound, "Secret db does not exist"),
+			},
+			condition: computev1alpha.ConditionAvailable,
+			want:      summary{metav1.ConditionFalse, computev1alpha.ReasonSourceNotFound, "instance web-1: Secret db does not exist"},
+		},
+		"an instance waiting for referenced data reports AwaitingPropagation like one waiting for quota": {
+			wd: b.build(), insts: []*instBuilder{
+				makeInst(0, h).failing(computev1alpha.ReasonAwaitingPropagation, "waiting for 1 referenced object to reach this cell: Secret/db"),
+				makeInst(1, h).failing(computev1alpha.ReasonAwaitingPropagation, "waiting for 1 referenced object to reach this cell: Secret/db"),
+			},
+			condition: computev1alpha.ConditionAvailable,
+			want: summary{metav1.ConditionFalse, computev1alpha.ReasonAwaitingPropagation,
+				"2 instances report AwaitingPropagation; instance web-0: waiting for 1 referenced object to reach this cell: Secret/db"},
+		},
+		"an instance the ReferencedData gate holds before its first report waits for its data": {
+			wd: b.build(), insts: []*instBuilder{makeInst(0, h).gated(computev1alpha.ReferencedDataSchedulingGate)},
+			condition: computev1alpha.ConditionAvailable,
+			want: summary{metav1.ConditionFalse, computev1alpha.ReasonAwaitingPropagation,
+				"instance web-0: the instance waits for its referenced ConfigMaps and Secrets to reach the cell"},
+		},
+		"a source not found in a new template is where a rollout halts": {
+			wd: b.build(), insts: []*instBuilder{makeInst(0, h).running(), makeInst(1, h).failing(computev1alpha.ReasonSourceNotFound, "Secret db does not exist")},
+			condition: computev1alpha.ConditionReplicasReady,
+			want: summary{metav1.ConditionFalse, computev1alpha.ReasonSourceNotFound,
+				"1 of 2 replicas ready, 2 up to date; instance web-1: Secret db does not exist"},
 		},
 		"a terminating instance reports Terminating": {
 			wd: b.build(), insts: []*instBuilder{makeInst(0, "old").running().deleting()},
@@ -369,5 +405,48 @@ func TestLinkingLabelsComeFromTheDeployment(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, linkingLabels(makeWD(1).build())); diff != "" {
 		t.Errorf("linking labels mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestSchedulingGatesHoldATemplateThatReadsDataForItsCompanions(t *testing.T) {
+	cell := []string{computev1alpha.QuotaSchedulingGate, computev1alpha.NetworkSchedulingGate}
+	mountsSecret := func(tpl *computev1alpha.InstanceTemplateSpec) {
+		tpl.Spec.Volumes = append(tpl.Spec.Volumes, computev1alpha.InstanceVolume{Name: "creds",
+			Secret: &computev1alpha.SecretVolumeSource{SecretName: "db"}})
+	}
+	pullsWithASecret := func(tpl *computev1alpha.InstanceTemplateSpec) {
+		tpl.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{ImagePullSecrets: []computev1alpha.LocalSecretReference{{Name: "registry"}}}
+	}
+	tests := map[string]struct {
+		cell   []string
+		change func(*computev1alpha.InstanceTemplateSpec)
+		want   []string
+	}{
+		"a template without references gets the cell's gates only": {
+			cell: cell, want: cell,
+		},
+		"a template that mounts a Secret gets ReferencedData after the cell's gates": {
+			cell: cell, change: mountsSecret,
+			want: []string{computev1alpha.QuotaSchedulingGate, computev1alpha.NetworkSchedulingGate, computev1alpha.ReferencedDataSchedulingGate},
+		},
+		"a cell without gates still holds a template that pulls with a Secret": {
+			change: pullsWithASecret, want: []string{computev1alpha.ReferencedDataSchedulingGate},
+		},
+		"a cell without gates and a template without references gives none": {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tpl := makeWD(1).build().Spec.Template.DeepCopy()
+			if tc.change != nil {
+				tc.change(tpl)
+			}
+			got := schedulingGates(tc.cell, tpl)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("gates mismatch (-want +got):\n%s", diff)
+			}
+			if len(cell) != 2 {
+				t.Error("schedulingGates changed the cell's gates")
+			}
+		})
 	}
 }

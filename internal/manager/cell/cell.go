@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -23,6 +24,7 @@ import (
 	"github.com/citycells/compute/internal/controller/writeback"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/provider/kubernetes"
+	"github.com/citycells/compute/internal/referenceddata/companions"
 	"github.com/citycells/compute/internal/standin/simnetwork"
 	"github.com/citycells/compute/internal/standin/simprovider"
 )
@@ -73,6 +75,11 @@ type Options struct {
 	// Clock stamps conditions and measures ages and delays in every part;
 	// nil means the real clock.
 	Clock clock.PassiveClock
+
+	// companions is the cache of the cell's referenced-data companions,
+	// shared by the Instance controller (its ReferencedData gate) and the
+	// simulated provider; Setup makes it when either runs.
+	companions cache.Cache
 }
 
 // ControllerOptions configure the cell controllers. The zero value is a
@@ -175,6 +182,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if err := opts.setupCompanions(mgr); err != nil {
+		return err
+	}
 	if opts.Controllers != nil {
 		if err := setupControllers(mgr, &opts, opts.Controllers); err != nil {
 			return err
@@ -212,6 +222,26 @@ func (o *Options) checkScheme(mgr ctrl.Manager) error {
 	return nil
 }
 
+// setupCompanions makes the cache of the cell's referenced-data companions
+// (the metadata of labelled ConfigMaps and Secrets only, never every Secret
+// of the cell) when a part that reads it runs, and adds it to mgr so it
+// starts and syncs with the manager's caches.
+func (o *Options) setupCompanions(mgr ctrl.Manager) error {
+	_, simulated := o.Provider.(SimulatedProvider)
+	if o.Controllers == nil && !simulated {
+		return nil
+	}
+	c, err := companions.NewCache(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper())
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(c); err != nil {
+		return fmt.Errorf("failed to add the cache of referenced-data companions: %w", err)
+	}
+	o.companions = c
+	return nil
+}
+
 // setupControllers registers the WorkloadDeployment and Instance
 // controllers.
 func setupControllers(mgr ctrl.Manager, shared *Options, opts *ControllerOptions) error {
@@ -244,6 +274,7 @@ func setupControllers(mgr ctrl.Manager, shared *Options, opts *ControllerOptions
 		Clock:                   shared.Clock,
 		Quota:                   opts.Quota,
 		NetworkingIntegration:   shared.NetworkingIntegration,
+		Companions:              shared.companions,
 		MaxConcurrentReconciles: opts.InstanceConcurrency,
 	}
 	if err := inst.SetupWithManager(mgr); err != nil {
@@ -276,6 +307,7 @@ func setupWriteBack(mgr ctrl.Manager, opts *WriteBackOptions) error {
 func (p SimulatedProvider) setup(mgr ctrl.Manager, shared *Options) error {
 	r := &simprovider.Reconciler{
 		Client:                  mgr.GetClient(),
+		Companions:              shared.companions,
 		Clock:                   shared.Clock,
 		Delay:                   p.Delay,
 		CIDR:                    p.CIDR,

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -38,6 +39,10 @@ func newManager(t *testing.T, withCompute, withNetworking bool) ctrl.Manager {
 			m := meta.NewDefaultRESTMapper(nil)
 			for _, kind := range []string{computev1alpha.InstanceKind, computev1alpha.WorkloadDeploymentKind} {
 				m.Add(computev1alpha.GroupVersion.WithKind(kind), meta.RESTScopeNamespace)
+			}
+			// The companions' cache of the referenced data.
+			for _, kind := range []string{"ConfigMap", "Secret"} {
+				m.Add(corev1.SchemeGroupVersion.WithKind(kind), meta.RESTScopeNamespace)
 			}
 			for _, kind := range []string{networkingv1alpha.NetworkBindingKind, networkingv1alpha.SubnetKind} {
 				m.Add(networkingv1alpha.GroupVersion.WithKind(kind), meta.RESTScopeNamespace)

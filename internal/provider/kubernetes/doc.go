@@ -41,7 +41,7 @@
 // --runtime-allocation-ratio).
 //
 // ConfigMaps and Secrets are read from the cell objects that carry the
-// project's, named by CompanionName: `configmap.<name>` and
+// project's, named by referenceddata.CompanionName: `configmap.<name>` and
 // `secret.<name>`, in the Instance's namespace (image pull secrets too).
 // Until a referenced one that is not optional exists, no Pod is created:
 // Programmed and Available are False with reason ConfigurationError and a

@@ -81,7 +81,7 @@ func FuzzPodFor(f *testing.F) {
 				}
 			}
 		}
-		_ = references(pod)
+		_ = references(inst, pod)
 		// Deciding about the Pod it built, in any state, never panics.
 		decide(inst, observation{pod: pod}, time.Second)
 	})

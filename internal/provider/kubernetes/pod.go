@@ -17,6 +17,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/quota/sizing"
+	"github.com/citycells/compute/internal/referenceddata"
 )
 
 // InstanceLabel marks every Pod the provider runs, naming its Instance
@@ -29,43 +30,25 @@ const InstanceLabel = "compute.datumapis.com/instance"
 // Instance's, and reports it as status.controller.observedTemplateHash.
 const TemplateHashAnnotation = "compute.datumapis.com/template-hash"
 
-// Kinds of the referenced data an Instance reads, for CompanionName.
-const (
-	// KindConfigMap is a ConfigMap.
-	KindConfigMap = "ConfigMap"
-	// KindSecret is a Secret.
-	KindSecret = "Secret"
-)
-
-// CompanionName returns the name of the cell object that carries the
-// project's object of a kind (KindConfigMap or KindSecret) and name, in the
-// Instance's namespace: `configmap.<name>` or `secret.<name>`, the names of
-// Datum's referenced-data companions. Pods read those, never the project's
-// names, so an object of the cell's own can never be read by mistake.
-func CompanionName(kind, name string) string {
-	return strings.ToLower(kind) + "." + name
-}
-
 // ErrVirtualMachine is the configuration error of a virtual-machine
 // Instance.
 var ErrVirtualMachine = errors.New("the kubernetes runtime provider runs containers only: it cannot boot a virtual machine")
 
 // reference is a ConfigMap or Secret of the cell a Pod cannot start
-// without.
+// without. Pods read the companions (referenceddata.CompanionName:
+// `configmap.<name>`, `secret.<name>`, Datum's names), never the project's
+// names, so an object of the cell's own can never be read by mistake.
 type reference struct {
-	// kind is KindConfigMap or KindSecret.
+	// kind is referenceddata.KindConfigMap or referenceddata.KindSecret.
 	kind string
 	// object is the name of the cell's object (the companion).
 	object string
+	// source is the name of the project's object it carries; "" when the
+	// Instance does not say.
+	source string
 }
 
 func (r reference) String() string { return fmt.Sprintf("%s %q", r.kind, r.object) }
-
-// projectName returns the name of the project's object a companion
-// carries.
-func (r reference) projectName() string {
-	return strings.TrimPrefix(r.object, strings.ToLower(r.kind)+".")
-}
 
 // podFor builds the Pod that runs inst, or returns why the provider cannot
 // run it (a configuration error: the message says what to change). ratio
@@ -152,7 +135,7 @@ func imagePullSecrets(refs []computev1alpha.LocalSecretReference) ([]corev1.Loca
 		if s.Name == "" {
 			return nil, errors.New("an image pull secret has no name")
 		}
-		out = append(out, corev1.LocalObjectReference{Name: CompanionName(KindSecret, s.Name)})
+		out = append(out, corev1.LocalObjectReference{Name: referenceddata.CompanionName(referenceddata.KindSecret, s.Name)})
 	}
 	return out, nil
 }
@@ -219,14 +202,14 @@ func envVar(container string, e *computev1alpha.EnvVar) (corev1.EnvVar, error) {
 	case src.ConfigMapKeyRef != nil:
 		ref := src.ConfigMapKeyRef
 		out.ValueFrom = &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: CompanionName(KindConfigMap, ref.Name)},
+			LocalObjectReference: corev1.LocalObjectReference{Name: referenceddata.CompanionName(referenceddata.KindConfigMap, ref.Name)},
 			Key:                  ref.Key,
 			Optional:             ptr.To(ptr.Deref(ref.Optional, false)),
 		}}
 	case src.SecretKeyRef != nil:
 		ref := src.SecretKeyRef
 		out.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: CompanionName(KindSecret, ref.Name)},
+			LocalObjectReference: corev1.LocalObjectReference{Name: referenceddata.CompanionName(referenceddata.KindSecret, ref.Name)},
 			Key:                  ref.Key,
 			Optional:             ptr.To(ptr.Deref(ref.Optional, false)),
 		}}
@@ -259,7 +242,7 @@ func podVolumes(inst *computev1alpha.Instance) (map[string]corev1.Volume, error)
 				return nil, fmt.Errorf("volume %q names no ConfigMap", v.Name)
 			}
 			out[v.Name] = corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-				LocalObjectReference: corev1.LocalObjectReference{Name: CompanionName(KindConfigMap, v.ConfigMap.Name)},
+				LocalObjectReference: corev1.LocalObjectReference{Name: referenceddata.CompanionName(referenceddata.KindConfigMap, v.ConfigMap.Name)},
 				Items:                keyPaths(v.ConfigMap.Items),
 				DefaultMode:          copyPtr(v.ConfigMap.DefaultMode),
 				Optional:             ptr.To(ptr.Deref(v.ConfigMap.Optional, false)),
@@ -273,7 +256,7 @@ func podVolumes(inst *computev1alpha.Instance) (map[string]corev1.Volume, error)
 				return nil, fmt.Errorf("volume %q names no Secret", v.Name)
 			}
 			out[v.Name] = corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName:  CompanionName(KindSecret, name),
+				SecretName:  referenceddata.CompanionName(referenceddata.KindSecret, name),
 				Items:       keyPaths(v.Secret.Items),
 				DefaultMode: copyPtr(v.Secret.DefaultMode),
 				Optional:    ptr.To(ptr.Deref(v.Secret.Optional, false)),
@@ -446,21 +429,26 @@ func containerNames(cs []computev1alpha.SandboxContainer, idx []int) string {
 	return "containers " + strings.Join(names, ", ")
 }
 
-// references returns the ConfigMaps and Secrets of the cell a Pod cannot
-// start without (those not marked optional), sorted and without repeats.
-func references(pod *corev1.Pod) []reference {
+// references returns the ConfigMaps and Secrets of the cell the Pod built
+// for inst cannot start without (those not marked optional), sorted and
+// without repeats, each with the project object it carries.
+func references(inst *computev1alpha.Instance, pod *corev1.Pod) []reference {
+	sources := map[string]string{}
+	for _, r := range referenceddata.Refs(&inst.Spec) {
+		sources[referenceddata.CompanionName(r.Kind, r.Name)] = r.Name
+	}
 	seen := map[reference]bool{}
 	add := func(kind, name string, optional *bool) {
 		if name != "" && !ptr.Deref(optional, false) {
-			seen[reference{kind: kind, object: name}] = true
+			seen[reference{kind: kind, object: name, source: sources[name]}] = true
 		}
 	}
 	for _, v := range pod.Spec.Volumes {
 		if cm := v.ConfigMap; cm != nil {
-			add(KindConfigMap, cm.Name, cm.Optional)
+			add(referenceddata.KindConfigMap, cm.Name, cm.Optional)
 		}
 		if s := v.Secret; s != nil {
-			add(KindSecret, s.SecretName, s.Optional)
+			add(referenceddata.KindSecret, s.SecretName, s.Optional)
 		}
 	}
 	for _, c := range pod.Spec.Containers {
@@ -469,15 +457,15 @@ func references(pod *corev1.Pod) []reference {
 				continue
 			}
 			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
-				add(KindConfigMap, r.Name, r.Optional)
+				add(referenceddata.KindConfigMap, r.Name, r.Optional)
 			}
 			if r := e.ValueFrom.SecretKeyRef; r != nil {
-				add(KindSecret, r.Name, r.Optional)
+				add(referenceddata.KindSecret, r.Name, r.Optional)
 			}
 		}
 	}
 	for _, s := range pod.Spec.ImagePullSecrets {
-		add(KindSecret, s.Name, nil)
+		add(referenceddata.KindSecret, s.Name, nil)
 	}
 	out := make([]reference, 0, len(seen))
 	for r := range seen {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/referenceddata"
 )
 
 func TestPodForMetadataAndPodSettings(t *testing.T) {
@@ -186,8 +187,8 @@ func TestPodForVolumesAndPullSecrets(t *testing.T) {
 	if diff := cmp.Diff([]corev1.LocalObjectReference{{Name: "secret.registry"}}, pod.Spec.ImagePullSecrets); diff != "" {
 		t.Errorf("image pull secrets (-want +got):\n%s", diff)
 	}
-	wantRefs := []reference{{kind: KindConfigMap, object: "configmap.app"}, {kind: KindSecret, object: "secret.registry"}}
-	if diff := cmp.Diff(wantRefs, references(pod), cmp.AllowUnexported(reference{})); diff != "" {
+	wantRefs := []reference{{kind: referenceddata.KindConfigMap, object: "configmap.app", source: "app"}, {kind: referenceddata.KindSecret, object: "secret.registry", source: "registry"}}
+	if diff := cmp.Diff(wantRefs, references(inst, pod), cmp.AllowUnexported(reference{})); diff != "" {
 		t.Errorf("references: the ones not optional (-want +got):\n%s", diff)
 	}
 }
@@ -240,12 +241,21 @@ func TestPodForRefuses(t *testing.T) {
 	}
 }
 
-func TestCompanionName(t *testing.T) {
-	if got := CompanionName(KindConfigMap, "app"); got != "configmap.app" {
-		t.Errorf("CompanionName(ConfigMap, app) = %q", got)
+func TestAPodReadsTheCompanionOfALongNameByItsShortenedName(t *testing.T) {
+	long := strings.Repeat("s", 250)
+	inst := makeInst().build()
+	inst.Spec.Runtime.Sandbox.ImagePullSecrets = []computev1alpha.LocalSecretReference{{Name: long}}
+	pod, err := podFor(inst, 1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := CompanionName(KindSecret, "db"); got != "secret.db" {
-		t.Errorf("CompanionName(Secret, db) = %q", got)
+	want := referenceddata.CompanionName(referenceddata.KindSecret, long)
+	if len(want) > 253 || pod.Spec.ImagePullSecrets[0].Name != want {
+		t.Errorf("image pull secret %q, want the companion %q", pod.Spec.ImagePullSecrets[0].Name, want)
+	}
+	refs := references(inst, pod)
+	if len(refs) != 1 || refs[0].object != want || refs[0].source != long {
+		t.Errorf("references = %+v, want the companion carrying the project's %q", refs, long)
 	}
 }
 

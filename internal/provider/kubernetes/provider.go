@@ -230,7 +230,7 @@ func (r *Reconciler) observe(ctx context.Context, inst *computev1alpha.Instance)
 	if obs.creating = r.mem.created.Unseen(key, createdTTL); obs.creating > 0 {
 		return want, obs, nil
 	}
-	for _, ref := range references(want) {
+	for _, ref := range references(inst, want) {
 		md := &metav1.PartialObjectMetadata{}
 		md.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.kind))
 		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: inst.Namespace, Name: ref.object}, md)

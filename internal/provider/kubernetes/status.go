@@ -345,7 +345,10 @@ func stoppedMessage(pod *corev1.Pod) string {
 func missingMessage(namespace string, missing []reference) string {
 	parts := make([]string, len(missing))
 	for i, m := range missing {
-		parts[i] = fmt.Sprintf("%s (the cell's copy of the project's %s %q)", m, m.kind, m.projectName())
+		parts[i] = m.String()
+		if m.source != "" {
+			parts[i] += fmt.Sprintf(" (the cell's copy of the project's %s %q)", m.kind, m.source)
+		}
 	}
 	verb := "does"
 	if len(missing) > 1 {

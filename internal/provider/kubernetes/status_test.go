@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/referenceddata"
 )
 
 // want is what a case expects of an outcome: the reasons and statuses of
@@ -57,7 +58,7 @@ func TestDecide(t *testing.T) {
 			want: want{programmed: "False/Provisioning", available: "False/Provisioning", requeue: true},
 		},
 		"a missing ConfigMap: refused, naming it, and looked at again": {
-			obs: observation{missing: []reference{{kind: KindConfigMap, object: "configmap.app"}}},
+			obs: observation{missing: []reference{{kind: referenceddata.KindConfigMap, object: "configmap.app", source: "app"}}},
 			want: want{programmed: "False/ConfigurationError", available: "False/ConfigurationError", requeue: true,
 				says: []string{`ConfigMap "configmap.app" (the cell's copy of the project's ConfigMap "app") does not exist in namespace ns`}},
 		},

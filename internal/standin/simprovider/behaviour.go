@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/controller/references"
+	"github.com/citycells/compute/internal/referenceddata"
 	"github.com/citycells/compute/internal/webhook/validation"
 )
 
@@ -47,8 +47,8 @@ type outcome struct {
 
 // decide returns what the provider reports for a live, ungated Instance
 // at now, given the provisioning delay, when provisioning started and the
-// project objects its deployment reports missing.
-func decide(inst *computev1alpha.Instance, missing []references.Reference, now, started time.Time, delay time.Duration) outcome {
+// tokens ("Kind/name") of the expected companions missing in the cell.
+func decide(inst *computev1alpha.Instance, missing []string, now, started time.Time, delay time.Duration) outcome {
 	if msg := configurationProblem(inst, missing); msg != "" {
 		return rejected(msg)
 	}
@@ -91,16 +91,21 @@ func decide(inst *computev1alpha.Instance, missing []references.Reference, now, 
 }
 
 // configurationProblem returns why a provider cannot run inst at all — a
-// missing Secret or ConfigMap, a virtual machine with nothing to boot —
-// or "" when it can.
-func configurationProblem(inst *computev1alpha.Instance, missing []references.Reference) string {
+// companion of a referenced Secret or ConfigMap missing in the cell, a
+// virtual machine with nothing to boot — or "" when it can.
+func configurationProblem(inst *computev1alpha.Instance, missing []string) string {
 	if len(missing) > 0 {
 		parts := make([]string, len(missing))
-		for i, m := range missing {
-			parts[i] = fmt.Sprintf("%s %q", m.Kind, m.Name)
+		for i, token := range missing {
+			kind, name, _ := referenceddata.ParseToken(token)
+			parts[i] = fmt.Sprintf("%s %q (the cell's copy of the project's %s %q)", kind, referenceddata.CompanionNameOfToken(token), kind, name)
 		}
-		return fmt.Sprintf("%s referenced by the instance template does not exist in namespace %s of the project; create it, or mark the reference optional",
-			strings.Join(parts, ", "), inst.Namespace)
+		verb := "does"
+		if len(missing) > 1 {
+			verb = "do"
+		}
+		return fmt.Sprintf("%s %s not exist in namespace %s of the cell; the instance starts once it is delivered",
+			strings.Join(parts, ", "), verb, inst.Namespace)
 	}
 	vm := inst.Spec.Runtime.VirtualMachine
 	if vm == nil {
@@ -137,6 +142,12 @@ func provisioningLeft(inst *computev1alpha.Instance, now, started time.Time, del
 		return 0
 	}
 	return delay - now.Sub(started)
+}
+
+// placed reports whether the provider has placed inst (Programmed True):
+// from then on it runs whatever happens to its companions.
+func placed(inst *computev1alpha.Instance) bool {
+	return meta.IsStatusConditionTrue(inst.Status.Conditions, computev1alpha.ConditionProgrammed)
 }
 
 // stillProvisioning reports whether the provider has not placed inst yet:

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/controller/references"
 )
 
 var t0 = time.Date(2026, 6, 5, 12, 0, 0, 0, time.UTC)
@@ -71,7 +70,7 @@ func TestDecide(t *testing.T) {
 	}
 	tests := map[string]struct {
 		inst    *instBuilder
-		missing []references.Reference
+		missing []string
 		started time.Time
 		delay   time.Duration
 		want    want
@@ -124,10 +123,17 @@ func TestDecide(t *testing.T) {
 			inst: makeInst().failing(computev1alpha.ReasonConfigurationError), started: t0,
 			want: want{"False/ConfigurationError", "False/ConfigurationError", `the runtime rejected the instance configuration: container "app": exec: "/app": executable file not found in $PATH`, false, 0},
 		},
-		"a missing Secret and ConfigMap are named, before any provisioning": {
+		"missing companions of a Secret and a ConfigMap are named, before any provisioning": {
 			inst: makeInst(), started: t0, delay: time.Minute,
-			missing: []references.Reference{{Kind: "ConfigMap", Name: "app"}, {Kind: "Secret", Name: "db"}},
-			want:    want{"False/ConfigurationError", "False/ConfigurationError", `ConfigMap "app", Secret "db" referenced by the instance template does not exist in namespace ns of the project; create it, or mark the reference optional`, false, 0},
+			missing: []string{"ConfigMap/app", "Secret/db"},
+			want: want{"False/ConfigurationError", "False/ConfigurationError",
+				`ConfigMap "configmap.app" (the cell's copy of the project's ConfigMap "app"), Secret "secret.db" (the cell's copy of the project's Secret "db") do not exist in namespace ns of the cell; the instance starts once it is delivered`, false, 0},
+		},
+		"one missing companion is named": {
+			inst: makeInst(), started: t0,
+			missing: []string{"Secret/db"},
+			want: want{"False/ConfigurationError", "False/ConfigurationError",
+				`Secret "secret.db" (the cell's copy of the project's Secret "db") does not exist in namespace ns of the cell; the instance starts once it is delivered`, false, 0},
 		},
 		"a virtual machine whose boot disk has no image is rejected": {
 			inst: makeInst().vm(""), started: t0,

@@ -13,12 +13,14 @@
 //     external range is configured) — unless the networking integration
 //     records the addresses (AddressesFromNetwork), when it writes none;
 //   - it refuses, with ConfigurationError and a message naming what is
-//     wrong, an Instance it cannot run whatever the delay: one whose
-//     WorkloadDeployment reports project Secrets or ConfigMaps missing
-//     (the compute.datumapis.com/missing-references annotation the
-//     management plane writes from metadata, see
-//     internal/controller/references), and a virtual machine whose first
-//     volume attachment is not a disk populated from an image;
+//     wrong, an Instance it cannot run whatever the delay: one it has not
+//     placed yet while a companion its WorkloadDeployment expects (see
+//     api/v1alpha/referenceddata.go) is not in the cell — the
+//     ReferencedData gate normally holds such an Instance; this is a
+//     runtime's defence, as a real one fails to start a Pod without its
+//     Secret — and a virtual machine whose first volume attachment is not
+//     a disk populated from an image. An Instance it placed keeps running
+//     when a companion goes later;
 //   - the annotation simulator.compute.datumapis.com/fail on the Instance
 //     (copied from the instance template) makes it fail the way a real
 //     provider would: ImageUnavailable, InstanceCrashing or

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -24,11 +24,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/controller/references"
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/provider/instancewrite"
+	"github.com/citycells/compute/internal/referenceddata"
+	"github.com/citycells/compute/internal/referenceddata/companions"
 )
 
 // ControllerName names the controller in logs and metrics.
@@ -55,6 +57,10 @@ const DefaultMaxConcurrentReconciles = 64
 type Reconciler struct {
 	// Client reads from the manager's cache and writes to the cell.
 	Client client.Client
+	// Companions is the cache of the cell's referenced-data companions
+	// (companions.NewCache): an Instance is placed only once every
+	// companion its WorkloadDeployment expects is in it.
+	Companions cache.Cache
 	// Clock measures the delays.
 	Clock clock.PassiveClock
 	// Delay is how long provisioning and teardown take; zero makes both
@@ -109,6 +115,7 @@ type provisioning struct {
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/finalizers,verbs=update
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch
 
 // SetupWithManager checks the provider's settings and registers it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -117,6 +124,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("simulated provider: Client is required")
 	case r.Clock == nil:
 		return errors.New("simulated provider: Clock is required")
+	case r.Companions == nil:
+		return errors.New("simulated provider: Companions is required")
 	case r.Delay < 0:
 		return fmt.Errorf("simulated provider: delay %s is negative", r.Delay)
 	}
@@ -141,7 +150,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
 		Watches(&computev1alpha.WorkloadDeployment{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf),
-			builder.WithPredicates(missingReferencesChanged)).
+			builder.WithPredicates(expectedDataChanged)).
+		WatchesRawSource(source.Kind(r.Companions, companions.ConfigMap(), handler.TypedEnqueueRequestsFromMapFunc(r.unplacedNear))).
+		WatchesRawSource(source.Kind(r.Companions, companions.Secret(), handler.TypedEnqueueRequestsFromMapFunc(r.unplacedNear))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -182,7 +193,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	missing, err := r.missingReferences(ctx, inst)
+	missing, err := r.missingCompanions(ctx, inst)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -202,42 +213,63 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: max(out.requeueAfter, 0)}, nil
 }
 
-// missingReferences returns the project Secrets and ConfigMaps the
-// Instance's WorkloadDeployment reports missing (see
-// computev1alpha.MissingReferencesAnnotation); none when the deployment is
-// gone or says nothing.
-func (r *Reconciler) missingReferences(ctx context.Context, inst *computev1alpha.Instance) ([]references.Reference, error) {
-	name := inst.Labels[computev1alpha.WorkloadDeploymentNameLabel]
-	if name == "" {
+// missingCompanions returns the tokens of the companions the Instance's
+// WorkloadDeployment expects (see api/v1alpha/referenceddata.go) that are
+// not in the Instance's namespace, the same present set the
+// ReferencedData gate decides on; none once the provider has placed the
+// Instance (it keeps running), when the deployment is gone, or when it
+// has not been told what to expect (the gate holds what needs data).
+func (r *Reconciler) missingCompanions(ctx context.Context, inst *computev1alpha.Instance) ([]string, error) {
+	if placed(inst) {
 		return nil, nil
 	}
-	wd := &computev1alpha.WorkloadDeployment{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: inst.Namespace, Name: name}, wd); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("failed to get WorkloadDeployment %s of Instance %s: %w", name, inst.Name, err)
+	expected, found, err := companions.ExpectedFor(ctx, r.Client, inst)
+	if err != nil || !found || len(expected.Tokens) == 0 {
+		return nil, err
 	}
-	return references.Parse(wd.Annotations[computev1alpha.MissingReferencesAnnotation]), nil
+	present, err := companions.Present(ctx, r.Companions, inst.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return referenceddata.Missing(expected, present), nil
 }
 
-// missingReferencesChanged passes the WorkloadDeployment events that can
+// expectedDataChanged passes the WorkloadDeployment events that can
 // change what the provider decides: a deployment that appears or goes, and
-// an update that changes the references it reports missing. Its status
-// writes (progress, a thousand Instances' worth of them) do not bring every
+// an update that changes the companions it expects. Its status writes
+// (progress, a thousand Instances' worth of them) do not bring every
 // Instance back.
-var missingReferencesChanged = predicate.Funcs{
+var expectedDataChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		if e.ObjectOld == nil || e.ObjectNew == nil {
 			return true
 		}
-		key := computev1alpha.MissingReferencesAnnotation
+		key := computev1alpha.ExpectedReferencedDataAnnotation
 		return e.ObjectOld.GetAnnotations()[key] != e.ObjectNew.GetAnnotations()[key]
 	},
 }
 
+// unplacedNear maps a companion to the Instances of its namespace the
+// provider has not placed, so one that waits for it is placed when it
+// comes.
+func (r *Reconciler) unplacedNear(ctx context.Context, companion *metav1.PartialObjectMetadata) []reconcile.Request {
+	var list computev1alpha.InstanceList
+	if err := r.Client.List(ctx, &list, client.InNamespace(companion.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the Instances of a namespace", "namespace", klog.KRef("", companion.Namespace))
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		inst := &list.Items[i]
+		if inst.DeletionTimestamp == nil && !instancewrite.Gated(inst) && !placed(inst) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: inst.Namespace, Name: inst.Name}})
+		}
+	}
+	return out
+}
+
 // instancesOf maps a WorkloadDeployment to its Instances, so a change of
-// what it reports missing reaches them.
+// what it expects reaches them.
 func (r *Reconciler) instancesOf(ctx context.Context, obj client.Object) []reconcile.Request {
 	var list computev1alpha.InstanceList
 	if err := r.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace()),

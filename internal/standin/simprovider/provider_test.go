@@ -9,11 +9,11 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
-func TestMissingReferencesChanged(t *testing.T) {
-	wd := func(missing string, replicas int32) *computev1alpha.WorkloadDeployment {
+func TestExpectedDataChanged(t *testing.T) {
+	wd := func(expected string, replicas int32) *computev1alpha.WorkloadDeployment {
 		d := &computev1alpha.WorkloadDeployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
-		if missing != "" {
-			d.Annotations = map[string]string{computev1alpha.MissingReferencesAnnotation: missing}
+		if expected != "" {
+			d.Annotations = map[string]string{computev1alpha.ExpectedReferencedDataAnnotation: expected}
 		}
 		d.Status.Replicas = replicas
 		return d
@@ -22,19 +22,28 @@ func TestMissingReferencesChanged(t *testing.T) {
 		old, new *computev1alpha.WorkloadDeployment
 		want     bool
 	}{
-		"a status write alone does not bring the Instances back": {old: wd("", 1), new: wd("", 2), want: false},
-		"a reference reported missing brings them back":          {old: wd("", 1), new: wd("Secret/db", 1), want: true},
-		"a missing reference found brings them back":             {old: wd("Secret/db", 1), new: wd("", 1), want: true},
-		"a changed list of missing references brings them back":  {old: wd("Secret/db", 1), new: wd("Secret/db,ConfigMap/cfg", 1), want: true},
+		"a status write alone does not bring the Instances back":   {old: wd("", 1), new: wd("", 2), want: false},
+		"the expected data resolved brings them back":              {old: wd("", 1), new: wd(`["Secret/db"]`, 1), want: true},
+		"a changed list of expected companions brings them back":   {old: wd(`["Secret/db"]`, 1), new: wd(`["ConfigMap/cfg","Secret/db"]`, 1), want: true},
+		"an unchanged list with a status write brings nobody back": {old: wd(`["Secret/db"]`, 1), new: wd(`["Secret/db"]`, 3), want: false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := missingReferencesChanged.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
+			if got := expectedDataChanged.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
 				t.Errorf("Update() = %v, want %v", got, tc.want)
 			}
 		})
 	}
-	if !missingReferencesChanged.Create(event.CreateEvent{Object: wd("", 0)}) || !missingReferencesChanged.Delete(event.DeleteEvent{Object: wd("", 0)}) {
+	if !expectedDataChanged.Create(event.CreateEvent{Object: wd("", 0)}) || !expectedDataChanged.Delete(event.DeleteEvent{Object: wd("", 0)}) {
 		t.Error("creates and deletes of WorkloadDeployments must pass")
+	}
+}
+
+func TestAPlacedInstanceIsNotCheckedForCompanions(t *testing.T) {
+	r := &Reconciler{}
+	// No client: a placed Instance must not read anything.
+	got, err := r.missingCompanions(t.Context(), &makeInst().programmed().i)
+	if err != nil || got != nil {
+		t.Errorf("missingCompanions of a placed Instance = %v, %v; want nothing", got, err)
 	}
 }

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -45,42 +46,17 @@ func TestADatumShapedTemplateReachesTheInstanceUntouchedWithTheCellsLocation(t *
 	}).Should(Succeed())
 }
 
-func TestMissingProjectObjectsFailTheInstanceNamingThem(t *testing.T) {
-	g := NewWithT(t)
-	ns := newNamespace(t)
-	b := makeWD(ns, "refs")
-	b.wd.Spec.Template = fixtures.DatumTemplate()
-	b.wd.Annotations = map[string]string{computev1alpha.MissingReferencesAnnotation: "Secret/db-creds"}
-	wd := b.create(t)
-
-	t.Log("the provider refuses the Instance, naming the Secret the project lacks")
-	g.Eventually(func(g Gomega) {
-		insts := instancesIn(g, ns)
-		g.Expect(insts).To(HaveLen(1))
-		avail := meta.FindStatusCondition(insts[0].Status.Conditions, computev1alpha.ConditionAvailable)
-		g.Expect(avail).NotTo(BeNil())
-		g.Expect(avail.Reason).To(Equal(computev1alpha.ReasonConfigurationError))
-		g.Expect(avail.Message).To(ContainSubstring(`Secret "db-creds"`))
-	}).Should(Succeed())
-
-	t.Log("once the project has it (the annotation is cleared), the Instance runs")
-	cur := getWD(g, wd)
-	patched := cur.DeepCopy()
-	patched.Annotations[computev1alpha.MissingReferencesAnnotation] = ""
-	g.Expect(k8s.Patch(t.Context(), patched, client.MergeFrom(cur))).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		insts := instancesIn(g, ns)
-		g.Expect(insts).To(HaveLen(1))
-		g.Expect(meta.IsStatusConditionTrue(insts[0].Status.Conditions, computev1alpha.ConditionAvailable)).To(BeTrue())
-	}).Should(Succeed())
-}
-
 func TestAVirtualMachineWithoutABootableDiskFails(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	b := makeWD(ns, "vm")
 	tpl := fixtures.DatumTemplate()
 	tpl.Spec.Runtime.Sandbox = nil
+	// No ConfigMap or Secret: the ReferencedData gate would hold the
+	// Instance before the provider could refuse it.
+	tpl.Spec.Volumes = slices.DeleteFunc(tpl.Spec.Volumes, func(v computev1alpha.InstanceVolume) bool {
+		return v.ConfigMap != nil || v.Secret != nil
+	})
 	// The data disk is formatted, not populated from an image: nothing to boot.
 	tpl.Spec.Runtime.VirtualMachine = &computev1alpha.VirtualMachineRuntime{
 		VolumeAttachments: []computev1alpha.VolumeAttachment{{Name: "data"}},

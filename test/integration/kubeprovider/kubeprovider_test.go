@@ -16,6 +16,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/provider/kubernetes"
+	"github.com/citycells/compute/internal/referenceddata"
 )
 
 func TestAnInstanceRunsAsAPodBuiltFromItsSpec(t *testing.T) {
@@ -289,7 +290,7 @@ func TestAMissingConfigMapHoldsThePodUntilItIsDelivered(t *testing.T) {
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Pod without its ConfigMap: %v", err)
 
 	t.Log("the cell's copy of the project's ConfigMap arrives: the Pod is created, mounting it")
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: kubernetes.CompanionName(kubernetes.KindConfigMap, "app")},
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: referenceddata.CompanionName(referenceddata.KindConfigMap, "app")},
 		Data: map[string]string{"app.yaml": "mode: prod"}}
 	g.Expect(k8s.Create(context.Background(), cm)).To(Succeed())
 	pod := waitPod(t, inst)
