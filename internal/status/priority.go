@@ -115,6 +115,11 @@ var unrankedReasons = []string{
 	// ReferencedDataReady's True reason ("Ready"): its False reasons are
 	// ranked, as Ready reports them for an Instance the gate holds.
 	computev1alpha.ReasonReferencedDataReady,
+	// A city dropped from the placements is reported while its deployment
+	// goes, outside every condition; a Workload whose inputs cannot be
+	// read says so on its own conditions, never a city's.
+	computev1alpha.ReasonDeploymentRemoving,
+	computev1alpha.ReasonObservationFailed,
 	// A rollout across cities reports these on the Workload's Progressing
 	// condition and in status.rollout; they summarise the rollout's plan,
 	// not the cities' state, so they are never ranked across objects.
