@@ -241,8 +241,10 @@ func TestPodForRefuses(t *testing.T) {
 	}
 }
 
-func TestAPodReadsTheCompanionOfALongNameByItsShortenedName(t *testing.T) {
-	long := strings.Repeat("s", 250)
+// TestAPodReadsTheCompanionOfTheLongestDeliverableName: admission refuses
+// longer names, whose companion name would not be a valid object name.
+func TestAPodReadsTheCompanionOfTheLongestDeliverableName(t *testing.T) {
+	long := strings.Repeat("s", referenceddata.MaxNameLength)
 	inst := makeInst().build()
 	inst.Spec.Runtime.Sandbox.ImagePullSecrets = []computev1alpha.LocalSecretReference{{Name: long}}
 	pod, err := podFor(inst, 1)
