@@ -134,6 +134,7 @@ func TestReferencedDataOverTheLimitIsRefusedNamingTheObject(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	ns, hubNS := newNamespace(t)
+	// 256 KiB and one byte of data, and the key's 4 bytes.
 	big := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
 		BinaryData: map[string][]byte{"blob": make([]byte, referenceddata.MaxObjectBytes+1)}}
 	g.Expect(projectClient.Create(ctx, big)).To(Succeed())
@@ -147,7 +148,7 @@ func TestReferencedDataOverTheLimitIsRefusedNamingTheObject(t *testing.T) {
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(c.Reason).To(Equal("SourceTooLarge"))
-		g.Expect(c.Message).To(ContainSubstring("ConfigMap app holds 262145 bytes"))
+		g.Expect(c.Message).To(ContainSubstring("ConfigMap app holds 262149 bytes"))
 	}, timeout, interval).Should(Succeed())
 	g.Consistently(gone(hubClient, hubNS, "configmap.app", &corev1.ConfigMap{}), "2s", interval).Should(BeTrue())
 }

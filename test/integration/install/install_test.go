@@ -251,7 +251,7 @@ func TestEachIdentityHoldsWhatItsRoleNeedsAndNoMore(t *testing.T) {
 				{"create", wds, "default", allow},
 				{"create", instances, "default", allow}, // projections
 				{"list", secrets, "compute-system", allow},
-				{"list", secrets, "", allow},            // the references controller watches their metadata
+				{"list", secrets, "", allow},            // the referenced-data controller watches their metadata
 				{"delete", instances, "default", allow}, // projections of gone Instances
 				{"create", secrets, "default", forbid},
 				{"list", entitlements, "", forbid},
@@ -282,7 +282,7 @@ func TestEachIdentityHoldsWhatItsRoleNeedsAndNoMore(t *testing.T) {
 				{"create", instances, "default", forbid},
 				{"delete", instances, "default", forbid},
 				{"list", workloads, "", forbid},
-				{"list", secrets, "", forbid},
+				{"create", secrets, "default", allow}, // the companions of referenced data
 			},
 		},
 		{
