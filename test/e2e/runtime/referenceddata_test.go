@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"context"
 	"net/url"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestReferencedDataReachesTheRealNode(t *testing.T) {
 	c.Env = []computev1alpha.EnvVar{{Name: "MODE", ValueFrom: &computev1alpha.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: "mode"}}}}
 	g.Expect(project.Create(ctx, w)).To(Succeed())
-	u.run(cmdutil.ExitOK, "rollout", "status", "refs", "--timeout", "3m")
+	u.run(cmdutil.ExitOK, "rollout", "status", "refs", "--timeout", "3m", "-y")
 
 	t.Log("--- the companions are in the hub and the cell, the gate is cleared, and the instance serves the file and the variable")
 	for plane, c := range map[string]client.Client{"hub": hub, "cell": cell} {
@@ -97,8 +98,10 @@ func servingInstance(g Gomega, ns projectNamespace) *computev1alpha.Instance {
 	var out *computev1alpha.Instance
 	g.Eventually(func(g Gomega) {
 		out = nil
-		for _, inst := range instances(g, cell, ns.hub) {
-			if available(&inst) && inst.DeletionTimestamp == nil {
+		list := &computev1alpha.InstanceList{}
+		g.Expect(cell.List(context.Background(), list, client.InNamespace(ns.hub))).To(Succeed())
+		for i := range list.Items {
+			if inst := &list.Items[i]; available(inst) && inst.DeletionTimestamp == nil {
 				out = inst.DeepCopy()
 			}
 		}
