@@ -37,13 +37,9 @@ func ordinal(i *computev1alpha.Instance) int {
 	return n
 }
 
-// TableOptions choose the optional columns of Table.
-type TableOptions struct {
-	// AllNamespaces puts a NAMESPACE column first.
-	AllNamespaces bool
-	// Wide adds PLACEMENT, QUOTA, NETWORK-IP and EXTERNAL-IP (-o wide).
-	Wide bool
-}
+// TableOptions choose the optional columns of Table: -A puts a NAMESPACE
+// column first; -o wide adds PLACEMENT, QUOTA, NETWORK-IP and EXTERNAL-IP.
+type TableOptions = cmdutil.TableOptions
 
 // Table renders instances as NAME, WORKLOAD, CITY, IP, TYPE, AGE, STATUS,
 // with the optional columns of opts.

@@ -21,13 +21,9 @@ func SortWorkloads(items []computev1alpha.Workload) {
 	})
 }
 
-// TableOptions choose the optional columns of Table.
-type TableOptions struct {
-	// AllNamespaces puts a NAMESPACE column first.
-	AllNamespaces bool
-	// Wide adds REVISION and IMAGES (-o wide).
-	Wide bool
-}
+// TableOptions choose the optional columns of Table: -A puts a NAMESPACE
+// column first; -o wide adds REVISION and IMAGES.
+type TableOptions = cmdutil.TableOptions
 
 // Table renders workloads as NAME, CITIES, READY, UP-TO-DATE, AVAILABLE,
 // AGE, with the optional columns of opts.
