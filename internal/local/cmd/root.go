@@ -80,6 +80,21 @@ func (o *globalOptions) readState() (*platform.State, error) {
 	return st, failure(err)
 }
 
+// stateOptions are the options of the commands that act on a running
+// platform: Complete reads the state `up` left. Commands that need nothing
+// else completed use it as their Complete.
+type stateOptions struct {
+	*globalOptions
+	state *platform.State
+}
+
+// Complete reads the state.
+func (o *stateOptions) Complete(*cobra.Command, []string) error {
+	var err error
+	o.state, err = o.readState()
+	return err
+}
+
 // exitCodes gives a command's errors their exit codes: what Complete and
 // Run return is a failure, what Validate returns a usage error, unless
 // either already carries a code.
