@@ -94,6 +94,31 @@ type TableOptions struct {
 	Wide bool
 }
 
+// NewTable returns a table with headers and the optional columns: NAMESPACE
+// first with AllNamespaces, wide last with Wide.
+func (o TableOptions) NewTable(headers, wide []string) *Table {
+	if o.AllNamespaces {
+		headers = append([]string{"NAMESPACE"}, headers...)
+	}
+	if o.Wide {
+		headers = append(headers, wide...)
+	}
+	return NewTable(headers...)
+}
+
+// AddRow adds a row of a table made by NewTable: namespace first with
+// AllNamespaces, then cells, then what wide returns with Wide (only then
+// called).
+func (o TableOptions) AddRow(t *Table, namespace string, cells []string, wide func() []string) {
+	if o.AllNamespaces {
+		cells = append([]string{namespace}, cells...)
+	}
+	if o.Wide {
+		cells = append(cells, wide()...)
+	}
+	t.AddRow(cells...)
+}
+
 // TableOptions returns the optional columns -A and -o wide ask for.
 func (l *ListFlags) TableOptions(o *OutputFlags) TableOptions {
 	return TableOptions{AllNamespaces: l.AllNamespaces, Wide: o.IsWide()}

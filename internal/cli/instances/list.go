@@ -44,7 +44,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOptions) {
 	o := &ListOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
 	o.Output.Wide = true
-	cmd := &cobra.Command{
+	cmd := cmdutil.Command(&cobra.Command{
 		Use:   use,
 		Short: "List the instances of the project's workloads",
 		Long: "List instances with the city they run in, their address, instance type, age and status.\n" +
@@ -54,9 +54,7 @@ func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOption
 			"  datumctl compute instances --workload web --city DFW\n" +
 			"  datumctl compute instances -o json",
 		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	cmd.Flags().StringVar(&o.Workload, "workload", "", "Only the instances of this workload.")
 	o.AddCityFlag(cmd, f, "Only the instances in this city (a city code such as DFW).")
 	o.List.AddFlags(cmd)

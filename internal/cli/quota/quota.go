@@ -36,7 +36,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewOutputFlags()}
-	cmd := &cobra.Command{
+	cmd := cmdutil.Command(&cobra.Command{
 		Use:   "quota",
 		Short: "Show quota usage and limits for instances, vCPU and memory",
 		Long: "Show what the project uses of its quota — instances, vCPU and memory — against its limits, which\n" +
@@ -44,9 +44,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"wait for quota, with what to do about them.",
 		Example: "  datumctl compute quota\n  datumctl compute quota --city LHR\n  datumctl compute quota -o json",
 		Args:    cmdutil.NoArgs,
-		RunE:    cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	o.AddCityFlag(cmd, f, "Show usage and blocked instances of this city only (limits stay per project).")
 	return cmd, o
 }

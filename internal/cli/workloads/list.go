@@ -35,7 +35,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
 	o := &ListOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
 	o.Output.Wide = true
-	cmd := &cobra.Command{
+	cmd := cmdutil.Command(&cobra.Command{
 		Use:     "workloads [NAME]",
 		Aliases: []string{"workload", "wl"},
 		Short:   "List the workloads of the project",
@@ -46,9 +46,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
 			"  # A manifest deploy -f takes back unchanged\n  datumctl compute workloads web -o yaml > web.yaml",
 		Args:              cmdutil.MaximumArgs("NAME"),
 		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	o.List.AddFlags(cmd)
 	return cmd, o
 }
