@@ -3,10 +3,7 @@ package cmd
 import (
 	"context"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -245,7 +242,7 @@ func validCity(st *platform.State, city string) error {
 
 // linkProxyOptions are the options of the hidden `link-proxy` command.
 type linkProxyOptions struct {
-	*globalOptions
+	serverOptions
 	control string
 	links   []string
 }
@@ -253,21 +250,12 @@ type linkProxyOptions struct {
 // newLinkProxyCommand builds the hidden command a detached platform runs
 // its link proxy with.
 func newLinkProxyCommand(g *globalOptions) *cobra.Command {
-	o := &linkProxyOptions{globalOptions: g}
-	cmd := &cobra.Command{
-		Use:    platform.LinkProxyCommandName,
-		Short:  "Serve the cities' links (run by compute-local up)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE:   runE(o),
-	}
+	o := &linkProxyOptions{serverOptions: serverOptions{globalOptions: g}}
+	cmd := newServerCommand(platform.LinkProxyCommandName, "Serve the cities' links (run by compute-local up)", o)
 	cmd.Flags().StringVar(&o.control, "control", "", "host:port of the control endpoint")
 	cmd.Flags().StringArrayVar(&o.links, "link", nil, "name,CITY,port,target-host:port (repeated)")
 	return cmd
 }
-
-// Complete has nothing to resolve.
-func (o *linkProxyOptions) Complete(*cobra.Command, []string) error { return nil }
 
 // Validate checks the control address and the links.
 func (o *linkProxyOptions) Validate() error {
@@ -284,7 +272,5 @@ func (o *linkProxyOptions) Validate() error {
 
 // Run serves until SIGTERM.
 func (o *linkProxyOptions) Run(ctx context.Context) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return faults.RunLinkProxy(ctx, o.control, o.links)
+	return serveUntilSignal(ctx, func(ctx context.Context) error { return faults.RunLinkProxy(ctx, o.control, o.links) })
 }
