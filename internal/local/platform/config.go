@@ -219,15 +219,15 @@ func normalizeEach(in []string, what string, norm func(string) string, check fun
 	var out []string
 	for _, v := range in {
 		v = norm(v)
-		if err := check(v); err != nil {
+		err := check(v)
+		switch {
+		case err != nil:
 			errs = append(errs, err)
-			continue
-		}
-		if slices.Contains(out, v) {
+		case slices.Contains(out, v):
 			errs = append(errs, fmt.Errorf("%s %q is listed twice", what, v))
-			continue
+		default:
+			out = append(out, v)
 		}
-		out = append(out, v)
 	}
 	return out, errs
 }
