@@ -9,50 +9,17 @@
 package main
 
 import (
-	"errors"
-	"flag"
-	"fmt"
 	"os"
 
-	"github.com/spf13/pflag"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-
 	"github.com/citycells/compute/internal/manager"
+	"github.com/citycells/compute/internal/serving"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
-}
-
-func run(args []string) int {
-	opts := manager.NewOptions()
-	fs := pflag.NewFlagSet("compute-manager", pflag.ContinueOnError)
-	opts.AddFlags(fs)
-	zapOpts := zap.Options{}
-	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
-	zapOpts.BindFlags(goFlags)
-	fs.AddGoFlagSet(goFlags)
-
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "compute-manager: %v\nRun compute-manager --help for usage.\n", err)
-		return 2
-	}
-	if err := opts.Complete(fs); err != nil {
-		fmt.Fprintf(os.Stderr, "compute-manager: %v\n", err)
-		return 1
-	}
-	if err := opts.Validate(); err != nil {
-		fmt.Fprintf(os.Stderr, "compute-manager: invalid configuration:\n%v\n", err)
-		return 1
-	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	if err := manager.Run(ctrl.SetupSignalHandler(), opts); err != nil {
-		fmt.Fprintf(os.Stderr, "compute-manager: %v\n", err)
-		return 1
-	}
-	return 0
+	os.Exit(serving.Main(serving.Program[*manager.Options]{
+		Name:        "compute-manager",
+		Options:     manager.NewOptions(),
+		Run:         manager.Run,
+		InvalidExit: 1,
+	}, os.Args[1:], os.Stderr))
 }

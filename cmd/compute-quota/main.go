@@ -8,50 +8,18 @@
 package main
 
 import (
-	"errors"
-	"flag"
-	"fmt"
 	"os"
 
-	"github.com/spf13/pflag"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-
 	"github.com/citycells/compute/internal/manager/quotaserver"
+	"github.com/citycells/compute/internal/serving"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
-}
-
-func run(args []string) int {
-	opts := quotaserver.NewOptions()
-	fs := pflag.NewFlagSet("compute-quota", pflag.ContinueOnError)
-	opts.AddFlags(fs)
-	zapOpts := zap.Options{}
-	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
-	zapOpts.BindFlags(goFlags)
-	fs.AddGoFlagSet(goFlags)
-
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "compute-quota: %v\nRun compute-quota --help for usage.\n", err)
-		return 2
-	}
-	if err := opts.Complete(fs); err != nil {
-		fmt.Fprintf(os.Stderr, "compute-quota: invalid configuration:\n%v\n", err)
-		return 2
-	}
-	if err := opts.Validate(); err != nil {
-		fmt.Fprintf(os.Stderr, "compute-quota: invalid configuration:\n%v\n", err)
-		return 2
-	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	if err := quotaserver.Run(ctrl.SetupSignalHandler(), opts); err != nil {
-		fmt.Fprintf(os.Stderr, "compute-quota: %v\n", err)
-		return 1
-	}
-	return 0
+	os.Exit(serving.Main(serving.Program[*quotaserver.Options]{
+		Name:                 "compute-quota",
+		Options:              quotaserver.NewOptions(),
+		Run:                  quotaserver.Run,
+		InvalidExit:          2,
+		CompleteIsValidation: true,
+	}, os.Args[1:], os.Stderr))
 }

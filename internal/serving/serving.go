@@ -1,5 +1,6 @@
-// Package serving is what compute's managers share to run: the plane they
-// run against (LoadConfig), and what they serve, secured — metrics over
+// Package serving is what compute's managers share to run: their main
+// (Main: flags, logging, exit codes), the plane they run against
+// (LoadConfig), and what they serve, secured — metrics over
 // HTTPS behind authentication and authorization, and HTTP/2 off for
 // metrics and webhooks. compute-manager and compute-quota share it.
 package serving

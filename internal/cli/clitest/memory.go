@@ -28,9 +28,10 @@ func InMemory(w *computev1alpha.Workload, world World) ([]computev1alpha.Workloa
 	}
 	w.Generation = 1
 	w.CreationTimestamp = metav1.NewTime(Epoch.Add(-3 * 24 * 60 * 60e9))
-	var wds []computev1alpha.WorkloadDeployment
+	targets := placement.Expand(w, placement.Targets(w, BoundCities(w)), nil)
+	wds := make([]computev1alpha.WorkloadDeployment, 0, len(targets))
 	var insts []computev1alpha.Instance
-	for _, t := range placement.Expand(w, placement.Targets(w, BoundCities(w)), nil) {
+	for _, t := range targets {
 		wd := t.Desired
 		wd.UID = types.UID(fmt.Sprintf("uid-%s", wd.Name))
 		wd.Generation, wd.Status.ObservedGeneration = 1, 1

@@ -144,13 +144,18 @@ func Parse(cmd *cobra.Command, r Runner, args []string) error {
 	return r.Validate()
 }
 
-// WorkloadCommand finishes cmd, a command on the workload named by its one
-// argument, for o: NAME is required and completed with the namespace's
-// workloads, -o is bound to output, and RunE runs o.
-func WorkloadCommand(f *Factory, cmd *cobra.Command, o Runner, output *OutputFlags) *cobra.Command {
-	cmd.Args = ExactArgs("NAME")
-	cmd.ValidArgsFunction = CompleteWorkloadNames(f)
+// Command finishes cmd for o: RunE runs o and -o is bound to output.
+func Command(cmd *cobra.Command, o Runner, output *OutputFlags) *cobra.Command {
 	cmd.RunE = RunE(o)
 	output.AddFlags(cmd)
 	return cmd
+}
+
+// WorkloadCommand finishes cmd, a command on the workload named by its one
+// argument, for o: NAME is required and completed with the namespace's
+// workloads, and the rest is Command's.
+func WorkloadCommand(f *Factory, cmd *cobra.Command, o Runner, output *OutputFlags) *cobra.Command {
+	cmd.Args = ExactArgs("NAME")
+	cmd.ValidArgsFunction = CompleteWorkloadNames(f)
+	return Command(cmd, o, output)
 }

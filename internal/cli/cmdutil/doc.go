@@ -2,10 +2,12 @@
 // the Factory that turns the global flags and the datumctl plugin
 // environment into an API client, the compute enablement check every
 // command that talks to a project runs first, the project and workload
-// references (ProjectRef, WorkloadRef) commands embed in their options so
-// that RunE resolves clients, enablement and the Workload between Validate
-// and Run, output flags and printers (-o table|json|yaml), --wait and
-// --timeout (WaitFlags), tables that adapt to a terminal or a pipe,
+// references (ProjectRef, WorkloadRef, and WorkloadWaitOptions with -o and
+// --wait) commands embed in their options so that RunE resolves clients,
+// enablement and the Workload between Validate and Run, output flags and
+// printers (-o table|json|yaml), --wait and --timeout (WaitFlags), --city
+// (CityFlag), list flags and views (ListFlags, ListView), tables that adapt
+// to a terminal or a pipe,
 // prompts, live progress rendering, and the errors that carry the process
 // exit code.
 //

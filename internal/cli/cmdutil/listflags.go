@@ -1,8 +1,12 @@
 package cmdutil
 
 import (
+	"context"
+	"time"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -80,4 +84,92 @@ func (l *ListFlags) Scope(namespace string) string {
 		where = "matching " + l.Selector + " " + where
 	}
 	return where
+}
+
+// TableOptions choose the optional columns of a list's table.
+type TableOptions struct {
+	// AllNamespaces puts a NAMESPACE column first (-A).
+	AllNamespaces bool
+	// Wide adds the table's wide columns (-o wide).
+	Wide bool
+}
+
+// NewTable returns a table with headers and the optional columns: NAMESPACE
+// first with AllNamespaces, wide last with Wide.
+func (o TableOptions) NewTable(headers, wide []string) *Table {
+	if o.AllNamespaces {
+		headers = append([]string{"NAMESPACE"}, headers...)
+	}
+	if o.Wide {
+		headers = append(headers, wide...)
+	}
+	return NewTable(headers...)
+}
+
+// AddRow adds a row of a table made by NewTable: namespace first with
+// AllNamespaces, then cells, then what wide returns with Wide (only then
+// called).
+func (o TableOptions) AddRow(t *Table, namespace string, cells []string, wide func() []string) {
+	if o.AllNamespaces {
+		cells = append([]string{namespace}, cells...)
+	}
+	if o.Wide {
+		cells = append(cells, wide()...)
+	}
+	t.AddRow(cells...)
+}
+
+// TableOptions returns the optional columns -A and -o wide ask for.
+func (l *ListFlags) TableOptions(o *OutputFlags) TableOptions {
+	return TableOptions{AllNamespaces: l.AllNamespaces, Wide: o.IsWide()}
+}
+
+// ListView is how a list command shows its objects of type T: sorted by
+// Sort, as documents with -o json|yaml|name, else as the rows of Table.
+type ListView[T any, PT interface {
+	*T
+	client.Object
+}] struct {
+	// Output is -o.
+	Output *OutputFlags
+	// List is -l, -A, --no-headers and -w.
+	List *ListFlags
+	// Sort orders the items in place.
+	Sort func(items []T)
+	// Table makes the table of the items.
+	Table func(items []T, now time.Time, opts TableOptions) *Table
+}
+
+// Print shows items, the items of list: list itself with -o json|yaml|name,
+// else their table. With a table to show and no items it writes nothing and
+// returns false, for the caller to say on stderr what it found nothing of.
+func (v ListView[T, PT]) Print(f *Factory, c *Clients, list runtime.Object, items []T) (bool, error) {
+	v.Sort(items)
+	s := f.Streams
+	if !v.Output.IsTable() {
+		return len(items) > 0, PrintObject(s.Out, v.Output.Format, list, c.Scheme)
+	}
+	if len(items) == 0 {
+		return false, nil
+	}
+	t := v.Table(items, f.Now(), v.List.TableOptions(v.Output))
+	t.NoHeaders = v.List.NoHeaders
+	return true, t.RenderTo(s)
+}
+
+// Watch prints the objects of src, then all of them again each time one
+// changes, until ctx ends: as documents with -o, else as table rows, the
+// header line the first time only.
+func (v ListView[T, PT]) Watch(ctx context.Context, f *Factory, c *Clients, src WatchSource) error {
+	s := f.Streams
+	return f.WatchList(ctx, c.Client, src, func(objs []client.Object, first bool) error {
+		items := Items[T, PT](objs)
+		v.Sort(items)
+		if !v.Output.IsTable() {
+			return PrintItems[T, PT](s.Out, v.Output.Format, items, c.Scheme)
+		}
+		t := v.Table(items, f.Now(), v.List.TableOptions(v.Output))
+		t.NoHeaders = v.List.NoHeaders || !first
+		return t.RenderTo(s)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -81,6 +82,35 @@ func (r *WorkloadRef) Resolve(ctx context.Context) error {
 	}
 	r.Workload = w
 	return nil
+}
+
+// WorkloadWaitOptions are what the commands on one workload that may wait
+// for it share: the workload (NAME), -o, and --wait or --watch with
+// --timeout. Embed them in a command's options.
+type WorkloadWaitOptions struct {
+	// WorkloadRef is the workload, resolved before Run.
+	WorkloadRef
+	// Output is -o.
+	Output *OutputFlags
+	// WaitFlags are --wait (or only --timeout, when --watch or the
+	// command itself says whether to wait) and --timeout.
+	WaitFlags *WaitFlags
+}
+
+// NewWorkloadWaitOptions returns the options of a command built with f,
+// printing with output, waiting at most timeout unless --timeout says
+// otherwise.
+func NewWorkloadWaitOptions(f *Factory, output *OutputFlags, timeout time.Duration) WorkloadWaitOptions {
+	return WorkloadWaitOptions{WorkloadRef: NewWorkloadRef(f), Output: output, WaitFlags: NewWaitFlags(timeout)}
+}
+
+// Validate checks --timeout and -o. Options with nothing else to check
+// use it as their Validate.
+func (o *WorkloadWaitOptions) Validate() error {
+	if err := o.WaitFlags.Validate(); err != nil {
+		return err
+	}
+	return o.Output.Validate()
 }
 
 // PrintCurrent prints the workload as it is now on the server when -o

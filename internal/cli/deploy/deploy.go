@@ -97,7 +97,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags(),
 		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
-	cmd := &cobra.Command{
+	cmd := cmdutil.Command(&cobra.Command{
 		Use:   "deploy [NAME] (--image IMAGE --city CITIES [flags] | -f FILE)",
 		Short: "Create or update a workload and wait for it to roll out",
 		Long: "Deploy a container image to one or more cities, or apply a Workload manifest with -f.\n\n" +
@@ -117,9 +117,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"  datumctl compute deploy -f workload.yaml --detach",
 		Args:              cmdutil.MaximumArgs("NAME"),
 		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	fl := cmd.Flags()
 	fl.StringVarP(&o.Filename, "filename", "f", "", "A Workload manifest (YAML or JSON) to apply; - reads standard input.")
 	fl.StringVar(&o.Image, "image", "", "Container image to run, e.g. ghcr.io/acme/web:1.2.")

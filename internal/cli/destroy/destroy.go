@@ -23,15 +23,11 @@ import (
 // DefaultTimeout bounds --wait.
 const DefaultTimeout = 5 * time.Minute
 
-// Options are the options of `destroy`.
+// Options are the options of `destroy`: -o json or yaml print the
+// destroyed workload; --wait waits until the workload and its instances
+// are gone.
 type Options struct {
-	// WorkloadRef is the workload, resolved before Run.
-	cmdutil.WorkloadRef
-	// Output is -o: json or yaml print the destroyed workload.
-	Output *cmdutil.OutputFlags
-	// WaitFlags are --wait (until the workload and its instances are
-	// gone) and --timeout.
-	WaitFlags *cmdutil.WaitFlags
+	cmdutil.WorkloadWaitOptions
 }
 
 // NewCommand returns the destroy command.
@@ -42,8 +38,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
-		WaitFlags: cmdutil.NewWaitFlags(DefaultTimeout)}
+	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), DefaultTimeout)}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:     "destroy NAME",
 		Aliases: []string{"delete"},
@@ -54,14 +49,6 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	}, o, o.Output)
 	o.WaitFlags.AddFlags(cmd, "Wait until the workload and its instances are gone.")
 	return cmd, o
-}
-
-// Validate checks the flags.
-func (o *Options) Validate() error {
-	if err := o.WaitFlags.Validate(); err != nil {
-		return err
-	}
-	return o.Output.Validate()
 }
 
 // Run destroys the workload.

@@ -32,15 +32,13 @@ func NewDescribeCommand(f *cmdutil.Factory) *cobra.Command {
 // newDescribeCommand returns the command and the options it fills.
 func newDescribeCommand(f *cmdutil.Factory) (*cobra.Command, *DescribeOptions) {
 	o := &DescribeOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
-	cmd := &cobra.Command{
+	cmd := cmdutil.Command(&cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show an instance in detail: status, conditions, addresses, events and next steps",
 		Example: "  datumctl compute instances describe web-dfw-1a2b3c4d-0\n" +
 			"  datumctl compute instances describe web-dfw-1a2b3c4d-0 -o yaml",
 		Args: cmdutil.ExactArgs("NAME"),
-		RunE: cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	return cmd, o
 }
 

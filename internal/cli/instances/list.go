@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -23,8 +22,8 @@ type ListOptions struct {
 	Output *cmdutil.OutputFlags
 	// Workload is --workload: only this workload's instances.
 	Workload string
-	// City is --city: only instances in this city.
-	City string
+	// CityFlag is --city: only instances in this city.
+	cmdutil.CityFlag
 	// List is -l, -A and --no-headers.
 	List cmdutil.ListFlags
 }
@@ -45,7 +44,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOptions) {
 	o := &ListOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
 	o.Output.Wide = true
-	cmd := &cobra.Command{
+	cmd := cmdutil.Command(&cobra.Command{
 		Use:   use,
 		Short: "List the instances of the project's workloads",
 		Long: "List instances with the city they run in, their address, instance type, age and status.\n" +
@@ -55,12 +54,9 @@ func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOption
 			"  datumctl compute instances --workload web --city DFW\n" +
 			"  datumctl compute instances -o json",
 		Args: cmdutil.NoArgs,
-		RunE: cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	cmd.Flags().StringVar(&o.Workload, "workload", "", "Only the instances of this workload.")
-	cmd.Flags().StringVar(&o.City, "city", "", "Only the instances in this city (a city code such as DFW).")
-	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
+	o.AddCityFlag(cmd, f, "Only the instances in this city (a city code such as DFW).")
 	o.List.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("workload", cmdutil.CompleteWorkloadNames(f))
 	return cmd, o
@@ -68,14 +64,14 @@ func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOption
 
 // Complete normalises the flags.
 func (o *ListOptions) Complete(_ *cobra.Command, _ []string) error {
-	o.City = strings.ToUpper(strings.TrimSpace(o.City))
+	o.CompleteCity()
 	return nil
 }
 
 // Validate checks the flags.
 func (o *ListOptions) Validate() error {
-	if o.City != "" && !cmdutil.IsCityCode(o.City) {
-		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
+	if err := o.ValidateCity(); err != nil {
+		return err
 	}
 	if err := o.List.Validate(); err != nil {
 		return err
@@ -100,24 +96,25 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if err := c.Client.List(ctx, &list, o.List.Options(c.Namespace, sel)...); err != nil {
 		return fmt.Errorf("cannot list instances %s: %w", o.List.Scope(c.Namespace), err)
 	}
-	SortInstances(list.Items)
-	s := o.Factory.Streams
-	if !o.Output.IsTable() {
-		return cmdutil.PrintObject(s.Out, o.Output.Format, &list, c.Scheme)
+	found, err := o.view().Print(o.Factory, c, &list, list.Items)
+	if err != nil || !o.Output.IsTable() {
+		return err
 	}
-	if len(list.Items) == 0 {
+	s := o.Factory.Streams
+	if !found {
 		_, _ = fmt.Fprintf(s.ErrOut, "No instances found%s.\n", o.scope(c.Namespace))
 		return nil
-	}
-	t := Table(list.Items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
-	t.NoHeaders = o.List.NoHeaders
-	if err := t.RenderTo(s); err != nil {
-		return err
 	}
 	if s.OutTerminal {
 		_, _ = fmt.Fprintln(s.ErrOut, Summary(list.Items))
 	}
 	return nil
+}
+
+// view shows the instances.
+func (o *ListOptions) view() cmdutil.ListView[computev1alpha.Instance, *computev1alpha.Instance] {
+	return cmdutil.ListView[computev1alpha.Instance, *computev1alpha.Instance]{
+		Output: o.Output, List: &o.List, Sort: SortInstances, Table: Table}
 }
 
 // scope describes the filters for the "nothing found" message.
@@ -135,16 +132,6 @@ func (o *ListOptions) scope(namespace string) string {
 
 // watch prints the instances, then each one again when it changes.
 func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients, sel map[string]string) error {
-	s := o.Factory.Streams
 	src := o.List.Source(&computev1alpha.InstanceList{}, &computev1alpha.Instance{}, c.Namespace, sel)
-	return o.Factory.WatchList(ctx, c.Client, src, func(objs []client.Object, first bool) error {
-		items := cmdutil.Items[computev1alpha.Instance](objs)
-		SortInstances(items)
-		if !o.Output.IsTable() {
-			return cmdutil.PrintItems(s.Out, o.Output.Format, items, c.Scheme)
-		}
-		t := Table(items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
-		t.NoHeaders = o.List.NoHeaders || !first
-		return t.RenderTo(s)
-	})
+	return o.view().Watch(ctx, o.Factory, c, src)
 }

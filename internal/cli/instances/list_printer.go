@@ -37,42 +37,27 @@ func ordinal(i *computev1alpha.Instance) int {
 	return n
 }
 
-// TableOptions choose the optional columns of Table.
-type TableOptions struct {
-	// AllNamespaces puts a NAMESPACE column first.
-	AllNamespaces bool
-	// Wide adds PLACEMENT, QUOTA, NETWORK-IP and EXTERNAL-IP (-o wide).
-	Wide bool
-}
+// TableOptions choose the optional columns of Table: -A puts a NAMESPACE
+// column first; -o wide adds PLACEMENT, QUOTA, NETWORK-IP and EXTERNAL-IP.
+type TableOptions = cmdutil.TableOptions
 
 // Table renders instances as NAME, WORKLOAD, CITY, IP, TYPE, AGE, STATUS,
 // with the optional columns of opts.
 func Table(items []computev1alpha.Instance, now time.Time, opts TableOptions) *cmdutil.Table {
-	headers := []string{"NAME", "WORKLOAD", "CITY", "IP", "TYPE", "AGE", "STATUS~"}
-	if opts.AllNamespaces {
-		headers = append([]string{"NAMESPACE"}, headers...)
-	}
-	if opts.Wide {
-		headers = append(headers, "PLACEMENT", "QUOTA", "NETWORK-IP", "EXTERNAL-IP")
-	}
-	t := cmdutil.NewTable(headers...)
+	t := opts.NewTable([]string{"NAME", "WORKLOAD", "CITY", "IP", "TYPE", "AGE", "STATUS~"},
+		[]string{"PLACEMENT", "QUOTA", "NETWORK-IP", "EXTERNAL-IP"})
 	for i := range items {
 		inst := &items[i]
-		var ns, wide []string
-		if opts.AllNamespaces {
-			ns = []string{inst.Namespace}
-		}
-		if opts.Wide {
-			network, external := wideAddresses(inst)
-			wide = []string{dash(inst.Labels[computev1alpha.PlacementNameLabel]), quota(inst), dash(network), dash(external)}
-		}
-		t.AddRow(append(append(ns, inst.Name,
+		opts.AddRow(t, inst.Namespace, []string{inst.Name,
 			inst.Labels[computev1alpha.WorkloadNameLabel],
 			inst.Labels[computev1alpha.CityCodeLabel],
 			dash(view.InstanceIP(inst)),
 			dash(view.InstanceType(inst)),
 			cmdutil.Age(inst.CreationTimestamp.Time, now),
-			view.Instance(inst).String()), wide...)...)
+			view.Instance(inst).String()}, func() []string {
+			network, external := wideAddresses(inst)
+			return []string{dash(inst.Labels[computev1alpha.PlacementNameLabel]), quota(inst), dash(network), dash(external)}
+		})
 	}
 	return t
 }

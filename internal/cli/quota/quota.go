@@ -6,7 +6,6 @@ package quota
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,8 +23,8 @@ type Options struct {
 	cmdutil.ProjectRef
 	// Output is -o.
 	Output *cmdutil.OutputFlags
-	// City is --city: usage and blocked instances of this city only.
-	City string
+	// CityFlag is --city: usage and blocked instances of this city only.
+	cmdutil.CityFlag
 }
 
 // NewCommand returns the quota command.
@@ -37,7 +36,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewOutputFlags()}
-	cmd := &cobra.Command{
+	cmd := cmdutil.Command(&cobra.Command{
 		Use:   "quota",
 		Short: "Show quota usage and limits for instances, vCPU and memory",
 		Long: "Show what the project uses of its quota — instances, vCPU and memory — against its limits, which\n" +
@@ -45,24 +44,21 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"wait for quota, with what to do about them.",
 		Example: "  datumctl compute quota\n  datumctl compute quota --city LHR\n  datumctl compute quota -o json",
 		Args:    cmdutil.NoArgs,
-		RunE:    cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
-	cmd.Flags().StringVar(&o.City, "city", "", "Show usage and blocked instances of this city only (limits stay per project).")
-	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
+	}, o, o.Output)
+	o.AddCityFlag(cmd, f, "Show usage and blocked instances of this city only (limits stay per project).")
 	return cmd, o
 }
 
 // Complete normalises the flags.
 func (o *Options) Complete(_ *cobra.Command, _ []string) error {
-	o.City = strings.ToUpper(strings.TrimSpace(o.City))
+	o.CompleteCity()
 	return nil
 }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if o.City != "" && !cmdutil.IsCityCode(o.City) {
-		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
+	if err := o.ValidateCity(); err != nil {
+		return err
 	}
 	return o.Output.Validate()
 }

@@ -48,16 +48,12 @@ func CityRestartedAtAnnotation(city string) string {
 	return CityRestartedAtAnnotationPrefix + city
 }
 
-// Options are the options of `restart`.
+// Options are the options of `restart`: -o json or yaml print the
+// resulting workload; --wait waits for the restart to finish.
 type Options struct {
-	// WorkloadRef is the workload, resolved before Run.
-	cmdutil.WorkloadRef
-	// Output is -o: json or yaml print the resulting workload.
-	Output *cmdutil.OutputFlags
-	// City is --city: restart only this city.
-	City string
-	// WaitFlags are --wait (for the restart to finish) and --timeout.
-	WaitFlags *cmdutil.WaitFlags
+	cmdutil.WorkloadWaitOptions
+	// CityFlag is --city: restart only this city.
+	cmdutil.CityFlag
 }
 
 // NewCommand returns the restart command.
@@ -68,8 +64,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
-		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
+	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), wait.DefaultTimeout)}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "restart NAME",
 		Short: "Replace a workload's instances one at a time, everywhere or in one city",
@@ -78,27 +73,23 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"later changes to the workload.",
 		Example: "  datumctl compute restart web\n  datumctl compute restart web --city DFW --wait",
 	}, o, o.Output)
-	cmd.Flags().StringVar(&o.City, "city", "", "Restart only the instances in this city (a city code such as DFW).")
-	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
+	o.AddCityFlag(cmd, f, "Restart only the instances in this city (a city code such as DFW).")
 	o.WaitFlags.AddFlags(cmd, "Wait for the restart to finish, with live per-city progress.")
 	return cmd, o
 }
 
 // Complete takes the workload name and normalises the city.
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	o.City = strings.ToUpper(strings.TrimSpace(o.City))
+	o.CompleteCity()
 	return o.WorkloadRef.Complete(cmd, args)
 }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
-	if o.City != "" && !cmdutil.IsCityCode(o.City) {
-		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
-	}
-	if err := o.WaitFlags.Validate(); err != nil {
+	if err := o.ValidateCity(); err != nil {
 		return err
 	}
-	return o.Output.Validate()
+	return o.WorkloadWaitOptions.Validate()
 }
 
 // Run restarts.

@@ -11,19 +11,16 @@ import (
 	"github.com/citycells/compute/internal/cli/wait"
 )
 
-// StatusOptions are the options of `rollout status`.
+// StatusOptions are the options of `rollout status`. Resolve connects but
+// leaves reading the workload to the progress, which reads it with its
+// deployments and instances. -o json or yaml print the last progress seen
+// (a RolloutStatus document) whatever the outcome; of the WaitFlags only
+// --timeout is bound (--watch says whether to wait).
 type StatusOptions struct {
-	// WorkloadRef is the workload; Resolve connects but leaves reading it
-	// to the progress, which reads it with its deployments and instances.
-	cmdutil.WorkloadRef
-	// Output is -o: json or yaml print the last progress seen (a
-	// RolloutStatus document) whatever the outcome.
-	Output *cmdutil.OutputFlags
+	cmdutil.WorkloadWaitOptions
 	// Watch is --watch: wait for the rollout to finish (default); false
 	// looks once.
 	Watch bool
-	// WaitFlags hold --timeout (--watch says whether to wait).
-	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewStatusCommand returns `rollout status NAME`.
@@ -34,8 +31,7 @@ func NewStatusCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newStatusCommand returns the command and the options it fills.
 func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
-	o := &StatusOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags(), Watch: true,
-		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
+	o := &StatusOptions{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewOutputFlags(), wait.DefaultTimeout), Watch: true}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "status NAME",
 		Short: "Wait for a workload's rollout to finish, showing per-city progress",
@@ -56,14 +52,6 @@ func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
 // Resolve connects to the project (ProjectRef.Resolve); the progress reads
 // the workload.
 func (o *StatusOptions) Resolve(ctx context.Context) error { return o.ProjectRef.Resolve(ctx) }
-
-// Validate checks the flags.
-func (o *StatusOptions) Validate() error {
-	if err := o.WaitFlags.Validate(); err != nil {
-		return err
-	}
-	return o.Output.Validate()
-}
 
 // Run waits for (or looks once at) the rollout.
 func (o *StatusOptions) Run(ctx context.Context) error {

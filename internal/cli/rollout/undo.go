@@ -15,19 +15,15 @@ import (
 	"github.com/citycells/compute/internal/revision"
 )
 
-// UndoOptions are the options of `rollout undo`.
+// UndoOptions are the options of `rollout undo`: -o json or yaml print
+// the resulting workload; --wait waits for the rollout it starts.
 type UndoOptions struct {
-	// WorkloadRef is the workload, resolved before Run.
-	cmdutil.WorkloadRef
-	// Output is -o: json or yaml print the resulting workload.
-	Output *cmdutil.OutputFlags
+	cmdutil.WorkloadWaitOptions
 	// ToRevision is --to-revision; zero means the previous revision.
 	ToRevision int64
 	// DryRun is --dry-run: none, client (show what would change and stop)
 	// or server (also have the server check it without storing it).
 	DryRun string
-	// WaitFlags are --wait (for the rollout it starts) and --timeout.
-	WaitFlags *cmdutil.WaitFlags
 	// AtOnce is --at-once: return every city at once instead of in the
 	// waves of spec.rollout.
 	AtOnce bool
@@ -41,8 +37,7 @@ func NewUndoCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newUndoCommand returns the command and the options it fills.
 func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
-	o := &UndoOptions{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
-		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
+	o := &UndoOptions{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), wait.DefaultTimeout)}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "undo NAME",
 		Short: "Roll a workload back to an earlier template revision",
@@ -68,10 +63,7 @@ func (o *UndoOptions) Validate() error {
 	if o.ToRevision < 0 {
 		return cmdutil.UsageErrorf("--to-revision must be a revision number (1, 2, ...), got %d", o.ToRevision)
 	}
-	if err := o.WaitFlags.Validate(); err != nil {
-		return err
-	}
-	return o.Output.Validate()
+	return o.WorkloadWaitOptions.Validate()
 }
 
 // Run rolls back.

@@ -29,20 +29,16 @@ import (
 // MaxReplicas is the most instances a city may run.
 const MaxReplicas = 1000
 
-// Options are the options of `scale`.
+// Options are the options of `scale`: -o json or yaml print the resulting
+// workload; --wait waits until the new number is ready.
 type Options struct {
-	// WorkloadRef is the workload, resolved before Run.
-	cmdutil.WorkloadRef
-	// Output is -o: json or yaml print the resulting workload.
-	Output *cmdutil.OutputFlags
+	cmdutil.WorkloadWaitOptions
+	// CityFlag is --city: scale only this city.
+	cmdutil.CityFlag
 	// Min is --min: instances per city.
 	Min int32
-	// City is --city: scale only this city.
-	City string
 	// Placement is --placement: scale only this placement.
 	Placement string
-	// WaitFlags are --wait (until the new number is ready) and --timeout.
-	WaitFlags *cmdutil.WaitFlags
 
 	minSet bool
 }
@@ -55,8 +51,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewObjectOutputFlags(),
-		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
+	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), wait.DefaultTimeout)}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "scale NAME --min N",
 		Short: "Change how many instances a workload runs per city",
@@ -66,9 +61,8 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 		Example: "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait",
 	}, o, o.Output)
 	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city (required).")
-	cmd.Flags().StringVar(&o.City, "city", "", "Scale only this city (a city code such as DFW).")
+	o.AddCityFlag(cmd, f, "Scale only this city (a city code such as DFW).")
 	cmd.Flags().StringVar(&o.Placement, "placement", "", "Scale only this placement (needed when a city is in several).")
-	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
 	_ = cmd.RegisterFlagCompletionFunc("placement", cmdutil.CompletePlacements(f))
 	o.WaitFlags.AddFlags(cmd, "Wait until the new number of instances is ready.")
 	return cmd, o
@@ -76,7 +70,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 
 // Complete takes the name and normalises the flags.
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	o.City = strings.ToUpper(strings.TrimSpace(o.City))
+	o.CompleteCity()
 	o.minSet = cmd.Flags().Changed("min")
 	return o.WorkloadRef.Complete(cmd, args)
 }
@@ -88,13 +82,11 @@ func (o *Options) Validate() error {
 		return cmdutil.UsageErrorf("scale needs --min: the number of instances per city, e.g. --min 3")
 	case o.Min < 0 || o.Min > MaxReplicas:
 		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", MaxReplicas, o.Min)
-	case o.City != "" && !cmdutil.IsCityCode(o.City):
-		return cmdutil.UsageErrorf("--city %q is not a city code: use three letters such as DFW", o.City)
 	}
-	if err := o.WaitFlags.Validate(); err != nil {
+	if err := o.ValidateCity(); err != nil {
 		return err
 	}
-	return o.Output.Validate()
+	return o.WorkloadWaitOptions.Validate()
 }
 
 // Run scales.

@@ -18,17 +18,14 @@ import (
 // otherwise.
 const DefaultWatchTimeout = 30 * time.Minute
 
-// Options are the options of `status`.
+// Options are the options of `status`. Resolve connects but leaves
+// reading the workload to the view, which reads it with its deployments
+// and instances; of the WaitFlags only --timeout is bound: how long
+// --watch keeps watching.
 type Options struct {
-	// WorkloadRef is the workload; Resolve connects but leaves reading it
-	// to the view, which reads it with its deployments and instances.
-	cmdutil.WorkloadRef
-	// Output is -o.
-	Output *cmdutil.OutputFlags
+	cmdutil.WorkloadWaitOptions
 	// Watch is --watch: keep showing the status as it changes.
 	Watch bool
-	// WaitFlags hold --timeout: how long --watch keeps watching.
-	WaitFlags *cmdutil.WaitFlags
 }
 
 // NewCommand returns the status command.
@@ -39,8 +36,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{WorkloadRef: cmdutil.NewWorkloadRef(f), Output: cmdutil.NewOutputFlags(),
-		WaitFlags: cmdutil.NewWaitFlags(DefaultWatchTimeout)}
+	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewOutputFlags(), DefaultWatchTimeout)}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a workload's health, cities, revision and what blocks it",
@@ -63,10 +59,7 @@ func (o *Options) Validate() error {
 	if o.Watch && !o.Output.IsTable() {
 		return cmdutil.UsageErrorf("--watch shows a live view; it cannot be combined with -o %s", o.Output.Format)
 	}
-	if err := o.WaitFlags.Validate(); err != nil {
-		return err
-	}
-	return o.Output.Validate()
+	return o.WorkloadWaitOptions.Validate()
 }
 
 // Run shows the status, once or until stopped.

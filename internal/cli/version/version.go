@@ -84,13 +84,11 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o := &Options{Factory: f, Output: cmdutil.NewOutputFlags()}
-	cmd := &cobra.Command{
+	cmd := cmdutil.Command(&cobra.Command{
 		Use:   "version",
 		Short: "Print the version of datumctl-compute",
 		Args:  cmdutil.NoArgs,
-		RunE:  cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	return cmd, o
 }
 

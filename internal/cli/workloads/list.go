@@ -35,7 +35,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
 	o := &ListOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
 	o.Output.Wide = true
-	cmd := &cobra.Command{
+	cmd := cmdutil.Command(&cobra.Command{
 		Use:     "workloads [NAME]",
 		Aliases: []string{"workload", "wl"},
 		Short:   "List the workloads of the project",
@@ -46,9 +46,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
 			"  # A manifest deploy -f takes back unchanged\n  datumctl compute workloads web -o yaml > web.yaml",
 		Args:              cmdutil.MaximumArgs("NAME"),
 		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
-		RunE:              cmdutil.RunE(o),
-	}
-	o.Output.AddFlags(cmd)
+	}, o, o.Output)
 	o.List.AddFlags(cmd)
 	return cmd, o
 }
@@ -85,35 +83,25 @@ func (o *ListOptions) Run(ctx context.Context) error {
 	if err := c.Client.List(ctx, &list, o.List.Options(c.Namespace, nil)...); err != nil {
 		return fmt.Errorf("cannot list workloads %s: %w", o.List.Scope(c.Namespace), err)
 	}
-	SortWorkloads(list.Items)
-	s := o.Factory.Streams
-	if !o.Output.IsTable() {
-		return cmdutil.PrintObject(s.Out, o.Output.Format, &list, c.Scheme)
+	found, err := o.view().Print(o.Factory, c, &list, list.Items)
+	if err != nil || found || !o.Output.IsTable() {
+		return err
 	}
-	if len(list.Items) == 0 {
-		_, _ = fmt.Fprintf(s.ErrOut, "No workloads found %s. Deploy one with: %s\n", o.List.Scope(c.Namespace),
-			o.Factory.Cmd("deploy NAME --image IMAGE --city CITY"))
-		return nil
-	}
-	t := Table(list.Items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
-	t.NoHeaders = o.List.NoHeaders
-	return t.RenderTo(s)
+	_, _ = fmt.Fprintf(o.Factory.Streams.ErrOut, "No workloads found %s. Deploy one with: %s\n", o.List.Scope(c.Namespace),
+		o.Factory.Cmd("deploy NAME --image IMAGE --city CITY"))
+	return nil
+}
+
+// view shows the workloads.
+func (o *ListOptions) view() cmdutil.ListView[computev1alpha.Workload, *computev1alpha.Workload] {
+	return cmdutil.ListView[computev1alpha.Workload, *computev1alpha.Workload]{
+		Output: o.Output, List: &o.List, Sort: SortWorkloads, Table: Table}
 }
 
 // watch prints the workloads, then each one again when it changes.
 func (o *ListOptions) watch(ctx context.Context, c *cmdutil.Clients) error {
-	s := o.Factory.Streams
 	src := o.List.Source(&computev1alpha.WorkloadList{}, &computev1alpha.Workload{}, c.Namespace, nil)
-	return o.Factory.WatchList(ctx, c.Client, src, func(objs []client.Object, first bool) error {
-		items := cmdutil.Items[computev1alpha.Workload](objs)
-		SortWorkloads(items)
-		if !o.Output.IsTable() {
-			return cmdutil.PrintItems(s.Out, o.Output.Format, items, c.Scheme)
-		}
-		t := Table(items, o.Factory.Now(), TableOptions{AllNamespaces: o.List.AllNamespaces, Wide: o.Output.IsWide()})
-		t.NoHeaders = o.List.NoHeaders || !first
-		return t.RenderTo(s)
-	})
+	return o.view().Watch(ctx, o.Factory, c, src)
 }
 
 // one shows the workload named on the command line: as a one-row table,

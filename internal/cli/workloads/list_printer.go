@@ -21,53 +21,26 @@ func SortWorkloads(items []computev1alpha.Workload) {
 	})
 }
 
-// TableOptions choose the optional columns of Table.
-type TableOptions struct {
-	// AllNamespaces puts a NAMESPACE column first.
-	AllNamespaces bool
-	// Wide adds REVISION and IMAGES (-o wide).
-	Wide bool
-}
+// TableOptions choose the optional columns of Table: -A puts a NAMESPACE
+// column first; -o wide adds REVISION and IMAGES.
+type TableOptions = cmdutil.TableOptions
 
 // Table renders workloads as NAME, CITIES, READY, UP-TO-DATE, AVAILABLE,
 // AGE, with the optional columns of opts.
 func Table(items []computev1alpha.Workload, now time.Time, opts TableOptions) *cmdutil.Table {
-	headers := []string{"NAME", "CITIES", "READY", "UP-TO-DATE", "AVAILABLE~", "AGE"}
-	if opts.AllNamespaces {
-		headers = append([]string{"NAMESPACE"}, headers...)
-	}
-	if opts.Wide {
-		headers = append(headers, "REVISION", "IMAGES~")
-	}
-	t := cmdutil.NewTable(headers...)
+	t := opts.NewTable([]string{"NAME", "CITIES", "READY", "UP-TO-DATE", "AVAILABLE~", "AGE"}, []string{"REVISION", "IMAGES~"})
 	for i := range items {
 		w := &items[i]
-		var ns, wide []string
-		if opts.AllNamespaces {
-			ns = []string{w.Namespace}
-		}
-		if opts.Wide {
-			wide = []string{fmt.Sprint(w.Status.CurrentRevision), images(w)}
-		}
-		t.AddRow(append(append(ns, w.Name,
-			strings.Join(Cities(w), ","),
+		opts.AddRow(t, w.Namespace, []string{w.Name,
+			strings.Join(cmdutil.WorkloadCities(w), ","),
 			fmt.Sprintf("%d/%d", w.Status.ReadyReplicas, Desired(w)),
 			fmt.Sprint(w.Status.UpdatedReplicas),
 			Available(w),
-			cmdutil.Age(w.CreationTimestamp.Time, now)), wide...)...)
+			cmdutil.Age(w.CreationTimestamp.Time, now)}, func() []string {
+			return []string{fmt.Sprint(w.Status.CurrentRevision), images(w)}
+		})
 	}
 	return t
-}
-
-// Cities returns the city codes of every placement of w, sorted, once
-// each.
-func Cities(w *computev1alpha.Workload) []string {
-	var out []string
-	for _, p := range w.Spec.Placements {
-		out = append(out, p.CityCodes...)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // Available renders the Available condition: "Yes", "No (quota

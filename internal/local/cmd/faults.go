@@ -3,10 +3,7 @@ package cmd
 import (
 	"context"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -110,18 +107,42 @@ func (o *componentOptions) Run(ctx context.Context) error {
 	return nil
 }
 
+// cityOptions are the options of the commands on one city of a running
+// platform, named by their CITY argument.
+type cityOptions struct {
+	stateOptions
+	city string
+}
+
+// newCityOptions returns the options of a city command.
+func newCityOptions(g *globalOptions) cityOptions {
+	return cityOptions{stateOptions: stateOptions{globalOptions: g}}
+}
+
+// Complete takes the city and reads the state.
+func (o *cityOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.city = strings.ToUpper(strings.TrimSpace(args[0]))
+	return o.stateOptions.Complete(cmd, args)
+}
+
+// Validate checks that the platform has the city.
+func (o *cityOptions) Validate() error { return validCity(o.state, o.city) }
+
+// faultControl returns a client of the platform's fault control.
+func (o *cityOptions) faultControl() (*faults.Client, error) {
+	return faults.NewClient(o.state.FaultControl)
+}
+
 // partitionOptions are the options of `compute-local partition CITY`.
 type partitionOptions struct {
-	*globalOptions
-	city  string
-	dur   time.Duration
-	drop  bool
-	state *platform.State
+	cityOptions
+	dur  time.Duration
+	drop bool
 }
 
 // newPartitionCommand builds `compute-local partition CITY [--for D]`.
 func newPartitionCommand(g *globalOptions) *cobra.Command {
-	o := &partitionOptions{globalOptions: g}
+	o := &partitionOptions{cityOptions: newCityOptions(g)}
 	cmd := &cobra.Command{
 		Use:   "partition CITY",
 		Short: "Cut a city off from the hub and the projects; the cell keeps running",
@@ -140,17 +161,9 @@ refused at once). --for heals it by itself after the duration; otherwise
 	return cmd
 }
 
-// Complete reads the state.
-func (o *partitionOptions) Complete(_ *cobra.Command, args []string) error {
-	o.city = strings.ToUpper(strings.TrimSpace(args[0]))
-	var err error
-	o.state, err = o.readState()
-	return err
-}
-
 // Validate checks the city and the duration.
 func (o *partitionOptions) Validate() error {
-	if err := validCity(o.state, o.city); err != nil {
+	if err := o.cityOptions.Validate(); err != nil {
 		return err
 	}
 	if o.dur < 0 {
@@ -161,7 +174,7 @@ func (o *partitionOptions) Validate() error {
 
 // Run partitions.
 func (o *partitionOptions) Run(ctx context.Context) error {
-	fc, err := faults.NewClient(o.state.FaultControl)
+	fc, err := o.faultControl()
 	if err != nil {
 		return err
 	}
@@ -183,14 +196,12 @@ func (o *partitionOptions) Run(ctx context.Context) error {
 
 // healOptions are the options of `compute-local heal CITY`.
 type healOptions struct {
-	*globalOptions
-	city  string
-	state *platform.State
+	cityOptions
 }
 
 // newHealCommand builds `compute-local heal CITY`.
 func newHealCommand(g *globalOptions) *cobra.Command {
-	o := &healOptions{globalOptions: g}
+	o := &healOptions{cityOptions: newCityOptions(g)}
 	return &cobra.Command{
 		Use:   "heal CITY",
 		Short: "Reconnect a partitioned city",
@@ -199,20 +210,9 @@ func newHealCommand(g *globalOptions) *cobra.Command {
 	}
 }
 
-// Complete reads the state.
-func (o *healOptions) Complete(_ *cobra.Command, args []string) error {
-	o.city = strings.ToUpper(strings.TrimSpace(args[0]))
-	var err error
-	o.state, err = o.readState()
-	return err
-}
-
-// Validate checks the city.
-func (o *healOptions) Validate() error { return validCity(o.state, o.city) }
-
 // Run heals.
 func (o *healOptions) Run(ctx context.Context) error {
-	fc, err := faults.NewClient(o.state.FaultControl)
+	fc, err := o.faultControl()
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func validCity(st *platform.State, city string) error {
 
 // linkProxyOptions are the options of the hidden `link-proxy` command.
 type linkProxyOptions struct {
-	*globalOptions
+	serverOptions
 	control string
 	links   []string
 }
@@ -250,21 +250,12 @@ type linkProxyOptions struct {
 // newLinkProxyCommand builds the hidden command a detached platform runs
 // its link proxy with.
 func newLinkProxyCommand(g *globalOptions) *cobra.Command {
-	o := &linkProxyOptions{globalOptions: g}
-	cmd := &cobra.Command{
-		Use:    platform.LinkProxyCommandName,
-		Short:  "Serve the cities' links (run by compute-local up)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE:   runE(o),
-	}
+	o := &linkProxyOptions{serverOptions: serverOptions{globalOptions: g}}
+	cmd := newServerCommand(platform.LinkProxyCommandName, "Serve the cities' links (run by compute-local up)", o)
 	cmd.Flags().StringVar(&o.control, "control", "", "host:port of the control endpoint")
 	cmd.Flags().StringArrayVar(&o.links, "link", nil, "name,CITY,port,target-host:port (repeated)")
 	return cmd
 }
-
-// Complete has nothing to resolve.
-func (o *linkProxyOptions) Complete(*cobra.Command, []string) error { return nil }
 
 // Validate checks the control address and the links.
 func (o *linkProxyOptions) Validate() error {
@@ -281,7 +272,5 @@ func (o *linkProxyOptions) Validate() error {
 
 // Run serves until SIGTERM.
 func (o *linkProxyOptions) Run(ctx context.Context) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return faults.RunLinkProxy(ctx, o.control, o.links)
+	return serveUntilSignal(ctx, func(ctx context.Context) error { return faults.RunLinkProxy(ctx, o.control, o.links) })
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -15,28 +13,19 @@ import (
 
 // registryOptions are the options of the hidden `registry` command.
 type registryOptions struct {
-	*globalOptions
+	serverOptions
 	addr, dir string
 }
 
 // newRegistryCommand builds the hidden command that serves the local OCI
 // registry.
 func newRegistryCommand(g *globalOptions) *cobra.Command {
-	o := &registryOptions{globalOptions: g}
-	cmd := &cobra.Command{
-		Use:    platform.RegistryCommandName,
-		Short:  "Serve the local OCI registry (run by compute-local up)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE:   runE(o),
-	}
+	o := &registryOptions{serverOptions: serverOptions{globalOptions: g}}
+	cmd := newServerCommand(platform.RegistryCommandName, "Serve the local OCI registry (run by compute-local up)", o)
 	cmd.Flags().StringVar(&o.addr, "addr", "", "host:port to listen on")
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory of the registry's blobs")
 	return cmd
 }
-
-// Complete has nothing to resolve.
-func (o *registryOptions) Complete(*cobra.Command, []string) error { return nil }
 
 // Validate requires both flags.
 func (o *registryOptions) Validate() error {
@@ -48,9 +37,7 @@ func (o *registryOptions) Validate() error {
 
 // Run serves until SIGTERM.
 func (o *registryOptions) Run(ctx context.Context) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return platform.ServeRegistry(ctx, o.addr, o.dir)
+	return serveUntilSignal(ctx, func(ctx context.Context) error { return platform.ServeRegistry(ctx, o.addr, o.dir) })
 }
 
 // imagePushOptions are the options of `compute-local image push`.

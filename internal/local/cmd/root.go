@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,6 +81,50 @@ func (o *globalOptions) readState() (*platform.State, error) {
 	}
 	st, err := platform.ReadState(dir)
 	return st, failure(err)
+}
+
+// stateOptions are the options of the commands that act on a running
+// platform: Complete reads the state `up` left. Commands that need nothing
+// else completed use it as their Complete.
+type stateOptions struct {
+	*globalOptions
+	state *platform.State
+}
+
+// Complete reads the state.
+func (o *stateOptions) Complete(*cobra.Command, []string) error {
+	var err error
+	o.state, err = o.readState()
+	return err
+}
+
+// serverOptions are the options of the hidden commands a detached platform
+// runs its servers with: their flags are all they need, so Complete has
+// nothing to resolve.
+type serverOptions struct {
+	*globalOptions
+}
+
+// Complete has nothing to resolve.
+func (serverOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// newServerCommand builds the hidden server command use, described by
+// short (which says that compute-local up runs it), for o.
+func newServerCommand(use, short string, o cmdutil.Runner) *cobra.Command {
+	return &cobra.Command{
+		Use:    use,
+		Short:  short,
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE:   runE(o),
+	}
+}
+
+// serveUntilSignal runs serve until ctx ends or SIGTERM or SIGINT comes.
+func serveUntilSignal(ctx context.Context, serve func(ctx context.Context) error) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx)
 }
 
 // exitCodes gives a command's errors their exit codes: what Complete and

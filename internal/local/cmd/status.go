@@ -144,14 +144,13 @@ func mib(b int64) string {
 
 // kubeconfigOptions are the options of `compute-local kubeconfig PLANE`.
 type kubeconfigOptions struct {
-	*globalOptions
+	stateOptions
 	plane string
-	state *platform.State
 }
 
 // newKubeconfigCommand builds `compute-local kubeconfig PLANE`.
 func newKubeconfigCommand(g *globalOptions) *cobra.Command {
-	o := &kubeconfigOptions{globalOptions: g}
+	o := &kubeconfigOptions{stateOptions: stateOptions{globalOptions: g}}
 	return &cobra.Command{
 		Use:   "kubeconfig PLANE",
 		Short: "Print the kubeconfig path of a plane: project (or a project name), hub, cell-dfw, ...",
@@ -160,12 +159,10 @@ func newKubeconfigCommand(g *globalOptions) *cobra.Command {
 	}
 }
 
-// Complete reads the state.
-func (o *kubeconfigOptions) Complete(_ *cobra.Command, args []string) error {
+// Complete takes the plane and reads the state.
+func (o *kubeconfigOptions) Complete(cmd *cobra.Command, args []string) error {
 	o.plane = args[0]
-	var err error
-	o.state, err = o.readState()
-	return err
+	return o.stateOptions.Complete(cmd, args)
 }
 
 // Validate has nothing to check: Run names the planes there are.
@@ -183,26 +180,18 @@ func (o *kubeconfigOptions) Run(context.Context) error {
 
 // envOptions are the options of `compute-local env`.
 type envOptions struct {
-	*globalOptions
-	state *platform.State
+	stateOptions
 }
 
 // newEnvCommand builds `compute-local env`.
 func newEnvCommand(g *globalOptions) *cobra.Command {
-	o := &envOptions{globalOptions: g}
+	o := &envOptions{stateOptions: stateOptions{globalOptions: g}}
 	return &cobra.Command{
 		Use:   "env",
 		Short: "Print shell exports for every plane (eval \"$(compute-local env)\")",
 		Args:  cobra.NoArgs,
 		RunE:  runE(o),
 	}
-}
-
-// Complete reads the state.
-func (o *envOptions) Complete(*cobra.Command, []string) error {
-	var err error
-	o.state, err = o.readState()
-	return err
 }
 
 // Validate has nothing to check.

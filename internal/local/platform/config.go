@@ -212,23 +212,40 @@ func networkPool(i int) string {
 	return fmt.Sprintf("10.%d.0.0/16", 100+i%100)
 }
 
-// normalizeProjects checks project names and removes duplicates.
-func normalizeProjects(in []string, errs []error) ([]string, []error) {
+// normalizeEach normalises each of in with norm and keeps, in order, each
+// that check accepts and that is not listed twice; what is wrong with the
+// others joins errs, a duplicate named as what ("city %q is listed twice").
+func normalizeEach(in []string, what string, norm func(string) string, check func(string) error, errs []error) ([]string, []error) {
 	var out []string
-	for _, p := range in {
-		p = strings.TrimSpace(p)
+	for _, v := range in {
+		v = norm(v)
+		err := check(v)
 		switch {
-		case p == "":
-			errs = append(errs, errors.New("empty project name: use names like team-a"))
-		case !projectName.MatchString(p) || len(p) > 40:
-			errs = append(errs, fmt.Errorf("invalid project name %q: use at most 40 lower-case letters, digits and dashes", p))
-		case slices.Contains(out, p):
-			errs = append(errs, fmt.Errorf("project %q is listed twice", p))
+		case err != nil:
+			errs = append(errs, err)
+		case slices.Contains(out, v):
+			errs = append(errs, fmt.Errorf("%s %q is listed twice", what, v))
 		default:
-			out = append(out, p)
+			out = append(out, v)
 		}
 	}
 	return out, errs
+}
+
+// upperCode writes a city code as codes are written: trimmed, upper case.
+func upperCode(c string) string { return strings.ToUpper(strings.TrimSpace(c)) }
+
+// normalizeProjects checks project names and removes duplicates.
+func normalizeProjects(in []string, errs []error) ([]string, []error) {
+	return normalizeEach(in, "project", strings.TrimSpace, func(p string) error {
+		switch {
+		case p == "":
+			return errors.New("empty project name: use names like team-a")
+		case !projectName.MatchString(p) || len(p) > 40:
+			return fmt.Errorf("invalid project name %q: use at most 40 lower-case letters, digits and dashes", p)
+		}
+		return nil
+	}, errs)
 }
 
 // normalizeNodes expands "all", upper-cases city codes and checks that each
@@ -240,19 +257,12 @@ func normalizeNodes(in, cities []string, errs []error) ([]string, []error) {
 	if len(in) == 1 && strings.EqualFold(strings.TrimSpace(in[0]), "none") {
 		return nil, errs
 	}
-	var out []string
-	for _, c := range in {
-		c = strings.ToUpper(strings.TrimSpace(c))
-		switch {
-		case !slices.Contains(cities, c):
-			errs = append(errs, fmt.Errorf("no city %q for a node: nodes go in the platform's cities (%s), or use all or none", c, strings.Join(cities, ",")))
-		case slices.Contains(out, c):
-			errs = append(errs, fmt.Errorf("node city %q is listed twice", c))
-		default:
-			out = append(out, c)
+	return normalizeEach(in, "node city", upperCode, func(c string) error {
+		if !slices.Contains(cities, c) {
+			return fmt.Errorf("no city %q for a node: nodes go in the platform's cities (%s), or use all or none", c, strings.Join(cities, ","))
 		}
-	}
-	return out, errs
+		return nil
+	}, errs)
 }
 
 // hasNode reports whether city's cell has a real node.
@@ -262,19 +272,12 @@ func (c Config) hasNode(city string) bool {
 
 // normalizeCities upper-cases city codes and checks them.
 func normalizeCities(in []string, errs []error) ([]string, []error) {
-	var out []string
-	for _, c := range in {
-		c = strings.ToUpper(strings.TrimSpace(c))
-		switch {
-		case !cityCode.MatchString(c):
-			errs = append(errs, fmt.Errorf("invalid city code %q: use three letters, like DFW", c))
-		case slices.Contains(out, c):
-			errs = append(errs, fmt.Errorf("city %q is listed twice", c))
-		default:
-			out = append(out, c)
+	return normalizeEach(in, "city", upperCode, func(c string) error {
+		if !cityCode.MatchString(c) {
+			return fmt.Errorf("invalid city code %q: use three letters, like DFW", c)
 		}
-	}
-	return out, errs
+		return nil
+	}, errs)
 }
 
 // ProjectPlane returns the plane name of a project: project-<name>.

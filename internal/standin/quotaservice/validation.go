@@ -80,23 +80,34 @@ func consumerMatches(r *quotav1alpha1.ResourceRegistration, c quotav1alpha1.Cons
 	return r.Spec.ConsumerTypeRef.APIGroup == c.APIGroup && r.Spec.ConsumerTypeRef.Kind == c.Kind
 }
 
+// registrationForConsumer returns the registration of resource type t, or
+// nil when there is none usable, and why consumer may not have t: t is not
+// registered or not usable, or it is for another kind of consumer, said
+// with mismatch ("consumed by %s, not by %s": the registration's consumer
+// kind, then consumer's).
+func (rs registrations) registrationForConsumer(t string, consumer quotav1alpha1.ConsumerRef, mismatch string) (*quotav1alpha1.ResourceRegistration, string) {
+	r, why := rs.registrationFor(t)
+	if r == nil {
+		return nil, why
+	}
+	if !consumerMatches(r, consumer) {
+		return r, fmt.Sprintf("resource type %s is "+mismatch, t,
+			groupKind(r.Spec.ConsumerTypeRef.APIGroup, r.Spec.ConsumerTypeRef.Kind), groupKind(consumer.APIGroup, consumer.Kind))
+	}
+	return r, ""
+}
+
 // validateClaim returns why a claim cannot be evaluated, or "": every
 // requested resource type must be registered, paid for by the claim's
 // consumer kind, and claimable by the claim's resource kind.
 func validateClaim(c *quotav1alpha1.ResourceClaim, rs registrations) string {
 	var problems []string
 	for _, req := range c.Spec.Requests {
-		r, why := rs.registrationFor(req.ResourceType)
-		if r == nil {
+		r, why := rs.registrationForConsumer(req.ResourceType, c.Spec.ConsumerRef, "consumed by %s, not by %s")
+		if why != "" {
 			problems = append(problems, why)
-			continue
 		}
-		if !consumerMatches(r, c.Spec.ConsumerRef) {
-			problems = append(problems, fmt.Sprintf("resource type %s is consumed by %s, not by %s",
-				req.ResourceType, groupKind(r.Spec.ConsumerTypeRef.APIGroup, r.Spec.ConsumerTypeRef.Kind),
-				groupKind(c.Spec.ConsumerRef.APIGroup, c.Spec.ConsumerRef.Kind)))
-		}
-		if !claimable(r, c.Spec.ResourceRef) {
+		if r != nil && !claimable(r, c.Spec.ResourceRef) {
 			problems = append(problems, fmt.Sprintf("%s may not claim resource type %s",
 				groupKind(c.Spec.ResourceRef.APIGroup, c.Spec.ResourceRef.Kind), req.ResourceType))
 		}
@@ -119,15 +130,8 @@ func claimable(r *quotav1alpha1.ResourceRegistration, ref quotav1alpha1.Unversio
 func validateGrant(g *quotav1alpha1.ResourceGrant, rs registrations) string {
 	var problems []string
 	for _, a := range g.Spec.Allowances {
-		r, why := rs.registrationFor(a.ResourceType)
-		if r == nil {
+		if _, why := rs.registrationForConsumer(a.ResourceType, g.Spec.ConsumerRef, "granted to %s, not to %s"); why != "" {
 			problems = append(problems, why)
-			continue
-		}
-		if !consumerMatches(r, g.Spec.ConsumerRef) {
-			problems = append(problems, fmt.Sprintf("resource type %s is granted to %s, not to %s",
-				a.ResourceType, groupKind(r.Spec.ConsumerTypeRef.APIGroup, r.Spec.ConsumerTypeRef.Kind),
-				groupKind(g.Spec.ConsumerRef.APIGroup, g.Spec.ConsumerRef.Kind)))
 		}
 	}
 	return strings.Join(problems, "; ")
