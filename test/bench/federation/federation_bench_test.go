@@ -18,6 +18,10 @@
 //     the cells): three ConfigMaps (one per city) created in the hub until
 //     each is in its cell — the propagation floor P1 is compared with
 //     (ratio);
+//   - P1 with referenced data, in the same run: the same Workloads, each
+//     mounting a Secret and reading a ConfigMap key as env, so their
+//     companions travel to the hub and every cell and the Instances wait
+//     behind the ReferencedData gate; p50/p99 and the ratio to P1;
 //   - P2, status lag: the provider flips one Instance (the simulated
 //     failure annotation on, then off); the clock stops when the Workload's
 //     ready replicas show it. p50/p99 of both directions;
@@ -115,8 +119,9 @@ func BenchmarkFederation(b *testing.B) {
 	e.track(b, ctx, t)
 	rawAll, rawOne := e.rawPropagation(b, ctx, t, runs)
 
-	p1, hops1 := e.timeToRunning(b, ctx, t, runs)
+	p1, hops1 := e.timeToRunning(b, ctx, t, runs, false)
 	fail, recover, hops2 := e.statusLag(b, ctx, t, runs)
+	p1Data, _ := e.timeToRunning(b, ctx, t, runs, true)
 	warm := p1
 	if len(p1) > 1 {
 		warm = p1[1:]
@@ -131,6 +136,8 @@ func BenchmarkFederation(b *testing.B) {
 		replicasPerCity, pct(p1, 50), pct(p1, 99), pct(p1, 100), ratio(p1, rawAll, 50), ratio(p1, rawAll, 99))
 	report("P1 first Workload of the platform (cold)                               %s", p1[0].Round(time.Millisecond))
 	report("P1 later Workloads, same namespace (warm)                              p50 %s  p99 %s", pct(warm, 50), pct(warm, 99))
+	report("P1 with referenced data (a Secret mounted, a ConfigMap key as env: companions to the hub and 3 cells, the ReferencedData gate)  p50 %s  p99 %s  (ratio to P1 of the same run: p50 %.2fx, p99 %.2fx)",
+		pct(p1Data, 50), pct(p1Data, 99), ratio(p1Data, p1, 50), ratio(p1Data, p1, 99))
 	report("P2 status lag, provider fails an Instance → Workload shows it p50 %s  p99 %s", pct(fail, 50), pct(fail, 99))
 	report("P2 status lag, provider recovers it → Workload shows it      p50 %s  p99 %s", pct(recover, 50), pct(recover, 99))
 	report("P1 per hop (median of each hop's duration over the runs):")
@@ -140,6 +147,8 @@ func BenchmarkFederation(b *testing.B) {
 	b.ReportMetric(ms(pct(p1, 50)), "P1-p50-ms")
 	b.ReportMetric(ms(pct(p1, 99)), "P1-p99-ms")
 	b.ReportMetric(ms(pct(rawAll, 50)), "raw-p50-ms")
+	b.ReportMetric(ms(pct(p1Data, 50)), "P1-data-p50-ms")
+	b.ReportMetric(ratio(p1Data, p1, 50), "P1-data/P1-p50")
 	b.ReportMetric(ratio(p1, rawAll, 50), "P1/raw-p50")
 	b.ReportMetric(ms(pct(fail, 50)), "P2-fail-p50-ms")
 	b.ReportMetric(ms(pct(fail, 99)), "P2-fail-p99-ms")
@@ -294,11 +303,17 @@ func rawConfigMap(city string, i int) *corev1.ConfigMap {
 }
 
 // timeToRunning measures P1 runs times.
-func (e *env) timeToRunning(b *testing.B, ctx context.Context, t *tracker, runs int) (totals []time.Duration, h hops) {
+func (e *env) timeToRunning(b *testing.B, ctx context.Context, t *tracker, runs int, withData bool) (totals []time.Duration, h hops) {
 	b.Helper()
 	h = newHops(p1Hops)
+	if withData {
+		e.referencedData(b, ctx)
+	}
 	for i := range runs {
 		w := e.workload(fmt.Sprintf("bench-%d", i))
+		if withData {
+			w = withReferencedData(e.workload(fmt.Sprintf("bench-data-%d", i)))
+		}
 		reached := t.measure(b, runTimeout, func() { must(b, e.project.Create(ctx, w)) }, runningMilestones(e.namespace, w.Name)...)
 		total := slices.Max([]time.Duration{reached[msCellReady], reached[msProjected], reached[msWorkload]})
 		totals = append(totals, total)
@@ -412,6 +427,40 @@ func (e *env) workload(name string) *computev1alpha.Workload {
 			MinReplicas: replicasPerCity, InstanceManagementPolicy: computev1alpha.ParallelInstanceManagementPolicy,
 		},
 	}}
+	return w
+}
+
+// The referenced data of P1's variant: a Secret and a ConfigMap of the
+// bench namespace.
+const (
+	benchSecret    = "bench-db"
+	benchConfigMap = "bench-app"
+)
+
+// referencedData creates the Secret and ConfigMap the referenced-data
+// Workloads read.
+func (e *env) referencedData(b *testing.B, ctx context.Context) {
+	b.Helper()
+	for _, obj := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.namespace, Name: benchSecret}, StringData: map[string]string{"password": "bench"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.namespace, Name: benchConfigMap}, Data: map[string]string{"mode": "bench"}},
+	} {
+		if err := e.project.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			b.Fatal(err)
+		}
+	}
+}
+
+// withReferencedData makes w mount the bench Secret and read a key of the
+// bench ConfigMap as env.
+func withReferencedData(w *computev1alpha.Workload) *computev1alpha.Workload {
+	spec := &w.Spec.Template.Spec
+	spec.Volumes = []computev1alpha.InstanceVolume{{Name: "db", Secret: &computev1alpha.SecretVolumeSource{SecretName: benchSecret}}}
+	c := &spec.Runtime.Sandbox.Containers[0]
+	mount := "/etc/db"
+	c.VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "db", MountPath: &mount}}
+	c.Env = []computev1alpha.EnvVar{{Name: "MODE", ValueFrom: &computev1alpha.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: benchConfigMap}, Key: "mode"}}}}
 	return w
 }
 
