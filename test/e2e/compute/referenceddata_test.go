@@ -76,13 +76,14 @@ func TestReferencedDataGoesToExactlyTheCitiesThatNeedIt(t *testing.T) {
 		}
 	}
 
-	t.Log("the Secret's bytes are in no Workload, WorkloadDeployment or Instance of any plane")
+	t.Log("the Secret's bytes are in no Workload, WorkloadDeployment, Instance or event of any plane")
 	planes := map[string]client.Client{"project": project, "hub": hub}
 	for city, c := range cells {
 		planes[city] = c
 	}
 	for name, c := range planes {
-		for _, list := range []client.ObjectList{&computev1alpha.WorkloadList{}, &computev1alpha.WorkloadDeploymentList{}, &computev1alpha.InstanceList{}} {
+		for _, list := range []client.ObjectList{&computev1alpha.WorkloadList{}, &computev1alpha.WorkloadDeploymentList{},
+			&computev1alpha.InstanceList{}, &corev1.EventList{}} {
 			if err := c.List(ctx, list); err != nil {
 				continue // not every plane serves every kind
 			}
