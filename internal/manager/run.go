@@ -113,6 +113,10 @@ func (o *Options) newManager(cfg, hubCfg *rest.Config, mgrOpts ctrl.Options) (ct
 	mo := o.Management
 	mo.Manager = mgrOpts
 	mo.Federation = hubCfg
+	// Without a federation plane the cell controllers run on the project
+	// plane itself: the companions of referenced data go next to their
+	// sources.
+	mo.LocalCompanions = hubCfg == nil && o.EnableCell
 	mo.Webhook.TLSOpts = o.Serving.TLSOpts()
 	role, err := management.Setup(cfg, mo)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,6 +48,10 @@ type Reconciler struct {
 	// HubReader reads the federation plane directly (the companions and
 	// namespaces it decides from: never a stale cache).
 	HubReader client.Reader
+	// Local writes the companions next to their sources, in the project
+	// namespace, for a cell that runs on the project plane itself (single
+	// mode, no federation plane): Hub and HubReader are unused.
+	Local bool
 }
 
 // +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;list;watch;create;update;delete
@@ -61,14 +64,14 @@ type Reconciler struct {
 // namespace, from its WorkloadDeployments and from the metadata of its
 // Secrets and ConfigMaps.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.Cluster) error {
-	if mgr == nil || hubCluster == nil {
-		return errors.New("referenced-data controller: a manager and the federation plane are required")
+	if mgr == nil || (hubCluster == nil && !r.Local) {
+		return errors.New("referenced-data controller: a manager and the federation plane (or Local) are required")
 	}
 	r.Manager = mgr
-	if r.Hub == nil {
+	if r.Hub == nil && hubCluster != nil {
 		r.Hub = hubCluster.GetClient()
 	}
-	if r.HubReader == nil {
+	if r.HubReader == nil && hubCluster != nil {
 		r.HubReader = hubCluster.GetAPIReader()
 	}
 	return mcbuilder.ControllerManagedBy(mgr).
@@ -130,10 +133,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if len(wds) == 0 {
 		return ctrl.Result{}, nil
 	}
-	s := &pass{r: r, project: cl.GetClient(), reader: cl.GetAPIReader(), cluster: req.ClusterName, namespace: req.Namespace,
-		sources: map[string]*source{}}
-	ok, err := s.findHubNamespace(ctx)
-	if err != nil || !ok {
+	s := &pass{project: cl.GetClient(), reader: cl.GetAPIReader(), hub: r.Hub, hubReader: r.HubReader,
+		cluster: req.ClusterName, namespace: req.Namespace, sources: map[string]*source{}}
+	if r.Local {
+		s.hub, s.hubReader, s.hubNamespace = s.project, s.reader, req.Namespace
+	} else if ok, err := s.findHubNamespace(ctx); err != nil || !ok {
 		return ctrl.Result{RequeueAfter: hubNamespaceWait}, err
 	}
 	return ctrl.Result{}, s.run(ctx, wds)
@@ -150,9 +154,12 @@ func concerned(wd *computev1alpha.WorkloadDeployment) bool {
 
 // pass is one reconcile of a project namespace.
 type pass struct {
-	r         *Reconciler
-	project   client.Client
-	reader    client.Reader
+	project client.Client
+	reader  client.Reader
+	// hub writes and hubReader reads where the companions go: the
+	// federation plane, or the project plane itself (Local).
+	hub       client.Client
+	hubReader client.Reader
 	cluster   string
 	namespace string
 	// hubNamespace is the federation namespace of the project namespace.
@@ -172,7 +179,7 @@ func (s *pass) findHubNamespace(ctx context.Context) (bool, error) {
 	}
 	s.hubNamespace = names.FederationNamespace(ns.UID)
 	hubNS := &corev1.Namespace{}
-	if err := s.r.HubReader.Get(ctx, client.ObjectKey{Name: s.hubNamespace}, hubNS); err != nil {
+	if err := s.hubReader.Get(ctx, client.ObjectKey{Name: s.hubNamespace}, hubNS); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	l := hubNS.Labels
@@ -214,7 +221,7 @@ func (s *pass) run(ctx context.Context, wds []*computev1alpha.WorkloadDeployment
 		if _, ok := desired[name]; ok {
 			continue
 		}
-		if err := s.r.Hub.Delete(ctx, obj, client.Preconditions{UID: ptrUID(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
+		if err := s.hub.Delete(ctx, obj, client.Preconditions{UID: ptrUID(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("failed to delete companion %s/%s: %w", obj.GetNamespace(), name, err))
 			collected = false
 		}
@@ -233,14 +240,14 @@ func (s *pass) hubCompanions(ctx context.Context) (map[string]client.Object, err
 	sel := []client.ListOption{client.InNamespace(s.hubNamespace),
 		client.MatchingLabels{computev1alpha.ReferencedDataLabel: computev1alpha.ReferencedDataLabelValue}}
 	var cms corev1.ConfigMapList
-	if err := s.r.HubReader.List(ctx, &cms, sel...); err != nil {
+	if err := s.hubReader.List(ctx, &cms, sel...); err != nil {
 		return nil, fmt.Errorf("failed to list companion ConfigMaps in %s: %w", s.hubNamespace, err)
 	}
 	for i := range cms.Items {
 		out[cms.Items[i].Name] = &cms.Items[i]
 	}
 	var secrets corev1.SecretList
-	if err := s.r.HubReader.List(ctx, &secrets, sel...); err != nil {
+	if err := s.hubReader.List(ctx, &secrets, sel...); err != nil {
 		return nil, fmt.Errorf("failed to list companion Secrets in %s: %w", s.hubNamespace, err)
 	}
 	for i := range secrets.Items {
@@ -252,7 +259,10 @@ func (s *pass) hubCompanions(ctx context.Context) (map[string]client.Object, err
 // apply creates desired, or updates existing to carry it.
 func (s *pass) apply(ctx context.Context, existing, desired client.Object) error {
 	if existing == nil {
-		if err := s.r.Hub.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := s.hub.Create(ctx, desired); err != nil {
+			// AlreadyExists: one of ours written since the list (the
+			// retry sees it), or an object compute did not write that
+			// holds the name, which it never overwrites.
 			return fmt.Errorf("failed to create companion %s/%s: %w", desired.GetNamespace(), desired.GetName(), err)
 		}
 		return nil
@@ -262,7 +272,7 @@ func (s *pass) apply(ctx context.Context, existing, desired client.Object) error
 	}
 	desired.SetResourceVersion(existing.GetResourceVersion())
 	desired.SetUID(existing.GetUID())
-	if err := s.r.Hub.Update(ctx, desired); err != nil {
+	if err := s.hub.Update(ctx, desired); err != nil {
 		return fmt.Errorf("failed to update companion %s/%s: %w", desired.GetNamespace(), desired.GetName(), err)
 	}
 	return nil

@@ -70,6 +70,11 @@ type Options struct {
 	// InstanceProjector; compute-manager requires
 	// it. Nil leaves them out (tests of the Workload controller alone).
 	Federation *rest.Config
+	// LocalCompanions, without Federation, writes the companions of
+	// referenced data next to their sources in the project namespace, for
+	// cell controllers that run on the project plane itself (compute-manager
+	// with both roles and no --federation-kubeconfig).
+	LocalCompanions bool
 }
 
 // WebhookOptions configure the admission webhook server.
@@ -209,6 +214,10 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 	if opts.Federation != nil {
 		if err := setupFederation(mgr, opts.Federation); err != nil {
 			return nil, err
+		}
+	} else if opts.LocalCompanions {
+		if err := (&companions.Reconciler{Local: true}).SetupWithManager(mgr, nil); err != nil {
+			return nil, fmt.Errorf("failed to set up the referenced-data controller: %w", err)
 		}
 	}
 	if !opts.Webhook.Disabled {

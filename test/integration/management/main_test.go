@@ -134,10 +134,13 @@ func startSingle(ctx context.Context) error {
 	}
 	opts := management.NewOptions()
 	opts.Webhook.Host, opts.Webhook.Port, opts.Webhook.CertDir = "127.0.0.1", port, certDir
+	// As compute-manager with both roles and no federation plane: the
+	// companions of referenced data go next to their sources.
+	opts.LocalCompanions = true
 	opts.Manager = ctrl.Options{
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		// The other role in this process has a Workload controller too.
+		// The other roles in this process have these controllers too.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	}
 	role, err := management.Setup(cfg, opts)

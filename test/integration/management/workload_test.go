@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -337,4 +338,33 @@ func TestSingleModeServesOneProjectPlane(t *testing.T) {
 		g.Expect(cityKeys(deploymentsOf(g, soloPlane, w))).To(gomega.ConsistOf("SIN"))
 		g.Expect(getWorkload(g, soloPlane, w).Status.CurrentRevision).To(gomega.Equal(int64(1)))
 	}, timeout, interval).Should(gomega.Succeed())
+}
+
+// TestWithoutAFederationPlaneCompanionsGoNextToTheirSources: a cell that
+// runs on the project plane itself (single mode, no hub) still gets the
+// referenced data it must hold before an Instance runs.
+func TestWithoutAFederationPlaneCompanionsGoNextToTheirSources(t *testing.T) {
+	g := gomega.NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t, soloPlane)
+	bindCity(t, soloPlane, ns, "SIN", true)
+	c := clients[soloPlane]
+	g.Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		StringData: map[string]string{"password": "s3cret"}})).To(gomega.Succeed())
+	w := makeWorkload("web", ns).withPlacement("edge", 1, "SIN").build()
+	w.Spec.Template.Spec.Runtime.Sandbox.ImagePullSecrets = []computev1alpha.LocalSecretReference{{Name: "db"}}
+	create(t, soloPlane, w)
+	g.Eventually(func(g gomega.Gomega) {
+		companion := &corev1.Secret{}
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "secret.db"}, companion)).To(gomega.Succeed())
+		g.Expect(companion.Labels).To(gomega.HaveKeyWithValue(computev1alpha.ReferencedDataLabel, "true"))
+		wds := deploymentsOf(g, soloPlane, w)
+		g.Expect(wds).To(gomega.HaveKey("SIN"))
+		g.Expect(wds["SIN"].Annotations).To(gomega.HaveKeyWithValue(computev1alpha.ExpectedReferencedDataAnnotation, `["Secret/db"]`))
+	}, timeout, interval).Should(gomega.Succeed())
+	t.Log("deleting the Workload takes the companion away")
+	g.Expect(c.Delete(ctx, w)).To(gomega.Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "secret.db"}, &corev1.Secret{}))
+	}, timeout, interval).Should(gomega.BeTrue())
 }
