@@ -211,3 +211,67 @@ func TestDeployServerDryRunHasTheServerCheckTheChangeWithoutStoringIt(t *testing
 		t.Errorf("--dry-run=later: exit %d, want a usage error: %s", bad.Code, bad.Stderr)
 	}
 }
+
+func TestDeployReadsSecretsAndConfigMapsFromFlagsAndChangesOnlyWhatIsGiven(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW")
+
+	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--detach",
+		"--env", "MODE=prod", "--env-from-secret", "DB_PASSWORD=db:password", "--env-from-configmap", "LOG_LEVEL=web-config:log-level",
+		"--mount-secret", "tls:/etc/tls", "--mount-configmap", "web-config:/etc/web", "--pull-secret", "regcred")
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	mustContain(t, "stdout", res.Stdout, "env            DB_PASSWORD from Secret db key password",
+		"env            LOG_LEVEL from ConfigMap web-config key log-level", "mount          Secret tls at /etc/tls",
+		"mount          ConfigMap web-config at /etc/web", "pull secret    regcred")
+	spec := storedTemplate(t, h, "web")
+	c := spec.Runtime.Sandbox.Containers[0]
+	if len(c.Env) != 3 || c.Env[0].Value != "prod" || c.Env[1].ValueFrom.SecretKeyRef.Name != "db" || c.Env[1].ValueFrom.SecretKeyRef.Key != "password" ||
+		c.Env[2].ValueFrom.ConfigMapKeyRef.Name != "web-config" || c.Env[2].ValueFrom.ConfigMapKeyRef.Key != "log-level" {
+		t.Errorf("env %+v", c.Env)
+	}
+	if len(spec.Volumes) != 2 || spec.Volumes[0].Name != "secret-tls" || spec.Volumes[0].Secret.SecretName != "tls" ||
+		spec.Volumes[1].Name != "configmap-web-config" || spec.Volumes[1].ConfigMap.Name != "web-config" {
+		t.Errorf("volumes %+v", spec.Volumes)
+	}
+	if len(c.VolumeAttachments) != 2 || *c.VolumeAttachments[0].MountPath != "/etc/tls" || *c.VolumeAttachments[1].MountPath != "/etc/web" {
+		t.Errorf("volume attachments %+v", c.VolumeAttachments)
+	}
+
+	dry := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--mount-secret", "tls-", "--pull-secret", "regcred-", "--dry-run")
+	if dry.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", dry.Code, dry.Stderr)
+	}
+	mustContain(t, "stdout", dry.Stdout, "- mount secret-tls: /etc/tls", "- image pull secret: regcred", "- volume secret-tls: Secret tls",
+		"Dry run: nothing was changed.")
+
+	update := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--detach", "--mount-secret", "tls-", "--pull-secret", "regcred-",
+		"--env", "DB_PASSWORD-")
+	if update.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", update.Code, update.Stderr)
+	}
+	spec = storedTemplate(t, h, "web")
+	c = spec.Runtime.Sandbox.Containers[0]
+	if len(spec.Volumes) != 1 || spec.Volumes[0].Name != "configmap-web-config" || len(c.VolumeAttachments) != 1 ||
+		len(spec.Runtime.Sandbox.ImagePullSecrets) != 0 || len(c.Env) != 2 || c.Env[1].Name != "LOG_LEVEL" || c.Image != "ghcr.io/acme/web:1.0" {
+		t.Errorf("only the mount, the pull secret and DB_PASSWORD may go: %+v", spec)
+	}
+
+	bad := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--mount-secret", "tls:etc/tls")
+	if bad.Code != cmdutil.ExitUsage {
+		t.Errorf("a relative mount path: exit %d, want a usage error: %s", bad.Code, bad.Stderr)
+	}
+	mustContain(t, "stderr", bad.Stderr, `--mount-secret "tls:etc/tls": the mount path "etc/tls" must be absolute`)
+}
+
+// storedTemplate reads the instance template of workload name.
+func storedTemplate(t *testing.T, h *clitest.Harness, name string) *computev1alpha.InstanceSpec {
+	t.Helper()
+	var w computev1alpha.Workload
+	if err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: name}, &w); err != nil {
+		t.Fatal(err)
+	}
+	return &w.Spec.Template.Spec
+}

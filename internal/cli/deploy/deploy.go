@@ -54,6 +54,20 @@ type Options struct {
 	// EnvValues are the raw --env values; Env the parsed changes.
 	EnvValues []string
 	Env       []EnvChange
+	// EnvFromSecretValues and EnvFromConfigMapValues are the raw
+	// --env-from-secret and --env-from-configmap values; EnvFrom the
+	// parsed variables, secrets first.
+	EnvFromSecretValues, EnvFromConfigMapValues []string
+	EnvFrom                                     []EnvChange
+	// MountSecretValues and MountConfigMapValues are the raw
+	// --mount-secret and --mount-configmap values; Mounts the parsed
+	// mounts, secrets first.
+	MountSecretValues, MountConfigMapValues []string
+	Mounts                                  []Mount
+	// PullSecretValues are the raw --pull-secret values; PullSecrets the
+	// parsed changes.
+	PullSecretValues []string
+	PullSecrets      []PullSecretChange
 	// Command and Args are --command and --args, one token per flag.
 	Command, Args []string
 	// InstanceType is --instance-type.
@@ -108,11 +122,21 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"Ctrl-C with exit 130 — the rollout continues on the server. --detach returns once applied.\n\n" +
 			"When the workload exists, only the flags given change it: --image replaces the image, --city the\n" +
 			"cities of the placement, --env NAME=value sets a variable (NAME- removes it), --port replaces the\n" +
-			"ports. Without NAME the workload is named after the image.",
+			"ports. Without NAME the workload is named after the image.\n\n" +
+			"Secrets and ConfigMaps of the project reach the container three ways, each flag repeatable:\n" +
+			"--env-from-secret NAME=SECRET:KEY and --env-from-configmap NAME=CONFIGMAP:KEY set variable NAME\n" +
+			"from a key (--env NAME- removes it, whatever its source); --mount-secret SECRET:PATH and\n" +
+			"--mount-configmap CONFIGMAP:PATH mount every key as a file under PATH in a volume named\n" +
+			"secret-SECRET or configmap-CONFIGMAP (SECRET- or CONFIGMAP- removes the mount and its volume; a\n" +
+			"new PATH moves it); --pull-secret SECRET pulls the images with a registry Secret (SECRET- stops).\n" +
+			"deploy names the objects, never their values; compute delivers them to the cities.",
 		Example: "  # Two instances in DFW and LHR each\n" +
 			"  datumctl compute deploy web --image ghcr.io/acme/web:1.2 --city DFW,LHR --min 2 --port http:8080\n\n" +
 			"  # Roll out a new image\n" +
 			"  datumctl compute deploy web --image ghcr.io/acme/web:1.3\n\n" +
+			"  # Read a password from a Secret, mount a ConfigMap and pull from a private registry\n" +
+			"  datumctl compute deploy web --env-from-secret DB_PASSWORD=db:password \\\n" +
+			"    --mount-configmap web-config:/etc/web --pull-secret regcred\n\n" +
 			"  # Apply a manifest without waiting\n" +
 			"  datumctl compute deploy -f workload.yaml --detach",
 		Args:              cmdutil.MaximumArgs("NAME"),
@@ -126,6 +150,16 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	fl.Int32Var(&o.Max, "max", 0, "Most instances per city (optional; at least --min).")
 	fl.StringArrayVar(&o.PortValues, "port", nil, "A port the container listens on: [name:]port[/protocol], e.g. http:8080 (repeatable).")
 	fl.StringArrayVar(&o.EnvValues, "env", nil, "An environment variable NAME=value, or NAME- to remove it (repeatable).")
+	fl.StringArrayVar(&o.EnvFromSecretValues, "env-from-secret", nil,
+		"An environment variable read from a Secret key: NAME=SECRET:KEY (repeatable; remove with --env NAME-).")
+	fl.StringArrayVar(&o.EnvFromConfigMapValues, "env-from-configmap", nil,
+		"An environment variable read from a ConfigMap key: NAME=CONFIGMAP:KEY (repeatable; remove with --env NAME-).")
+	fl.StringArrayVar(&o.MountSecretValues, "mount-secret", nil,
+		"Mount a Secret's keys as files: SECRET:PATH, or SECRET- to remove the mount (repeatable).")
+	fl.StringArrayVar(&o.MountConfigMapValues, "mount-configmap", nil,
+		"Mount a ConfigMap's keys as files: CONFIGMAP:PATH, or CONFIGMAP- to remove the mount (repeatable).")
+	fl.StringArrayVar(&o.PullSecretValues, "pull-secret", nil,
+		"A Secret holding registry credentials to pull the image with, or NAME- to stop using it (repeatable).")
 	fl.StringArrayVar(&o.Command, "command", nil, "The command to run instead of the image's entrypoint, one token per flag (repeatable).")
 	fl.StringArrayVar(&o.Args, "args", nil, "Arguments for the command, one per flag (repeatable).")
 	fl.StringVar(&o.InstanceType, "instance-type", "", "Instance type, e.g. "+DefaultInstanceTypeHint+".")
@@ -170,6 +204,9 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 			return cmdutil.UsageErrorf("%v", err)
 		}
 		o.Env = append(o.Env, e)
+	}
+	if err := o.parseRefs(); err != nil {
+		return err
 	}
 	if o.Filename != "" {
 		var in []byte

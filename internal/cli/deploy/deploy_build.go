@@ -79,11 +79,17 @@ func (o *Options) create(ns string) (*computev1alpha.Workload, error) {
 	}
 	ctr := computev1alpha.SandboxContainer{Name: DefaultContainer, Image: o.Image, Command: o.Command, Args: o.Args}
 	applyEnv(&ctr, o.Env)
+	applyEnv(&ctr, o.EnvFrom)
 	ctr.Ports = ports(o.Ports)
 	w := &computev1alpha.Workload{}
 	w.Name, w.Namespace = o.Name, ns
 	w.Spec.Template.Spec.Runtime.Resources.InstanceType = instanceType
-	w.Spec.Template.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{Containers: []computev1alpha.SandboxContainer{ctr}}
+	sb := &computev1alpha.SandboxRuntime{Containers: []computev1alpha.SandboxContainer{ctr}}
+	w.Spec.Template.Spec.Runtime.Sandbox = sb
+	if err := applyMounts(&w.Spec.Template.Spec, &sb.Containers[0], o.Mounts); err != nil {
+		return nil, err
+	}
+	applyPullSecrets(sb, o.PullSecrets)
 	p := computev1alpha.WorkloadPlacement{Name: placement, CityCodes: o.Cities,
 		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: o.Min}}
 	o.applyScale(&p)
@@ -97,25 +103,8 @@ func (o *Options) update(existing *computev1alpha.Workload) (*computev1alpha.Wor
 	if o.changed.has(changeInstanceType) {
 		w.Spec.Template.Spec.Runtime.Resources.InstanceType = o.InstanceType
 	}
-	if o.touchesContainer() {
-		sb := w.Spec.Template.Spec.Runtime.Sandbox
-		if sb == nil || len(sb.Containers) != 1 {
-			return nil, cmdutil.UsageErrorf("workload %s does not run exactly one container: change it with a manifest (deploy -f)", o.Name)
-		}
-		c := &sb.Containers[0]
-		if o.changed.has(changeImage) {
-			c.Image = o.Image
-		}
-		if o.changed.has(changeCommand) {
-			c.Command = o.Command
-		}
-		if o.changed.has(changeArgs) {
-			c.Args = o.Args
-		}
-		if o.changed.has(changePort) {
-			c.Ports = ports(o.Ports)
-		}
-		applyEnv(c, o.Env)
+	if err := o.updateSandbox(&w.Spec.Template.Spec); err != nil {
+		return nil, err
 	}
 	if o.touchesPlacement() {
 		p, err := o.placementOf(w)
@@ -128,6 +117,40 @@ func (o *Options) update(existing *computev1alpha.Workload) (*computev1alpha.Wor
 		o.applyScale(p)
 	}
 	return w, nil
+}
+
+// updateSandbox applies the container flags given to the one container
+// of spec, and --pull-secret to its sandbox.
+func (o *Options) updateSandbox(spec *computev1alpha.InstanceSpec) error {
+	sb := spec.Runtime.Sandbox
+	if o.changed.has(changePullSecret) {
+		if sb == nil {
+			return cmdutil.UsageErrorf("workload %s does not run containers: --pull-secret needs a sandbox runtime", o.Name)
+		}
+		applyPullSecrets(sb, o.PullSecrets)
+	}
+	if !o.touchesContainer() {
+		return nil
+	}
+	if sb == nil || len(sb.Containers) != 1 {
+		return cmdutil.UsageErrorf("workload %s does not run exactly one container: change it with a manifest (deploy -f)", o.Name)
+	}
+	c := &sb.Containers[0]
+	if o.changed.has(changeImage) {
+		c.Image = o.Image
+	}
+	if o.changed.has(changeCommand) {
+		c.Command = o.Command
+	}
+	if o.changed.has(changeArgs) {
+		c.Args = o.Args
+	}
+	if o.changed.has(changePort) {
+		c.Ports = ports(o.Ports)
+	}
+	applyEnv(c, o.Env)
+	applyEnv(c, o.EnvFrom)
+	return applyMounts(spec, c, o.Mounts)
 }
 
 // touchesContainer reports whether a container flag was given.
@@ -178,7 +201,8 @@ func (o *Options) applyScale(p *computev1alpha.WorkloadPlacement) {
 	}
 }
 
-// applyEnv sets and removes environment variables of c, keeping order.
+// applyEnv sets and removes environment variables of c, keeping order: a
+// literal value or a key of a Secret or ConfigMap.
 func applyEnv(c *computev1alpha.SandboxContainer, changes []EnvChange) {
 	for _, e := range changes {
 		i := slices.IndexFunc(c.Env, func(v computev1alpha.EnvVar) bool { return v.Name == e.Name })
@@ -187,10 +211,11 @@ func applyEnv(c *computev1alpha.SandboxContainer, changes []EnvChange) {
 			c.Env = slices.Delete(c.Env, i, i+1)
 		case e.Remove:
 		case i >= 0:
-			// A literal value replaces a valueFrom: a variable has one source.
-			c.Env[i].Value, c.Env[i].ValueFrom = e.Value, nil
+			// A new value replaces the old one whatever its source: a
+			// variable has one source.
+			c.Env[i] = e.envVar()
 		default:
-			c.Env = append(c.Env, computev1alpha.EnvVar{Name: e.Name, Value: e.Value})
+			c.Env = append(c.Env, e.envVar())
 		}
 	}
 }

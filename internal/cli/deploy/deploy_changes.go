@@ -4,7 +4,7 @@ import "github.com/spf13/pflag"
 
 // changes is a set of the workload flags given on the command line: what
 // deploy changes of an existing workload.
-type changes uint16
+type changes uint32
 
 // The workload flags, one bit each.
 const (
@@ -19,12 +19,18 @@ const (
 	changeInstanceType
 	changePolicy
 	changePlacement
+	changeEnvFromSecret
+	changeEnvFromConfigMap
+	changeMountSecret
+	changeMountConfigMap
+	changePullSecret
 )
 
 // Groups of workload flags.
 const (
 	// containerChanges change the workload's one container.
-	containerChanges = changeImage | changeCommand | changeArgs | changePort | changeEnv
+	containerChanges = changeImage | changeCommand | changeArgs | changePort | changeEnv |
+		changeEnvFromSecret | changeEnvFromConfigMap | changeMountSecret | changeMountConfigMap
 	// placementChanges change a placement.
 	placementChanges = changeCity | changeMin | changeMax | changePolicy | changePlacement
 )
@@ -40,7 +46,10 @@ type workloadFlag struct {
 func workloadFlags() []workloadFlag {
 	return []workloadFlag{
 		{changeImage, "image"}, {changeCity, "city"}, {changeMin, "min"}, {changeMax, "max"},
-		{changePort, "port"}, {changeEnv, "env"}, {changeCommand, "command"}, {changeArgs, "args"},
+		{changePort, "port"}, {changeEnv, "env"}, {changeEnvFromSecret, "env-from-secret"},
+		{changeEnvFromConfigMap, "env-from-configmap"}, {changeMountSecret, "mount-secret"},
+		{changeMountConfigMap, "mount-configmap"}, {changePullSecret, "pull-secret"},
+		{changeCommand, "command"}, {changeArgs, "args"},
 		{changeInstanceType, "instance-type"}, {changePolicy, "policy"}, {changePlacement, "placement"},
 	}
 }

@@ -33,10 +33,12 @@ type Port struct {
 	Protocol corev1.Protocol
 }
 
-// EnvChange is a parsed --env: set Name to Value, or remove Name.
+// EnvChange is a parsed --env, --env-from-secret or --env-from-configmap:
+// set Name to Value or to the key Source names, or remove Name.
 type EnvChange struct {
 	Name   string
 	Value  string
+	Source *EnvSource
 	Remove bool
 }
 
@@ -228,9 +230,14 @@ func flagOf(path string) string {
 		{".scaleSettings.minReplicas", "--min"},
 		{".scaleSettings.maxReplicas", "--max"},
 		{".scaleSettings.instanceManagementPolicy", "--policy"},
+		{".imagePullSecrets", "--pull-secret"},
 		{".image", "--image"},
 		{".ports", "--port"},
+		{".valueFrom.secretKeyRef", "--env-from-secret"},
+		{".valueFrom.configMapKeyRef", "--env-from-configmap"},
 		{".env", "--env"},
+		{"].secret", "--mount-secret"},
+		{"].configMap", "--mount-configmap"},
 		{".command", "--command"},
 		{".args", "--args"},
 		{".resources.instanceType", "--instance-type"},

@@ -79,22 +79,10 @@ func summary(w *computev1alpha.Workload, p plan.Plan) [][2]string {
 	var rows [][2]string
 	if sb := spec.Runtime.Sandbox; sb != nil {
 		for _, c := range sb.Containers {
-			label := "image"
-			if len(sb.Containers) > 1 {
-				label = "image (" + c.Name + ")"
-			}
-			rows = append(rows, [2]string{label, c.Image})
-			if len(c.Command) > 0 {
-				rows = append(rows, [2]string{"command", strings.Join(append(append([]string{}, c.Command...), c.Args...), " ")})
-			} else if len(c.Args) > 0 {
-				rows = append(rows, [2]string{"args", strings.Join(c.Args, " ")})
-			}
-			if ports := instances.PortList(c.Ports); ports != "" {
-				rows = append(rows, [2]string{"ports", ports})
-			}
-			for _, e := range c.Env {
-				rows = append(rows, [2]string{"env", envText(e)})
-			}
+			rows = append(rows, containerRows(spec, c, len(sb.Containers) > 1)...)
+		}
+		for _, s := range sb.ImagePullSecrets {
+			rows = append(rows, [2]string{"pull secret", s.Name})
 		}
 	} else if spec.Runtime.VirtualMachine != nil {
 		rows = append(rows, [2]string{"runtime", "virtual machine"})
@@ -108,6 +96,50 @@ func summary(w *computev1alpha.Workload, p plan.Plan) [][2]string {
 		}
 	}
 	return rows
+}
+
+// containerRows describes a container of spec as label/value rows; multi
+// names it in the image row.
+func containerRows(spec *computev1alpha.InstanceSpec, c computev1alpha.SandboxContainer, multi bool) [][2]string {
+	label := "image"
+	if multi {
+		label = "image (" + c.Name + ")"
+	}
+	rows := [][2]string{{label, c.Image}}
+	if len(c.Command) > 0 {
+		rows = append(rows, [2]string{"command", strings.Join(append(append([]string{}, c.Command...), c.Args...), " ")})
+	} else if len(c.Args) > 0 {
+		rows = append(rows, [2]string{"args", strings.Join(c.Args, " ")})
+	}
+	if ports := instances.PortList(c.Ports); ports != "" {
+		rows = append(rows, [2]string{"ports", ports})
+	}
+	for _, e := range c.Env {
+		rows = append(rows, [2]string{"env", envText(e)})
+	}
+	for _, a := range c.VolumeAttachments {
+		rows = append(rows, [2]string{"mount", mountText(spec, a)})
+	}
+	return rows
+}
+
+// mountText shows a volume attachment: what the volume holds and where it
+// is mounted ("Secret db at /etc/db").
+func mountText(spec *computev1alpha.InstanceSpec, a computev1alpha.VolumeAttachment) string {
+	what := "volume " + a.Name
+	for _, v := range spec.Volumes {
+		switch {
+		case v.Name != a.Name:
+		case v.Secret != nil:
+			what = "Secret " + v.Secret.SecretName
+		case v.ConfigMap != nil:
+			what = "ConfigMap " + v.ConfigMap.Name
+		}
+	}
+	if a.MountPath == nil {
+		return what
+	}
+	return what + " at " + *a.MountPath
 }
 
 // envText shows an environment variable: NAME=value, or where its value

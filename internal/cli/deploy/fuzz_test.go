@@ -103,3 +103,43 @@ func FuzzParseCities(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseReferences checks that --env-from-*, --mount-* and --pull-secret
+// never panic, name the flag and value when they refuse, and accept only
+// what reads back: an object name and key, an absolute path, a volume
+// name that is a DNS label.
+func FuzzParseReferences(f *testing.F) {
+	for _, s := range []string{"A=db:password", "A=db", "=db:k", "A-", "db:/etc/db", "db-", "db:etc", "db:", "-", "",
+		"a.b:/x:y", "Db:/x", "regcred", "regcred-", strings.Repeat("a", 70) + ":/x", "a..b:/x", "é=x:y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, kind := range []string{KindSecret, KindConfigMap} {
+			if e, err := ParseEnvFrom(kind, s); err == nil {
+				if src := e.Source; src == nil || e.Name+"="+src.Name+":"+src.Key != s || src.Kind != kind {
+					t.Errorf("ParseEnvFrom(%s, %q) = %+v does not read back", kind, s, e)
+				}
+			} else if !strings.HasPrefix(err.Error(), fmt.Sprintf("%s %q: ", flagOfKind("env-from", kind), s)) {
+				t.Errorf("ParseEnvFrom(%s, %q) error %q does not name the flag and value", kind, s, err)
+			}
+			m, err := ParseMount(kind, s)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), fmt.Sprintf("%s %q: ", flagOfKind("mount", kind), s)) {
+					t.Errorf("ParseMount(%s, %q) error %q does not name the flag and value", kind, s, err)
+				}
+				continue
+			}
+			if !m.Remove && !strings.HasPrefix(m.Path, "/") {
+				t.Errorf("ParseMount(%s, %q) accepted path %q", kind, s, m.Path)
+			}
+			if v := VolumeName(kind, m.Name); len(v) > 63 || !portName.MatchString(v) {
+				t.Errorf("ParseMount(%s, %q) gives volume %q, not a DNS label", kind, s, v)
+			}
+		}
+		if p, err := ParsePullSecret(s); err != nil && !strings.HasPrefix(err.Error(), fmt.Sprintf("--pull-secret %q: ", s)) {
+			t.Errorf("ParsePullSecret(%q) error %q does not name the flag and value", s, err)
+		} else if err == nil && p.Name+map[bool]string{true: "-"}[p.Remove] != s {
+			t.Errorf("ParsePullSecret(%q) = %+v does not read back", s, p)
+		}
+	})
+}

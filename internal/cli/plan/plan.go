@@ -52,7 +52,7 @@ func Compute(old, desired *computev1alpha.WorkloadSpec) Plan {
 	}
 	p.Changes = append(p.Changes, cityChanges(old, desired)...)
 	p.Changes = append(p.Changes, placementChanges(old, desired)...)
-	tpl := fieldChanges(flatten("", toJSON(old.Template)), flatten("", toJSON(desired.Template)), templateLabel(desired))
+	tpl := fieldChanges(flatten("", readable(toJSON(old.Template))), flatten("", readable(toJSON(desired.Template))), templateLabel(desired))
 	p.TemplateChanged = len(tpl) > 0
 	p.Changes = append(p.Changes, tpl...)
 	if a, b := limit(old), limit(desired); a != b {
@@ -192,6 +192,95 @@ func toJSON(v any) any {
 	return out
 }
 
+// readable rewrites the references of a template (as JSON) into the
+// values a plan shows: a variable read from a key becomes "from Secret db
+// key password", a Secret or ConfigMap volume gains "from": "Secret db",
+// and image pull secrets become a set keyed by name, so adding one is a
+// change (a list item holding only its name would be skipped as a key).
+func readable(tpl any) any {
+	spec, _ := lookup(tpl, "spec").(map[string]any)
+	if spec == nil {
+		return tpl
+	}
+	for _, v := range items(spec["volumes"]) {
+		if s, ok := v["secret"].(map[string]any); ok && s["secretName"] != nil {
+			v["from"] = fmt.Sprint("Secret ", s["secretName"])
+			delete(s, "secretName")
+		}
+		if c, ok := v["configMap"].(map[string]any); ok && c["name"] != nil {
+			v["from"] = fmt.Sprint("ConfigMap ", c["name"])
+			delete(c, "name")
+		}
+	}
+	sb, _ := lookup(spec, "runtime", "sandbox").(map[string]any)
+	if sb == nil {
+		return tpl
+	}
+	if list := items(sb["imagePullSecrets"]); len(list) > 0 {
+		set := map[string]any{}
+		for _, s := range list {
+			if n, ok := s["name"].(string); ok {
+				set[n] = n
+			}
+		}
+		sb["imagePullSecrets"] = set
+	}
+	for _, c := range items(sb["containers"]) {
+		for _, e := range items(c["env"]) {
+			if text := keyRefText(e["valueFrom"]); text != "" {
+				e["value"] = text
+				delete(e, "valueFrom")
+			}
+		}
+	}
+	return tpl
+}
+
+// keyRefText describes a valueFrom that reads one key of a Secret or
+// ConfigMap ("from Secret db key password"), or returns "".
+func keyRefText(v any) string {
+	src, _ := v.(map[string]any)
+	if len(src) != 1 {
+		return ""
+	}
+	for kind, key := range map[string]string{"Secret": "secretKeyRef", "ConfigMap": "configMapKeyRef"} {
+		ref, ok := src[key].(map[string]any)
+		if !ok {
+			continue
+		}
+		text := fmt.Sprintf("from %s %v key %v", kind, ref["name"], ref["key"])
+		if ref["optional"] == true {
+			text += " (optional)"
+		}
+		return text
+	}
+	return ""
+}
+
+// lookup walks JSON objects along keys; nil when one is missing.
+func lookup(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// items returns the objects of a JSON list.
+func items(v any) []map[string]any {
+	list, _ := v.([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, item := range list {
+		if m, ok := item.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // flatten maps every leaf of a JSON value to a path. Lists of objects
 // with a "name" are keyed by name ("containers[app]"), other lists by
 // index.
@@ -293,10 +382,7 @@ func templateLabel(spec *computev1alpha.WorkloadSpec) func(string) string {
 		}
 		rest, ok := strings.CutPrefix(p, "spec.runtime.sandbox.containers[")
 		if !ok {
-			if p == "spec.runtime.resources.instanceType" {
-				return "instance type"
-			}
-			return strings.TrimPrefix(p, "spec.")
+			return specLabel(p)
 		}
 		name, field, _ := strings.Cut(rest, "]")
 		field = strings.TrimPrefix(field, ".")
@@ -313,6 +399,8 @@ func templateLabel(spec *computev1alpha.WorkloadSpec) func(string) string {
 			return "command" + field[len("command"):] + suffix
 		case strings.HasPrefix(field, "args["):
 			return "args" + field[len("args"):] + suffix
+		case strings.HasPrefix(field, "volumeAttachments[") && strings.HasSuffix(field, "].mountPath"):
+			return "mount " + strings.TrimSuffix(strings.TrimPrefix(field, "volumeAttachments["), "].mountPath") + suffix
 		case strings.HasPrefix(field, "ports["):
 			port, sub, _ := strings.Cut(strings.TrimPrefix(field, "ports["), "]")
 			if sub = strings.TrimPrefix(sub, "."); sub != "port" {
@@ -325,4 +413,17 @@ func templateLabel(spec *computev1alpha.WorkloadSpec) func(string) string {
 		}
 		return "container " + name + " " + field
 	}
+}
+
+// specLabel names a template path outside the containers.
+func specLabel(p string) string {
+	switch {
+	case p == "spec.runtime.resources.instanceType":
+		return "instance type"
+	case strings.HasPrefix(p, "spec.runtime.sandbox.imagePullSecrets."):
+		return "image pull secret"
+	case strings.HasPrefix(p, "spec.volumes[") && strings.HasSuffix(p, "].from"):
+		return "volume " + strings.TrimSuffix(strings.TrimPrefix(p, "spec.volumes["), "].from")
+	}
+	return strings.TrimPrefix(p, "spec.")
 }

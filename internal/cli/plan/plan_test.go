@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -39,6 +40,12 @@ func TestCompute(t *testing.T) {
 			},
 			want: []string{"~ instance type: datumcloud/d1-standard-2 → datumcloud/d1-standard-4",
 				"+ env DEBUG: 1", "~ port http: 8080 → 9090"},
+			wantTemplate: true,
+		},
+		"references name their Secret or ConfigMap, never a value": {
+			change: addReferences,
+			want: []string{"~ env MODE: prod → from ConfigMap web key mode (optional)", "+ mount secret-db: /etc/db",
+				"+ image pull secret: regcred", "+ volume secret-db: Secret db"},
 			wantTemplate: true,
 		},
 		"a restart is a template change": {
@@ -81,4 +88,17 @@ func TestCompute(t *testing.T) {
 			t.Errorf("got %+v", p)
 		}
 	})
+}
+
+// addReferences mounts Secret db, reads MODE from ConfigMap web and pulls
+// with regcred.
+func addReferences(w *computev1alpha.Workload) {
+	spec := &w.Spec.Template.Spec
+	spec.Volumes = []computev1alpha.InstanceVolume{{Name: "secret-db", Secret: &computev1alpha.SecretVolumeSource{SecretName: "db"}}}
+	sb := spec.Runtime.Sandbox
+	sb.ImagePullSecrets = []computev1alpha.LocalSecretReference{{Name: "regcred"}}
+	c := &sb.Containers[0]
+	c.Env[0] = computev1alpha.EnvVar{Name: "MODE", ValueFrom: &computev1alpha.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "web"}, Key: "mode", Optional: ptr.To(true)}}}
+	c.VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "secret-db", MountPath: ptr.To("/etc/db")}}
 }
