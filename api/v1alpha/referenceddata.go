@@ -27,6 +27,12 @@ const (
 	// (ReferencedDataHashAnnotation), so a cell never runs an Instance on a
 	// companion older than what the management plane resolved.
 	ReferencedDataHashesAnnotation = "compute.datumapis.com/referenced-data-hashes"
+	// ReferencedDataTemplateHashAnnotation on a WorkloadDeployment is
+	// compute's addition too: the hash of the template the expected set was
+	// resolved for. A cell trusts the set only for that template, so an
+	// Instance of a template that references something new waits for it
+	// instead of running on the previous template's data.
+	ReferencedDataTemplateHashAnnotation = "compute.datumapis.com/referenced-data-template-hash"
 	// ReferencedDataErrorAnnotation on a WorkloadDeployment says why its
 	// referenced data could not be resolved ("SourceNotFound: Secret db
 	// does not exist ..."); absent when resolved.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/names"
 )
 
 // Kinds of referenced objects.
@@ -175,6 +176,15 @@ type Expected struct {
 	Hashes map[string]string
 	// Error is the resolution error the management plane recorded.
 	Error string
+	// TemplateHash is the hash of the template the set was resolved for.
+	TemplateHash string
+}
+
+// For reports whether e was resolved for tpl: a set resolved for another
+// template (before a template change reached the management plane) says
+// nothing about what tpl needs.
+func (e Expected) For(tpl *computev1alpha.InstanceTemplateSpec) bool {
+	return e.Resolved && e.TemplateHash == names.TemplateHash(tpl)
 }
 
 // Annotations returns the annotations that record e on a
@@ -193,15 +203,33 @@ func (e Expected) Annotations() map[string]string {
 	}
 	h, _ := json.Marshal(hashes)
 	return map[string]string{
-		computev1alpha.ExpectedReferencedDataAnnotation: string(t),
-		computev1alpha.ReferencedDataHashesAnnotation:   string(h),
-		computev1alpha.ReferencedDataErrorAnnotation:    e.Error,
+		computev1alpha.ExpectedReferencedDataAnnotation:     string(t),
+		computev1alpha.ReferencedDataHashesAnnotation:       string(h),
+		computev1alpha.ReferencedDataErrorAnnotation:        e.Error,
+		computev1alpha.ReferencedDataTemplateHashAnnotation: e.TemplateHash,
 	}
+}
+
+// AnnotationKeys are the annotations of a WorkloadDeployment that say what
+// its cell must hold: they travel to the cell with it.
+var AnnotationKeys = []string{computev1alpha.ExpectedReferencedDataAnnotation, computev1alpha.ReferencedDataHashesAnnotation,
+	computev1alpha.ReferencedDataErrorAnnotation, computev1alpha.ReferencedDataTemplateHashAnnotation}
+
+// Changed reports whether what a WorkloadDeployment's annotations say its
+// cell must hold differs between before and after.
+func Changed(before, after map[string]string) bool {
+	for _, k := range AnnotationKeys {
+		if before[k] != after[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // ExpectedOf reads what annotations say the cell must hold.
 func ExpectedOf(annotations map[string]string) Expected {
-	e := Expected{Error: annotations[computev1alpha.ReferencedDataErrorAnnotation]}
+	e := Expected{Error: annotations[computev1alpha.ReferencedDataErrorAnnotation],
+		TemplateHash: annotations[computev1alpha.ReferencedDataTemplateHashAnnotation]}
 	raw, ok := annotations[computev1alpha.ExpectedReferencedDataAnnotation]
 	if !ok || json.Unmarshal([]byte(raw), &e.Tokens) != nil {
 		e.Tokens = nil

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/names"
 )
 
 func spec() *computev1alpha.InstanceSpec {
@@ -140,5 +141,21 @@ func TestMissingNamesTheCompanionsAbsentWhateverTheirHash(t *testing.T) {
 				t.Errorf("Missing (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestAnExpectedSetHoldsOnlyForTheTemplateItWasResolvedFor(t *testing.T) {
+	tpl := &computev1alpha.InstanceTemplateSpec{Spec: *spec()}
+	e := ExpectedOf(Expected{Resolved: true, Tokens: []string{"Secret/db"}, TemplateHash: names.TemplateHash(tpl)}.Annotations())
+	if !e.For(tpl) {
+		t.Fatal("a set resolved for the template does not hold for it")
+	}
+	changed := tpl.DeepCopy()
+	changed.Spec.Runtime.Sandbox.ImagePullSecrets = append(changed.Spec.Runtime.Sandbox.ImagePullSecrets, computev1alpha.LocalSecretReference{Name: "new"})
+	if e.For(changed) {
+		t.Error("a set resolved for the previous template holds for one that references something new")
+	}
+	if !Changed(Expected{TemplateHash: "a"}.Annotations(), Expected{TemplateHash: "b"}.Annotations()) {
+		t.Error("a new template hash alone is not a change the cell hears of")
 	}
 }

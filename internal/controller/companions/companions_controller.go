@@ -37,7 +37,7 @@ const ControllerName = "referenced-data"
 
 // hubNamespaceWait is how long a pass waits for the federator to create
 // the federation namespace before looking again.
-const hubNamespaceWait = 2 * time.Second
+const hubNamespaceWait = 250 * time.Millisecond
 
 // Reconciler writes the companions of every project namespace.
 type Reconciler struct {
@@ -303,6 +303,7 @@ func (s *pass) record(ctx context.Context, wd *computev1alpha.WorkloadDeployment
 		prev := referenceddata.ExpectedOf(wd.Annotations)
 		prev.Error = o.err
 		prev.Resolved = true
+		prev.TemplateHash = o.expected.TemplateHash
 		ann = prev.Annotations()
 	}
 	wd.Annotations = mergeAnnotations(wd.Annotations, ann)

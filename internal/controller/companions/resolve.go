@@ -50,6 +50,7 @@ func (s *pass) resolve(ctx context.Context, wd *computev1alpha.WorkloadDeploymen
 	var o outcome
 	o.expected.Resolved = true
 	o.expected.Hashes = map[string]string{}
+	o.expected.TemplateHash = names.TemplateHash(&wd.Spec.Template)
 	total := 0
 	for _, ref := range referenceddata.Refs(&wd.Spec.Template.Spec) {
 		src := s.read(ctx, ref)

@@ -32,6 +32,7 @@ import (
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/patch"
 	"github.com/citycells/compute/internal/phases"
+	"github.com/citycells/compute/internal/referenceddata"
 )
 
 // ControllerName names the federator in logs, metrics and events.
@@ -236,9 +237,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		phases.Phase[*scope]{Name: "read the project namespace", Run: r.readProjectNamespace},
 		phases.Phase[*scope]{Name: "add the finalizer and record the federation namespace", Run: r.recordHubNamespace},
 		phases.Phase[*scope]{Name: "prepare the federation namespace", Run: r.prepareHubNamespace},
+		phases.Phase[*scope]{Name: "wait for the referenced data", Run: awaitReferencedData},
 		phases.Phase[*scope]{Name: "federate to " + wd.Spec.CityCode, Run: r.federateToCity},
 	)
 	return r.reportFederation(ctx, s, res, err)
+}
+
+// awaitReferencedData holds the copy of a deployment whose template
+// references data until the management plane has resolved it for that
+// template (the annotation's change brings the deployment back): the
+// copy then reaches its cell once, with what the cell must hold, instead of
+// twice, and its companions travel with it.
+func awaitReferencedData(_ context.Context, s *scope) (phases.Result, error) {
+	if len(referenceddata.Refs(&s.wd.Spec.Template.Spec)) == 0 || referenceddata.ExpectedOf(s.wd.Annotations).For(&s.wd.Spec.Template) {
+		return phases.Result{}, nil
+	}
+	return phases.Result{Stop: true}, nil
 }
 
 // reportFederation writes the Federated condition for what the phases did.

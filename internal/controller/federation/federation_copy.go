@@ -17,6 +17,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/mirror"
 	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/referenceddata"
 )
 
 // UpstreamGenerationAnnotation on a hub WorkloadDeployment records the
@@ -70,12 +71,6 @@ func BelongsTo(obj client.Object, cluster, namespace string) bool {
 		l[computev1alpha.UpstreamNamespaceLabel] == namespace
 }
 
-// referencedDataAnnotations are the annotations of a project
-// WorkloadDeployment that travel to its cell: what referenced data it must
-// hold before an Instance runs.
-var referencedDataAnnotations = []string{computev1alpha.ExpectedReferencedDataAnnotation,
-	computev1alpha.ReferencedDataHashesAnnotation, computev1alpha.ReferencedDataErrorAnnotation}
-
 // HubCopy returns the hub copy of project WorkloadDeployment wd of cluster
 // in hub namespace hubNamespace: its labels and spec, the upstream labels,
 // the city routing label, the project generation and UID and the
@@ -103,7 +98,7 @@ func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment
 	// The cell holds Instances until the referenced data the management
 	// plane resolved is there (internal/referenceddata): tokens and hashes
 	// only, never content.
-	for _, k := range referencedDataAnnotations {
+	for _, k := range referenceddata.AnnotationKeys {
 		if v, ok := wd.Annotations[k]; ok {
 			out.Annotations[k] = v
 		}

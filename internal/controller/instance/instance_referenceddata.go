@@ -129,17 +129,7 @@ var referencedDataChanged = predicate.Funcs{
 		if e.ObjectOld == nil || e.ObjectNew == nil {
 			return true
 		}
-		before, after := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
-		for _, k := range []string{
-			computev1alpha.ExpectedReferencedDataAnnotation,
-			computev1alpha.ReferencedDataHashesAnnotation,
-			computev1alpha.ReferencedDataErrorAnnotation,
-		} {
-			if before[k] != after[k] {
-				return true
-			}
-		}
-		return false
+		return referenceddata.Changed(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations())
 	},
 }
 

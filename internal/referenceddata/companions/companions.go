@@ -119,7 +119,8 @@ func DeploymentOf(inst *computev1alpha.Instance) string {
 }
 
 // ExpectedFor returns what the WorkloadDeployment of an Instance expects
-// its cell to hold; found is false when the Instance names no deployment
+// its cell to hold, unresolved while the expected set was resolved for
+// another template than the deployment's; found is false when the Instance names no deployment
 // or its deployment is gone. r is the manager's client: the deployments are
 // in its cache already.
 func ExpectedFor(ctx context.Context, r client.Reader, inst *computev1alpha.Instance) (e referenceddata.Expected, found bool, err error) {
@@ -134,5 +135,11 @@ func ExpectedFor(ctx context.Context, r client.Reader, inst *computev1alpha.Inst
 		}
 		return referenceddata.Expected{}, false, fmt.Errorf("failed to get WorkloadDeployment %s of Instance %s: %w", name, inst.Name, err)
 	}
-	return referenceddata.ExpectedOf(wd.Annotations), true, nil
+	e = referenceddata.ExpectedOf(wd.Annotations)
+	if !e.For(&wd.Spec.Template) {
+		// Resolved for another template: what this one needs is not known
+		// yet.
+		e = referenceddata.Expected{}
+	}
+	return e, true, nil
 }

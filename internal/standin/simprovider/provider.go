@@ -244,8 +244,7 @@ var expectedDataChanged = predicate.Funcs{
 		if e.ObjectOld == nil || e.ObjectNew == nil {
 			return true
 		}
-		key := computev1alpha.ExpectedReferencedDataAnnotation
-		return e.ObjectOld.GetAnnotations()[key] != e.ObjectNew.GetAnnotations()[key]
+		return referenceddata.Changed(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations())
 	},
 }
 

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	computenames "github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/referenceddata"
 )
 
@@ -29,8 +30,9 @@ func (b *wdBuilder) readsData() *wdBuilder {
 		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: "mode"},
 	}})
 	b.wd.Annotations = referenceddata.Expected{
-		Tokens: []string{"ConfigMap/app", "Secret/db"},
-		Hashes: map[string]string{"ConfigMap/app": "h-app", "Secret/db": "h-db"},
+		Tokens:       []string{"ConfigMap/app", "Secret/db"},
+		Hashes:       map[string]string{"ConfigMap/app": "h-app", "Secret/db": "h-db"},
+		TemplateHash: computenames.TemplateHash(&b.wd.Spec.Template),
 	}.Annotations()
 	return b
 }
