@@ -203,9 +203,12 @@ func TestEveryComputeProcessRunsAsItsOverlayServiceAccount(t *testing.T) {
 }
 
 // TestACellIdentityCannotReadWorkloads: a cell's compute-manager reads
-// WorkloadDeployments in its cell but no Workload, ServiceEntitlement or
-// Secret; in the hub it writes Instances back but cannot create
-// WorkloadDeployments or PropagationPolicies, nor read Workloads.
+// WorkloadDeployments in its cell, and the companions of referenced data
+// there (metadata of the labelled Secrets), but no Workload or
+// ServiceEntitlement, and it writes no Secret; in the hub it writes
+// Instances back but cannot create WorkloadDeployments or
+// PropagationPolicies, nor read Workloads or Secrets (Karmada brings its
+// city's companions to its cell).
 func TestACellIdentityCannotReadWorkloads(t *testing.T) {
 	name := "compute-manager-" + cellDFW
 	expectAccess(t, "the DFW cell's identity in its cell", kubeconfigOf(t, name, "kubeconfig", ""),
@@ -213,7 +216,8 @@ func TestACellIdentityCannotReadWorkloads(t *testing.T) {
 		probe{"list", gvrInstances, "", true},
 		probe{"list", gvrWorkloads, "", false},
 		probe{"list", gvrWorkloads, "default", false},
-		probe{"list", gvrSecrets, "", false},
+		probe{"list", gvrSecrets, "", true},
+		probe{"create", gvrSecrets, "default", false},
 		probe{"create", gvrWDs, "default", false},
 	)
 	expectAccess(t, "the DFW cell's identity in the hub", kubeconfigOf(t, name, "federation-kubeconfig", ""),
@@ -229,7 +233,8 @@ func TestACellIdentityCannotReadWorkloads(t *testing.T) {
 // TestAManagementIdentityCannotCreateInstancesInACell: the management
 // role's credentials mean nothing to a cell (401: it holds no identity
 // there), and its hub identity reads the Instances cells write back but
-// cannot create or delete one.
+// cannot create or delete one; it writes the companions of referenced
+// data there.
 func TestAManagementIdentityCannotCreateInstancesInACell(t *testing.T) {
 	name := "compute-manager-" + projectPlane
 	cellURL := local.Config(cellDFW).Host
@@ -247,7 +252,7 @@ func TestAManagementIdentityCannotCreateInstancesInACell(t *testing.T) {
 		probe{"create", gvrWDs, "default", true},
 		probe{"create", gvrInstances, "default", false},
 		probe{"list", gvrWorkloads, "", false},
-		probe{"list", gvrSecrets, "", false},
+		probe{"create", gvrSecrets, "default", true},
 	)
 	expectAccess(t, "the management role's identity in its project", kubeconfigOf(t, name, "kubeconfig", ""),
 		probe{"list", gvrWorkloads, "", true},
