@@ -242,6 +242,16 @@ func ExpectedOf(annotations map[string]string) Expected {
 	return e
 }
 
+// SplitError splits a resolution error as the error annotation holds it,
+// "Reason: message"; one without a reason is Resolving.
+func SplitError(s string) (reason, message string) {
+	reason, message, ok := strings.Cut(s, ": ")
+	if !ok {
+		return computev1alpha.ReasonResolving, s
+	}
+	return reason, message
+}
+
 // Verdict is whether an Instance may run on the companions of its cell.
 type Verdict struct {
 	// Ready is set when every expected companion is present at its hash.
@@ -262,10 +272,7 @@ func Decide(e Expected, present map[string]string) Verdict {
 			Message: "waiting for the management plane to resolve the referenced ConfigMaps and Secrets"}
 	}
 	if e.Error != "" {
-		reason, msg, ok := strings.Cut(e.Error, ": ")
-		if !ok {
-			reason, msg = computev1alpha.ReasonResolving, e.Error
-		}
+		reason, msg := SplitError(e.Error)
 		return Verdict{Reason: reason, Message: msg}
 	}
 	var waiting []string

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -221,7 +222,7 @@ func (s *pass) run(ctx context.Context, wds []*computev1alpha.WorkloadDeployment
 		if _, ok := desired[name]; ok {
 			continue
 		}
-		if err := s.hub.Delete(ctx, obj, client.Preconditions{UID: ptrUID(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
+		if err := s.hub.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("failed to delete companion %s/%s: %w", obj.GetNamespace(), name, err))
 			collected = false
 		}
@@ -338,8 +339,6 @@ func mergeAnnotations(base, over map[string]string) map[string]string {
 	maps.Copy(out, over)
 	return out
 }
-
-func ptrUID(uid types.UID) *types.UID { return &uid }
 
 // reasonMessage formats a resolution error as the error annotation holds
 // it.

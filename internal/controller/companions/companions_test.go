@@ -20,8 +20,8 @@ func TestTheConditionSaysWhatWasResolved(t *testing.T) {
 	if bad.Status != metav1.ConditionFalse || bad.Reason != "SourceNotFound" || bad.Message != "Secret db does not exist in namespace n: create it" {
 		t.Errorf("not found: %+v", bad)
 	}
-	if r, m := splitProblem("no reason here"); r != computev1alpha.ReasonResolving || m != "no reason here" {
-		t.Errorf("splitProblem without a reason = %q, %q", r, m)
+	if r, m := referenceddata.SplitError("no reason here"); r != computev1alpha.ReasonResolving || m != "no reason here" {
+		t.Errorf("SplitError without a reason = %q, %q", r, m)
 	}
 }
 

@@ -1,6 +1,7 @@
 package companions
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -60,12 +61,12 @@ func (s *pass) resolve(ctx context.Context, wd *computev1alpha.WorkloadDeploymen
 			continue
 		case src.missing:
 			o.keep = append(o.keep, t)
-			o.err = first(o.err, reasonMessage(computev1alpha.ReasonSourceNotFound,
+			o.err = cmp.Or(o.err, reasonMessage(computev1alpha.ReasonSourceNotFound,
 				"%s %s does not exist in namespace %s: create it, or mark the reference optional", ref.Kind, ref.Name, s.namespace))
 			continue
 		case src.problem != "":
 			o.keep = append(o.keep, t)
-			o.err = first(o.err, src.problem)
+			o.err = cmp.Or(o.err, src.problem)
 			continue
 		}
 		o.expected.Tokens = append(o.expected.Tokens, t)
@@ -82,18 +83,10 @@ func (s *pass) resolve(ctx context.Context, wd *computev1alpha.WorkloadDeploymen
 	return o
 }
 
-// first returns a, or b when a is empty.
-func first(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // condition is the ReferencedDataReady condition of an outcome.
 func condition(o outcome) metav1.Condition {
 	if o.err != "" {
-		reason, msg := splitProblem(o.err)
+		reason, msg := referenceddata.SplitError(o.err)
 		return metav1.Condition{Type: computev1alpha.ConditionReferencedDataReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
 	}
 	msg := "the template references no ConfigMap or Secret"
@@ -102,16 +95,6 @@ func condition(o outcome) metav1.Condition {
 	}
 	return metav1.Condition{Type: computev1alpha.ConditionReferencedDataReady, Status: metav1.ConditionTrue,
 		Reason: computev1alpha.ReasonReferencedDataReady, Message: msg}
-}
-
-// splitProblem splits "Reason: message".
-func splitProblem(p string) (reason, message string) {
-	for i := 0; i+1 < len(p); i++ {
-		if p[i] == ':' && p[i+1] == ' ' {
-			return p[:i], p[i+2:]
-		}
-	}
-	return computev1alpha.ReasonResolving, p
 }
 
 // read reads the object of ref once per pass, with a direct GET: only the
