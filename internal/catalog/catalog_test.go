@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -68,5 +69,28 @@ func TestMessagesNameTheReplacement(t *testing.T) {
 				t.Errorf("got %q, want %q", tc.got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDecodeReadsTheStandardSet(t *testing.T) {
+	data, err := os.ReadFile("../../config/instancetypes/standard.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := types.Find(LegacyD1Standard2); got == nil || got.Name != DefaultInstanceType ||
+		got.Spec.Resources.CPU.MilliValue() != 1000 || got.Spec.Resources.Memory.Value() != 2<<30 {
+		t.Fatalf("the default type is not Datum's 1 vCPU / 2 GiB: %+v", got)
+	}
+	for _, alias := range []string{"datumcloud/d1-standard-4", "datumcloud/d1-standard-8", "datumcloud/d1-standard-16"} {
+		if types.Find(alias) == nil {
+			t.Errorf("the retired spelling %s finds no type", alias)
+		}
+	}
+	if _, err := Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")); err == nil {
+		t.Error("a ConfigMap decoded as an InstanceType")
 	}
 }
