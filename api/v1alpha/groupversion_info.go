@@ -21,4 +21,5 @@ const (
 	WorkloadKind           = "Workload"
 	WorkloadDeploymentKind = "WorkloadDeployment"
 	InstanceKind           = "Instance"
+	InstanceTypeKind       = "InstanceType"
 )

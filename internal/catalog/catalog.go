@@ -1,61 +1,123 @@
-// Package catalog is compute's instance-type catalog: the machine shapes a
-// Workload template may name in spec.runtime.resources.instanceType, with the
-// vCPU and memory each provides. Admission checks instance types against it
-// and quota sizing resolves an Instance's resources from it. Pure data.
+// Package catalog reads compute's instance-type catalog: the cluster-scoped
+// InstanceType objects an operator publishes (config/instancetypes holds
+// Datum's standard set) in every plane that needs them — project planes for
+// admission and Workload status, cells for quota sizing and the runtime
+// providers, the Karmada hub which propagates them to the cells (the
+// ClusterPropagationPolicy instance-types). A Catalog is the list a caller
+// already read, so the rules here (names, aliases, lifecycle messages) are
+// pure and shared by the webhook, the controllers, the providers and the
+// CLI.
 package catalog
 
 import (
+	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
-// DefaultInstanceType is the instance type a template gets when it names
-// none.
-const DefaultInstanceType = "datumcloud/d1-standard-2"
+// DefaultInstanceType is the instance type the mutating webhook stamps on a
+// template that names none (Datum's baseline type).
+const DefaultInstanceType = "datumcloud-d1-standard-2"
 
-// InstanceType is one machine shape.
-type InstanceType struct {
-	// Name is how templates refer to the type, e.g. "datumcloud/d1-standard-2".
-	Name string
-	// MilliCPU is the vCPU the type provides, in millicores.
-	MilliCPU int64
-	// MemoryMiB is the memory the type provides, in MiB.
-	MemoryMiB int64
+// LegacyD1Standard2 is how DefaultInstanceType was spelled before instance
+// type names became object names. Workloads stored with it keep it — rewriting
+// their templates would roll every Instance — so it stays a deprecated alias.
+const LegacyD1Standard2 = "datumcloud/d1-standard-2"
+
+// aliases maps retired spellings to the InstanceType that replaced them.
+var aliases = map[string]string{
+	LegacyD1Standard2:           DefaultInstanceType,
+	"datumcloud/d1-standard-4":  "datumcloud-d1-standard-4",
+	"datumcloud/d1-standard-8":  "datumcloud-d1-standard-8",
+	"datumcloud/d1-standard-16": "datumcloud-d1-standard-16",
 }
 
-// CPU returns the type's vCPU as a quantity.
-func (t InstanceType) CPU() resource.Quantity {
-	return *resource.NewMilliQuantity(t.MilliCPU, resource.DecimalSI)
-}
-
-// Memory returns the type's memory as a quantity.
-func (t InstanceType) Memory() resource.Quantity {
-	return *resource.NewQuantity(t.MemoryMiB*1024*1024, resource.BinarySI)
-}
-
-// types is the catalog, sorted by name.
-var types = []InstanceType{
-	{Name: "datumcloud/d1-standard-16", MilliCPU: 8000, MemoryMiB: 16 * 1024},
-	{Name: "datumcloud/d1-standard-2", MilliCPU: 1000, MemoryMiB: 2 * 1024},
-	{Name: "datumcloud/d1-standard-4", MilliCPU: 2000, MemoryMiB: 4 * 1024},
-	{Name: "datumcloud/d1-standard-8", MilliCPU: 4000, MemoryMiB: 8 * 1024},
-}
-
-// Lookup returns the instance type called name.
-func Lookup(name string) (InstanceType, bool) {
-	i := slices.IndexFunc(types, func(t InstanceType) bool { return t.Name == name })
-	if i < 0 {
-		return InstanceType{}, false
+// Canonical returns the InstanceType name a spelling refers to: a retired
+// spelling maps to its replacement, any other name to itself.
+func Canonical(name string) string {
+	if c, ok := aliases[name]; ok {
+		return c
 	}
-	return types[i], true
+	return name
 }
 
-// Names returns the name of every instance type, sorted.
-func Names() []string {
-	out := make([]string, 0, len(types))
-	for _, t := range types {
-		out = append(out, t.Name)
+// IsAlias reports whether name is a retired spelling.
+func IsAlias(name string) bool {
+	_, ok := aliases[name]
+	return ok
+}
+
+// Catalog is a set of InstanceTypes a caller read.
+type Catalog []computev1alpha.InstanceType
+
+// Load lists the InstanceTypes r serves.
+func Load(ctx context.Context, r client.Reader) (Catalog, error) {
+	var list computev1alpha.InstanceTypeList
+	if err := r.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("failed to list InstanceTypes: %w", err)
 	}
+	return Catalog(list.Items), nil
+}
+
+// Find returns the InstanceType name refers to (a retired spelling finds its
+// replacement), nil when the catalog has none.
+func (c Catalog) Find(name string) *computev1alpha.InstanceType {
+	name = Canonical(name)
+	for i := range c {
+		if c[i].Name == name {
+			return &c[i]
+		}
+	}
+	return nil
+}
+
+// Names returns the names of the types a new Workload may name (every type
+// but the Disabled ones), sorted.
+func (c Catalog) Names() []string {
+	var out []string
+	for i := range c {
+		if c[i].Spec.Lifecycle.Phase != computev1alpha.InstanceTypePhaseDisabled {
+			out = append(out, c[i].Name)
+		}
+	}
+	slices.Sort(out)
 	return out
+}
+
+// Sorted returns the types sorted by name.
+func (c Catalog) Sorted() Catalog {
+	out := slices.Clone(c)
+	slices.SortFunc(out, func(a, b computev1alpha.InstanceType) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Size is the vCPU and memory of an InstanceType.
+func Size(t *computev1alpha.InstanceType) (cpu, memory resource.Quantity) {
+	return t.Spec.Resources.CPU.DeepCopy(), t.Spec.Resources.Memory.DeepCopy()
+}
+
+// DeprecatedMessage says that name is deprecated and where to go: the
+// message of the InstanceTypeDeprecated condition and of the admission
+// warning.
+func DeprecatedMessage(name, replacement string) string {
+	if replacement == "" {
+		return fmt.Sprintf("InstanceType '%s' is deprecated.", name)
+	}
+	return fmt.Sprintf("InstanceType '%s' is deprecated; please migrate to '%s'.", name, replacement)
+}
+
+// DisabledMessage says that name is disabled and where to go: the message
+// admission refuses a new Workload with, and of the InstanceTypeDisabled
+// condition.
+func DisabledMessage(name, replacement string) string {
+	if replacement == "" {
+		return fmt.Sprintf("InstanceType '%s' is disabled and lists no replacement; please update your workload to another instance type", name)
+	}
+	return fmt.Sprintf("InstanceType '%s' is disabled; please update your workload to '%s'.", name, replacement)
 }

@@ -1,61 +1,96 @@
 package catalog
 
 import (
-	"slices"
+	"os"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
-func TestLookup(t *testing.T) {
+func instanceType(name string, phase computev1alpha.InstanceTypeLifecyclePhase) computev1alpha.InstanceType {
+	return computev1alpha.InstanceType{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: computev1alpha.InstanceTypeSpec{
+			Resources: computev1alpha.InstanceTypeResources{CPU: resource.MustParse("1"), Memory: resource.MustParse("2Gi")},
+			Lifecycle: computev1alpha.InstanceTypeLifecycle{Phase: phase},
+		},
+	}
+}
+
+func TestFind(t *testing.T) {
+	c := Catalog{instanceType("datumcloud-d1-standard-4", "Active"), instanceType(DefaultInstanceType, "Active")}
 	tests := map[string]struct {
-		name         string
-		wantOK       bool
-		wantMilliCPU int64
-		wantMemory   string
+		name string
+		want string
 	}{
-		"the default type is one vCPU and two GiB": {
-			name: DefaultInstanceType, wantOK: true, wantMilliCPU: 1000, wantMemory: "2Gi",
-		},
-		"a larger standard type doubles both": {
-			name: "datumcloud/d1-standard-4", wantOK: true, wantMilliCPU: 2000, wantMemory: "4Gi",
-		},
-		"an unknown type is not found": {
-			name: "datumcloud/d9-huge",
-		},
-		"names are case sensitive": {
-			name: "DatumCloud/d1-standard-2",
-		},
+		"a type is found by its name":                     {name: "datumcloud-d1-standard-4", want: "datumcloud-d1-standard-4"},
+		"the retired spelling finds Datum's current name": {name: LegacyD1Standard2, want: DefaultInstanceType},
+		"an unknown type is not found":                    {name: "datumcloud-d9-huge"},
+		"names are case sensitive":                        {name: "DatumCloud-d1-standard-2"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, ok := Lookup(tc.name)
-			if ok != tc.wantOK {
-				t.Fatalf("Lookup(%q) ok = %v, want %v", tc.name, ok, tc.wantOK)
+			got := ""
+			if it := c.Find(tc.name); it != nil {
+				got = it.Name
 			}
-			if !ok {
-				return
-			}
-			if got.MilliCPU != tc.wantMilliCPU {
-				t.Errorf("MilliCPU = %d, want %d", got.MilliCPU, tc.wantMilliCPU)
-			}
-			if mem := got.Memory(); mem.String() != tc.wantMemory {
-				t.Errorf("Memory = %s, want %s", mem.String(), tc.wantMemory)
-			}
-			if cpu := got.CPU(); cpu.MilliValue() != tc.wantMilliCPU {
-				t.Errorf("CPU = %s, want %dm", cpu.String(), tc.wantMilliCPU)
+			if got != tc.want {
+				t.Errorf("Find(%q) = %q, want %q", tc.name, got, tc.want)
 			}
 		})
 	}
 }
 
-func TestNamesAreSortedAndUnique(t *testing.T) {
-	names := Names()
-	if !slices.IsSorted(names) {
-		t.Fatalf("Names() is not sorted: %v", names)
+func TestNamesOfferEveryTypeButDisabledOnesSorted(t *testing.T) {
+	c := Catalog{instanceType("c", "Active"), instanceType("b", "Disabled"), instanceType("a", "Deprecated")}
+	if diff := cmp.Diff([]string{"a", "c"}, c.Names()); diff != "" {
+		t.Errorf("Names() (-want +got):\n%s", diff)
 	}
-	if len(slices.Compact(slices.Clone(names))) != len(names) {
-		t.Fatalf("Names() has duplicates: %v", names)
+	if got := c.Sorted(); got[0].Name != "a" || got[2].Name != "c" || c[0].Name != "c" {
+		t.Errorf("Sorted() = %v and must not reorder the catalog", got)
 	}
-	if !slices.Contains(names, DefaultInstanceType) {
-		t.Fatalf("the default instance type %q is not in the catalog", DefaultInstanceType)
+}
+
+func TestMessagesNameTheReplacement(t *testing.T) {
+	tests := map[string]struct{ got, want string }{
+		"deprecated with a replacement": {DeprecatedMessage("a", "b"), "InstanceType 'a' is deprecated; please migrate to 'b'."},
+		"deprecated alone":              {DeprecatedMessage("a", ""), "InstanceType 'a' is deprecated."},
+		"disabled with a replacement":   {DisabledMessage("a", "b"), "InstanceType 'a' is disabled; please update your workload to 'b'."},
+		"disabled alone": {DisabledMessage("a", ""),
+			"InstanceType 'a' is disabled and lists no replacement; please update your workload to another instance type"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %q, want %q", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeReadsTheStandardSet(t *testing.T) {
+	data, err := os.ReadFile("../../config/instancetypes/standard.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := types.Find(LegacyD1Standard2); got == nil || got.Name != DefaultInstanceType ||
+		got.Spec.Resources.CPU.MilliValue() != 1000 || got.Spec.Resources.Memory.Value() != 2<<30 {
+		t.Fatalf("the default type is not Datum's 1 vCPU / 2 GiB: %+v", got)
+	}
+	for _, alias := range []string{"datumcloud/d1-standard-4", "datumcloud/d1-standard-8", "datumcloud/d1-standard-16"} {
+		if types.Find(alias) == nil {
+			t.Errorf("the retired spelling %s finds no type", alias)
+		}
+	}
+	if _, err := Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")); err == nil {
+		t.Error("a ConfigMap decoded as an InstanceType")
 	}
 }

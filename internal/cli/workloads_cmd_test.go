@@ -120,7 +120,7 @@ func TestFlagsCompleteFromTheProject(t *testing.T) {
 		"--city offers the enabled cities":         {[]string{"deploy", "web", "--city", ""}, []string{"DFW", "LHR"}},
 		"--city completes after a comma":           {[]string{"deploy", "web", "--city", "DFW,"}, []string{"DFW,LHR"}},
 		"--city of scale too":                      {[]string{"scale", "web", "--city", "l"}, []string{"LHR"}},
-		"--instance-type offers the catalog":       {[]string{"deploy", "web", "--instance-type", ""}, []string{"datumcloud/d1-standard-2"}},
+		"--instance-type offers the catalog":       {[]string{"deploy", "web", "--instance-type", ""}, []string{"datumcloud-d1-standard-2"}},
 		"--placement offers the workload's":        {[]string{"scale", "web", "--placement", ""}, []string{"default", "edge"}},
 		"-n offers namespaces":                     {[]string{"workloads", "-n", h.Namespace[:4]}, []string{h.Namespace}},
 		"--context offers the kubeconfig contexts": {[]string{"workloads", "--context", ""}, []string{clitest.ProjectPlane}},

@@ -147,7 +147,7 @@ func (q *QuotaOptions) quotaClient(mgr ctrl.Manager) (instance.QuotaClient, erro
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", QuotaKubeconfigFlag, err)
 	}
-	c, err := quota.NewClient(quota.Options{SourceCluster: q.CellName, Reader: mgr.GetAPIReader(), Planes: planes})
+	c, err := quota.NewClient(quota.Options{SourceCluster: q.CellName, Reader: mgr.GetAPIReader(), Catalog: mgr.GetClient(), Planes: planes})
 	if err != nil {
 		return nil, fmt.Errorf("--%s/--%s: %w", QuotaKubeconfigFlag, CellNameFlag, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/names"
 )
 
@@ -65,10 +66,11 @@ func ClaimName(inst *computev1alpha.Instance) string {
 }
 
 // BuildClaim returns the ResourceClaim an Instance needs in target: one
-// instance plus its vCPU (millicores) and memory (MiB), on behalf of the
-// project, labelled with the Instance's cell namespace and the cell.
-func BuildClaim(inst *computev1alpha.Instance, target Target, sourceCluster string) (*quotav1alpha1.ResourceClaim, error) {
-	size, err := SizeOf(inst)
+// instance plus its vCPU (millicores) and memory (MiB), sized from the
+// cell's InstanceType catalog (types), on behalf of the project, labelled
+// with the Instance's cell namespace and the cell.
+func BuildClaim(inst *computev1alpha.Instance, types catalog.Catalog, target Target, sourceCluster string) (*quotav1alpha1.ResourceClaim, error) {
+	size, err := SizeOf(inst, types)
 	if err != nil {
 		return nil, err
 	}

@@ -9,11 +9,12 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/apitest"
 )
 
 func TestBuildClaim(t *testing.T) {
 	inst := makeInstance("web-dfw-abc12345-0").build()
-	got, err := BuildClaim(inst, Target{Project: "p1", Namespace: "default"}, "cell-dfw")
+	got, err := BuildClaim(inst, apitest.StandardInstanceTypes(), Target{Project: "p1", Namespace: "default"}, "cell-dfw")
 	if err != nil {
 		t.Fatal(err)
 	}

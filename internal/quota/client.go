@@ -16,6 +16,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 )
 
 // DefaultTimeout bounds one Evaluate or Release call when Options.Timeout is
@@ -48,6 +49,9 @@ type Options struct {
 	// cluster-wide Namespace informer the cell's identity may not be allowed
 	// to list.
 	Reader client.Reader
+	// Catalog reads the cell's InstanceTypes, which size the claims: the
+	// manager's cached client. Reader when nil.
+	Catalog client.Reader
 	// Planes reaches the projects' quota planes.
 	Planes Planes
 	// Timeout bounds each Evaluate and Release call; zero means
@@ -69,6 +73,7 @@ const DefaultTargetTTL = 10 * time.Second
 type Client struct {
 	sourceCluster string
 	reader        client.Reader
+	catalog       client.Reader
 	planes        Planes
 	timeout       time.Duration
 	targetTTL     time.Duration
@@ -116,9 +121,12 @@ func NewClient(opts Options) (*Client, error) {
 	if opts.TargetTTL <= 0 {
 		opts.TargetTTL = DefaultTargetTTL
 	}
+	if opts.Catalog == nil {
+		opts.Catalog = opts.Reader
+	}
 	SetEnforcementEnabled(true)
 	return &Client{
-		sourceCluster: opts.SourceCluster, reader: opts.Reader, planes: opts.Planes, timeout: opts.Timeout,
+		sourceCluster: opts.SourceCluster, reader: opts.Reader, catalog: opts.Catalog, planes: opts.Planes, timeout: opts.Timeout,
 		targetTTL: opts.TargetTTL, targets: map[string]resolved{},
 	}, nil
 }
@@ -237,7 +245,11 @@ func (c *Client) Ensure(ctx context.Context, inst *computev1alpha.Instance) (*qu
 	if err != nil {
 		return nil, err
 	}
-	want, err := BuildClaim(inst, t, c.sourceCluster)
+	types, err := catalog.Load(ctx, c.catalog)
+	if err != nil {
+		return nil, &Error{Op: OpCreate, Target: t, Claim: ClaimName(inst), Err: err}
+	}
+	want, err := BuildClaim(inst, types, t, c.sourceCluster)
 	if err != nil {
 		return nil, &Error{Op: OpCreate, Target: t, Claim: ClaimName(inst), Err: err}
 	}

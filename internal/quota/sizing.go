@@ -2,6 +2,7 @@ package quota
 
 import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/quota/sizing"
 )
 
@@ -13,5 +14,8 @@ var ErrUnsizable = sizing.ErrUnsizable
 type Size = sizing.Size
 
 // SizeOf resolves the vCPU and memory an Instance claims by the one
-// sizing rule (sizing.Of), which the CLI's quota view shares.
-func SizeOf(inst *computev1alpha.Instance) (Size, error) { return sizing.Of(inst) }
+// sizing rule (sizing.Of) from the InstanceType catalog types, which the
+// CLI's quota view shares.
+func SizeOf(inst *computev1alpha.Instance, types catalog.Catalog) (Size, error) {
+	return sizing.Of(inst, types)
+}

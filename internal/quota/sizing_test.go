@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/apitest"
 )
 
 func TestSizeOf(t *testing.T) {
@@ -54,7 +55,7 @@ func TestSizeOf(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := SizeOf(tc.inst)
+			got, err := SizeOf(tc.inst, apitest.StandardInstanceTypes())
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("SizeOf() error = %v, want %v", err, tc.wantErr)
 			}

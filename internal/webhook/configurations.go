@@ -15,6 +15,9 @@ import (
 // read-only.
 const ProjectionGuardName = "projection.instances.compute.datumapis.com"
 
+// InstanceTypeWebhookName names the validating webhook of InstanceTypes.
+const InstanceTypeWebhookName = "validate.instancetypes.compute.datumapis.com"
+
 // DefaultConfigurationName names the webhook configurations Configurations
 // returns.
 const DefaultConfigurationName = "compute-manager"
@@ -127,6 +130,16 @@ func Configurations(cc ClientConfig) (*admissionregistrationv1.MutatingWebhookCo
 				AdmissionReviewVersions: []string{"v1"},
 				TimeoutSeconds:          ptr.To[int32](10),
 			},
+			{
+				Name:         InstanceTypeWebhookName,
+				ClientConfig: cc.webhookClientConfig(ValidateInstanceTypePath),
+				Rules: []admissionregistrationv1.RuleWithOperations{clusterRule([]string{"instancetypes"},
+					admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete)},
+				FailurePolicy:           &fail,
+				SideEffects:             &none,
+				AdmissionReviewVersions: []string{"v1"},
+				TimeoutSeconds:          ptr.To[int32](10),
+			},
 		},
 	}
 	return mutating, validating
@@ -159,4 +172,12 @@ func rule(resources []string, ops ...admissionregistrationv1.OperationType) admi
 			Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
 		},
 	}
+}
+
+// clusterRule matches cluster-scoped compute.datumapis.com/v1alpha
+// resources on ops.
+func clusterRule(resources []string, ops ...admissionregistrationv1.OperationType) admissionregistrationv1.RuleWithOperations {
+	r := rule(resources, ops...)
+	r.Scope = ptr.To(admissionregistrationv1.ClusterScope)
+	return r
 }

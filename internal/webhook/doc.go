@@ -11,7 +11,13 @@
 //     are read-only for everyone but the manager's own identity in that
 //     project cluster (learned with a SelfSubjectReview) and any identities
 //     configured as writers; the garbage collector and namespace controller
-//     may delete them.
+//     may delete them;
+//   - InstanceType validation on create, update and delete
+//     (validation.ValidateInstanceType*): created Active, cpu and memory
+//     immutable, phases forward only, a replacement that exists and is
+//     Active, Disabled only a grace period (Options.DeprecationGracePeriod,
+//     30 days by default) after status.deprecatedAt, and a type another
+//     live type names as its replacement neither deleted nor retired.
 //
 // # Clusters
 //
@@ -25,5 +31,6 @@
 //
 // +kubebuilder:webhook:path=/mutate-compute-datumapis-com-v1alpha-workload,mutating=true,failurePolicy=fail,sideEffects=None,groups=compute.datumapis.com,resources=workloads,verbs=create;update,versions=v1alpha,name=default.workloads.compute.datumapis.com,admissionReviewVersions=v1,timeoutSeconds=10
 // +kubebuilder:webhook:path=/validate-compute-datumapis-com-v1alpha-workload,mutating=false,failurePolicy=fail,sideEffects=None,groups=compute.datumapis.com,resources=workloads,verbs=create;update,versions=v1alpha,name=validate.workloads.compute.datumapis.com,admissionReviewVersions=v1,timeoutSeconds=10
+// +kubebuilder:webhook:path=/validate-compute-datumapis-com-v1alpha-instancetype,mutating=false,failurePolicy=fail,sideEffects=None,groups=compute.datumapis.com,resources=instancetypes,verbs=create;update;delete,versions=v1alpha,name=validate.instancetypes.compute.datumapis.com,admissionReviewVersions=v1,timeoutSeconds=10
 // +kubebuilder:webhook:path=/validate-compute-datumapis-com-v1alpha-instance-projection,mutating=false,failurePolicy=fail,sideEffects=None,groups=compute.datumapis.com,resources=instances;instances/status,verbs=create;update;delete,versions=v1alpha,name=projection.instances.compute.datumapis.com,admissionReviewVersions=v1,timeoutSeconds=10
 package webhook

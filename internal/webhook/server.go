@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/webhook/validation"
 )
 
 // Webhook paths, as served in single mode and after the cluster prefix in
@@ -24,6 +26,8 @@ const (
 	ValidateWorkloadPath = "/validate-compute-datumapis-com-v1alpha-workload"
 	// ValidateProjectionPath serves the projected-Instance guard.
 	ValidateProjectionPath = "/validate-compute-datumapis-com-v1alpha-instance-projection"
+	// ValidateInstanceTypePath serves InstanceType validation.
+	ValidateInstanceTypePath = "/validate-compute-datumapis-com-v1alpha-instancetype"
 )
 
 // clusterPathPrefix starts every path of multi-project mode.
@@ -76,6 +80,12 @@ type Options struct {
 	// ProjectionDeleters may delete projected Instances;
 	// DefaultProjectionDeleters when empty.
 	ProjectionDeleters Identities
+	// DeprecationGracePeriod is how long an InstanceType stays Deprecated
+	// before it may be Disabled; validation.DefaultDeprecationGracePeriod
+	// when zero, no wait when negative.
+	DeprecationGracePeriod time.Duration
+	// Now is the clock of the grace period; time.Now when nil.
+	Now func() time.Time
 }
 
 // Register registers the webhooks on srv.
@@ -93,10 +103,18 @@ func Register(srv crwebhook.Server, opts Options) error {
 		deleters:   opts.ProjectionDeleters,
 		identities: newIdentityCache(),
 	}
+	if opts.DeprecationGracePeriod == 0 {
+		opts.DeprecationGracePeriod = validation.DefaultDeprecationGracePeriod
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	ita := &instanceTypeAdmission{clusters: opts.Clusters, gracePeriod: opts.DeprecationGracePeriod, now: opts.Now}
 	hooks := map[string]*admission.Webhook{
-		DefaultWorkloadPath:    admission.WithDefaulter[*computev1alpha.Workload](opts.Scheme, wa),
-		ValidateWorkloadPath:   admission.WithValidator[*computev1alpha.Workload](opts.Scheme, wa),
-		ValidateProjectionPath: {Handler: guard},
+		DefaultWorkloadPath:      admission.WithDefaulter[*computev1alpha.Workload](opts.Scheme, wa),
+		ValidateWorkloadPath:     admission.WithValidator[*computev1alpha.Workload](opts.Scheme, wa),
+		ValidateProjectionPath:   {Handler: guard},
+		ValidateInstanceTypePath: admission.WithValidator[*computev1alpha.InstanceType](opts.Scheme, ita),
 	}
 	for path, hook := range hooks {
 		if opts.SingleCluster != "" {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/webhook/validation"
@@ -130,7 +131,12 @@ func (a *workloadAdmission) environment(ctx context.Context, w *computev1alpha.W
 		return validation.Environment{}, apierrors.NewServiceUnavailable(
 			fmt.Sprintf("cannot check the cities of Workload %s: %v", w.Name, err))
 	}
-	return validation.Environment{Cities: cities}, nil
+	types, err := catalog.Load(ctx, cl.GetAPIReader())
+	if err != nil {
+		return validation.Environment{}, apierrors.NewServiceUnavailable(
+			fmt.Sprintf("cannot check the instance type of Workload %s: %v", w.Name, err))
+	}
+	return validation.Environment{Cities: cities, InstanceTypes: types}, nil
 }
 
 // invalid returns the Invalid error of errs, nil when there are none.
@@ -144,7 +150,7 @@ func invalid(w *computev1alpha.Workload, errs field.ErrorList) error {
 // warnings point out what is allowed but probably not meant: volumes that
 // nothing attaches, and cities that are bound but not ready.
 func warnings(w *computev1alpha.Workload, env validation.Environment) admission.Warnings {
-	var out admission.Warnings
+	out := admission.Warnings(validation.InstanceTypeWarnings(w, env))
 	for _, v := range validation.UnusedVolumes(&w.Spec.Template.Spec) {
 		out = append(out, fmt.Sprintf("spec.template.spec.volumes: volume %s is not attached to any container or virtual machine", v))
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
@@ -44,6 +45,11 @@ type Input struct {
 	Settled bool
 	// Now stamps the transitions of conditions that change.
 	Now metav1.Time
+	// InstanceType is the InstanceType the template names, nil when the
+	// catalog has none of that name: a Deprecated or Disabled one sets the
+	// InstanceTypeDeprecated or InstanceTypeDisabled condition, naming the
+	// replacement.
+	InstanceType *computev1alpha.InstanceType
 }
 
 // Compute returns the Workload status for in.
@@ -111,6 +117,7 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 		out.Placements = append(out.Placements, ps)
 	}
 	out.Conditions = conditionsFor(w.Status.Conditions, all, in.Rollout, w, in.Now)
+	out.Conditions = instanceTypeConditions(out.Conditions, w, in.InstanceType, in.Now)
 
 	if caughtUp {
 		out.ObservedGeneration = w.Generation
@@ -433,4 +440,35 @@ func addCounts(sum *computev1alpha.ReplicaCounts, c computev1alpha.ReplicaCounts
 	sum.UpdatedReplicas += c.UpdatedReplicas
 	sum.ReadyReplicas += c.ReadyReplicas
 	sum.DesiredReplicas += c.DesiredReplicas
+}
+
+// instanceTypeConditions sets InstanceTypeDeprecated or InstanceTypeDisabled
+// (type and reason the same, the message naming the replacement) when it is
+// not Active, and removes both otherwise. Earlier transitions are kept from
+// w's status.
+func instanceTypeConditions(conds []metav1.Condition, w *computev1alpha.Workload, it *computev1alpha.InstanceType, now metav1.Time) []metav1.Condition {
+	want := ""
+	var message string
+	if it != nil {
+		rep := it.Spec.Lifecycle.ReplacementInstanceType
+		switch it.Spec.Lifecycle.Phase {
+		case computev1alpha.InstanceTypePhaseDeprecated:
+			want, message = computev1alpha.InstanceTypeConditionDeprecated, catalog.DeprecatedMessage(it.Name, rep)
+		case computev1alpha.InstanceTypePhaseDisabled:
+			want, message = computev1alpha.InstanceTypeConditionDisabled, catalog.DisabledMessage(it.Name, rep)
+		}
+	}
+	out := slices.DeleteFunc(slices.Clone(conds), func(c metav1.Condition) bool {
+		return c.Type == computev1alpha.InstanceTypeConditionDeprecated || c.Type == computev1alpha.InstanceTypeConditionDisabled
+	})
+	if want == "" {
+		return out
+	}
+	if prev := meta.FindStatusCondition(w.Status.Conditions, want); prev != nil {
+		out = append(out, *prev)
+	}
+	status.SetCondition(&out, metav1.Condition{Type: want, Status: metav1.ConditionTrue, Reason: want,
+		Message: status.Truncate(message), ObservedGeneration: w.Generation}, now)
+	slices.SortFunc(out, func(a, b metav1.Condition) int { return cmp.Compare(a.Type, b.Type) })
+	return out
 }

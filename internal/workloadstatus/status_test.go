@@ -364,3 +364,59 @@ func TestAnUnreadableInputMakesTheConditionsUnknown(t *testing.T) {
 		t.Errorf("the rest of the status changed: %+v", st)
 	}
 }
+
+func TestAnInstanceTypeLeavingActiveShowsOnTheWorkload(t *testing.T) {
+	typed := func(phase computev1alpha.InstanceTypeLifecyclePhase) *computev1alpha.InstanceType {
+		return &computev1alpha.InstanceType{
+			ObjectMeta: metav1.ObjectMeta{Name: "datumcloud-d1-standard-2"},
+			Spec: computev1alpha.InstanceTypeSpec{Lifecycle: computev1alpha.InstanceTypeLifecycle{
+				Phase: phase, ReplacementInstanceType: "datumcloud-d1-standard-4"}},
+		}
+	}
+	tests := map[string]struct {
+		it          *computev1alpha.InstanceType
+		wantType    string
+		wantMessage string
+	}{
+		"an Active type adds nothing":   {it: typed(computev1alpha.InstanceTypePhaseActive)},
+		"a type not in the catalog too": {},
+		"a Deprecated type names the replacement": {it: typed(computev1alpha.InstanceTypePhaseDeprecated),
+			wantType:    computev1alpha.InstanceTypeConditionDeprecated,
+			wantMessage: "InstanceType 'datumcloud-d1-standard-2' is deprecated; please migrate to 'datumcloud-d1-standard-4'."},
+		"a Disabled type names the replacement": {it: typed(computev1alpha.InstanceTypePhaseDisabled),
+			wantType:    computev1alpha.InstanceTypeConditionDisabled,
+			wantMessage: "InstanceType 'datumcloud-d1-standard-2' is disabled; please update your workload to 'datumcloud-d1-standard-4'."},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			in := makeScenario("DFW").ready("DFW", 2).input()
+			// The Workload reported the deprecation before: whatever the
+			// type is now replaces it.
+			in.Workload.Status.Conditions = append(in.Workload.Status.Conditions, metav1.Condition{
+				Type: computev1alpha.InstanceTypeConditionDeprecated, Status: metav1.ConditionTrue, Reason: computev1alpha.InstanceTypeConditionDeprecated})
+			in.InstanceType = tc.it
+			st := Compute(in)
+			var got []metav1.Condition
+			for _, c := range st.Conditions {
+				if c.Type == computev1alpha.InstanceTypeConditionDeprecated || c.Type == computev1alpha.InstanceTypeConditionDisabled {
+					got = append(got, c)
+				}
+			}
+			if tc.wantType == "" {
+				if len(got) != 0 {
+					t.Fatalf("conditions = %v, want none about the instance type", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Type != tc.wantType || got[0].Reason != tc.wantType || got[0].Status != metav1.ConditionTrue || got[0].Message != tc.wantMessage {
+				t.Fatalf("conditions = %+v, want one %s: %q", got, tc.wantType, tc.wantMessage)
+			}
+			// Stable when fed back.
+			in.Workload = in.Workload.DeepCopy()
+			in.Workload.Status = st
+			if diff := cmp.Diff(st, Compute(in)); diff != "" {
+				t.Fatalf("an unchanged world changes the status (-first +second):\n%s", diff)
+			}
+		})
+	}
+}

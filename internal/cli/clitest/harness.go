@@ -57,6 +57,12 @@ func Start(extra ...string) (*planes.Environment, error) {
 		env.Stop()
 		return nil, err
 	}
+	for _, s := range specs {
+		if err := seedInstanceTypes(context.Background(), env.Plane(s.Name)); err != nil {
+			env.Stop()
+			return nil, err
+		}
+	}
 	return env, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +27,7 @@ import (
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/apitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/manager/cell"
 	"github.com/citycells/compute/internal/manager/management"
@@ -402,4 +404,20 @@ func (h *Harness) Release(name string, cities ...string) {
 		}
 		return nil
 	})
+}
+
+// seedInstanceTypes publishes Datum's standard InstanceTypes in the plane,
+// as compute-local does: the CLI checks templates against them and the
+// cell sizes quota claims from them. Start seeds every plane.
+func seedInstanceTypes(ctx context.Context, p *planes.Plane) error {
+	c, err := client.New(p.Config(), client.Options{Scheme: management.NewScheme()})
+	if err != nil {
+		return err
+	}
+	for _, it := range apitest.StandardInstanceTypes() {
+		if err := c.Create(ctx, it.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create InstanceType %s: %w", it.Name, err)
+		}
+	}
+	return nil
 }

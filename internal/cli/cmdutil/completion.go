@@ -64,9 +64,20 @@ func CompleteCities(f *Factory) cobra.CompletionFunc {
 	}
 }
 
-// CompleteInstanceTypes completes --instance-type from the catalog.
-func CompleteInstanceTypes(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return completeFrom(catalog.Names(), "")
+// CompleteInstanceTypes completes --instance-type with the project's
+// InstanceTypes a new Workload may choose (every one but the Disabled).
+func CompleteInstanceTypes(f *Factory) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		c, err := f.connect()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		types, err := catalog.Load(completionContext(cmd), c.Client)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return completeFrom(types.Names(), "")
+	}
 }
 
 // CompletePlacements completes --placement with the placements of the

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
 	"github.com/citycells/compute/internal/cli/rollout"
@@ -169,7 +170,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o.WaitFlags.AddTimeoutFlag(cmd, "How long to wait for the rollout (exit 3 when it passes).")
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "the plan")
 	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
-	_ = cmd.RegisterFlagCompletionFunc("instance-type", cmdutil.CompleteInstanceTypes)
+	_ = cmd.RegisterFlagCompletionFunc("instance-type", cmdutil.CompleteInstanceTypes(f))
 	_ = cmd.RegisterFlagCompletionFunc("placement", cmdutil.CompletePlacements(f))
 	_ = cmd.RegisterFlagCompletionFunc("policy", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"OrderedReady", "Parallel"}, cobra.ShellCompDirectiveNoFileComp
@@ -377,7 +378,8 @@ func (o *Options) plan(ctx context.Context, c *cmdutil.Clients, existing *comput
 	}
 	validation.DefaultWorkload(desired)
 	cities, warn := o.enabledCities(ctx, c, ns)
-	if err := o.validate(desired, existing, cities); err != nil {
+	types := instanceTypeCatalog(ctx, c)
+	if err := o.validate(desired, existing, cities, types); err != nil {
 		return nil, plan.Plan{}, nil, "", err
 	}
 	var before *computev1alpha.WorkloadSpec
@@ -412,10 +414,21 @@ func (o *Options) enabledCities(ctx context.Context, c *cmdutil.Clients, ns stri
 	return cities, ""
 }
 
+// instanceTypeCatalog reads the project's InstanceTypes; nil when they
+// cannot be read, and the server's admission check still applies.
+func instanceTypeCatalog(ctx context.Context, c *cmdutil.Clients) catalog.Catalog {
+	types, err := catalog.Load(ctx, c.Client)
+	if err != nil {
+		return nil
+	}
+	return types
+}
+
 // validate runs the admission rules locally: every violation at once,
-// named by flag when the workload came from flags.
-func (o *Options) validate(desired, existing *computev1alpha.Workload, cities locations.Cities) error {
-	env := validation.Environment{Cities: cities, SkipCityBindings: cities == nil}
+// named by flag when the workload came from flags. types is the project's
+// InstanceType catalog, nil when it could not be read.
+func (o *Options) validate(desired, existing *computev1alpha.Workload, cities locations.Cities, types catalog.Catalog) error {
+	env := validation.Environment{Cities: cities, SkipCityBindings: cities == nil, InstanceTypes: types, SkipInstanceTypes: types == nil}
 	errs := validation.ValidateWorkloadCreate(desired, env)
 	if existing != nil {
 		errs = validation.ValidateWorkloadUpdate(desired, existing, env)
@@ -425,7 +438,7 @@ func (o *Options) validate(desired, existing *computev1alpha.Workload, cities lo
 	}
 	var hints []string
 	if slices.ContainsFunc(errs, func(e *field.Error) bool { return strings.Contains(e.Field, "instanceType") }) {
-		hints = append(hints, "Instance types: "+instanceTypes()+".")
+		hints = append(hints, "Instance types: "+strings.Join(types.Names(), ", ")+" (datumctl-compute instance-types).")
 	}
 	return cmdutil.WithHints(fmt.Errorf("workload %s is not valid:\n%s", desired.Name, describeErrors(errs, o.manifest == nil)), hints...)
 }

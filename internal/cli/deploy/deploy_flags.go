@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
 
@@ -273,9 +272,6 @@ func describeErrors(errs field.ErrorList, fromFlags bool) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// instanceTypes lists the catalog for messages.
-func instanceTypes() string { return strings.Join(catalog.Names(), ", ") }
 
 // changedFlags lists the flags set on the command line as
 // "--name=value", for the change cause.

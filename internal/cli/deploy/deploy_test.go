@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
@@ -215,7 +216,10 @@ func TestFlagsBuildTheWorkload(t *testing.T) {
 	}{
 		"a new workload from flags": {
 			args: []string{"web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR", "--min", "2", "--port", "http:8080"},
-			want: func(w *computev1alpha.Workload) {},
+			want: func(w *computev1alpha.Workload) {
+				// A new Workload gets Datum's spelling of the default type.
+				w.Spec.Template.Spec.Runtime.Resources.InstanceType = catalog.DefaultInstanceType
+			},
 		},
 		"a new workload needs an image and cities": {
 			args: []string{"web", "--min", "2"}, wantErr: "needs --image and --city",

@@ -14,6 +14,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
 
@@ -74,7 +75,11 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v := Build(Input{Target: c.Target, Instances: insts.Items, Buckets: buckets, LimitsUnavailable: why, City: o.City})
+	types, err := catalog.Load(ctx, c.Client)
+	if err != nil {
+		return fmt.Errorf("cannot read the instance types that size the instances: %w", err)
+	}
+	v := Build(Input{Target: c.Target, Instances: insts.Items, Buckets: buckets, LimitsUnavailable: why, City: o.City, InstanceTypes: types})
 	s := o.Factory.Streams
 	if !o.Output.IsTable() {
 		return cmdutil.PrintView(s.Out, o.Output.Format, v)

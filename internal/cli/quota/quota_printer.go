@@ -12,6 +12,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/quota/sizing"
@@ -36,6 +37,9 @@ type Input struct {
 	LimitsUnavailable string
 	// City restricts usage per city and blocked instances to one city.
 	City string
+	// InstanceTypes is the project's InstanceType catalog, which sizes the
+	// instances as the cells size their claims.
+	InstanceTypes catalog.Catalog
 }
 
 // View is what `quota` shows and prints with -o json|yaml.
@@ -111,7 +115,7 @@ func Build(in Input) *View {
 		code := inst.Labels[computev1alpha.CityCodeLabel]
 		switch {
 		case holdsQuota(inst):
-			cpu, mem := Size(inst)
+			cpu, mem := Size(inst, in.InstanceTypes)
 			cu := city(code)
 			cu.Instances++
 			cu.MilliCPU += cpu
@@ -209,10 +213,11 @@ func projectBuckets(all []quotav1alpha1.AllowanceBucket, project string) map[str
 }
 
 // Size returns the vCPU (millicores) and memory (MiB) an instance claims,
-// by the rule the cell sizes its quota claims with (sizing.Of). An
-// instance the cell cannot size claims nothing: zero.
-func Size(inst *computev1alpha.Instance) (milliCPU, memoryMiB int64) {
-	s, err := sizing.Of(inst)
+// by the rule the cell sizes its quota claims with (sizing.Of), from the
+// InstanceType catalog types. An instance the cell cannot size claims
+// nothing: zero.
+func Size(inst *computev1alpha.Instance, types catalog.Catalog) (milliCPU, memoryMiB int64) {
+	s, err := sizing.Of(inst, types)
 	if err != nil {
 		return 0, 0
 	}

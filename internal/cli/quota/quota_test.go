@@ -11,6 +11,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/apitest"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	cellquota "github.com/citycells/compute/internal/quota"
@@ -47,7 +48,8 @@ func input(city string) Input {
 			bucket(computev1alpha.ResourceTypeVCPUs, 8000, 5000),
 			bucket(computev1alpha.ResourceTypeMemory, 16384, 10240),
 		},
-		City: city,
+		City:          city,
+		InstanceTypes: apitest.StandardInstanceTypes(),
 	}
 }
 
@@ -55,7 +57,7 @@ func TestQuotaView(t *testing.T) {
 	for name, in := range map[string]Input{
 		"at-limit":        input(""),
 		"one-city":        input("LHR"),
-		"no-quota-system": {Target: cmdutil.Target{Context: "compute-local"}, Instances: input("").Instances, LimitsUnavailable: "this project has no quota system: usage is shown without limits"},
+		"no-quota-system": {Target: cmdutil.Target{Context: "compute-local"}, Instances: input("").Instances, InstanceTypes: apitest.StandardInstanceTypes(), LimitsUnavailable: "this project has no quota system: usage is shown without limits"},
 	} {
 		v := Build(in)
 		t.Run(name, func(t *testing.T) {
@@ -120,7 +122,7 @@ func TestTheViewAddsUpWhatTheCellClaims(t *testing.T) {
 			_, insts := clitest.InMemory(w, nil)
 			want := map[string]CityUsage{}
 			for i := range insts {
-				size, err := cellquota.SizeOf(&insts[i])
+				size, err := cellquota.SizeOf(&insts[i], apitest.StandardInstanceTypes())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -132,7 +134,7 @@ func TestTheViewAddsUpWhatTheCellClaims(t *testing.T) {
 				cu.MemoryMiB += size.MemoryMiB
 				want[code] = cu
 			}
-			v := Build(Input{Target: cmdutil.Target{Project: "p1"}, Instances: insts})
+			v := Build(Input{Target: cmdutil.Target{Project: "p1"}, Instances: insts, InstanceTypes: apitest.StandardInstanceTypes()})
 			got := map[string]CityUsage{}
 			for _, cu := range v.Cities {
 				got[cu.City] = cu

@@ -54,6 +54,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads,verbs=get;list;watch
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads/finalizers,verbs=update
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instancetypes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=networking.datumapis.com,resources=locationbindings;locations,verbs=get;list;watch
@@ -86,6 +87,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		Owns(&appsv1.ControllerRevision{}).
 		Watches(&networkingv1alpha.LocationBinding{}, enqueueForBinding).
 		Watches(&networkingv1alpha.Location{}, enqueueForLocation).
+		Watches(&computev1alpha.InstanceType{}, enqueueForInstanceType).
 		Complete(r)
 }
 
@@ -99,6 +101,9 @@ type scope struct {
 	deployments []computev1alpha.WorkloadDeployment
 	// revisions are the revisions of the Workload.
 	revisions []appsv1.ControllerRevision
+	// instanceType is the InstanceType the template names; nil when the
+	// catalog has none of that name.
+	instanceType *computev1alpha.InstanceType
 }
 
 // Reconcile brings one Workload's deployments, revisions and status up to
@@ -139,6 +144,9 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 		return ctrl.Result{}, r.observationFailed(ctx, c, w, err)
 	}
 	s.recorder = recorder
+	if s.instanceType, err = observeInstanceType(ctx, c, w); err != nil {
+		return ctrl.Result{}, r.observationFailed(ctx, c, w, err)
+	}
 
 	revPlan, revErr := r.planRevisions(s)
 	var current *revision.Current
@@ -168,13 +176,14 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	ro.recordRollout(s)
 
 	st := workloadstatus.Compute(workloadstatus.Input{
-		Workload: w,
-		Cities:   written.cities,
-		Leaving:  written.leaving,
-		Revision: current,
-		Rollout:  ro.status(current),
-		Settled:  revErr == nil && deployErr == nil,
-		Now:      metav1.NewTime(r.now()),
+		Workload:     w,
+		Cities:       written.cities,
+		Leaving:      written.leaving,
+		Revision:     current,
+		Rollout:      ro.status(current),
+		Settled:      revErr == nil && deployErr == nil,
+		Now:          metav1.NewTime(r.now()),
+		InstanceType: s.instanceType,
 	})
 	_, statusErr := patch.Status(ctx, c, w, func(w *computev1alpha.Workload) { w.Status = st })
 	if err := errors.Join(revErr, deployErr, statusErr); err != nil {

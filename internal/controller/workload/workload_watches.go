@@ -2,7 +2,9 @@ package workload
 
 import (
 	"context"
+	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +15,7 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 )
 
 // enqueueForBinding enqueues every Workload of a LocationBinding's
@@ -68,4 +71,46 @@ func workloadRequests(ctx context.Context, reader client.Reader, clusterName, na
 		})
 	}
 	return out
+}
+
+// enqueueForInstanceType enqueues every Workload of the cluster whose
+// template names the InstanceType that changed (or a retired spelling of
+// it), so its InstanceTypeDeprecated or InstanceTypeDisabled condition
+// follows the type's phase.
+func enqueueForInstanceType(clusterName string, cl cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []mcreconcile.Request {
+		var list computev1alpha.WorkloadList
+		if err := cl.GetCache().List(ctx, &list); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Failed to list Workloads to map an InstanceType", "cluster", clusterName, "instanceType", obj.GetName())
+			return nil
+		}
+		var out []mcreconcile.Request
+		for _, w := range list.Items {
+			if catalog.Canonical(w.Spec.Template.Spec.Runtime.Resources.InstanceType) != obj.GetName() {
+				continue
+			}
+			out = append(out, mcreconcile.Request{
+				Request:     reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}},
+				ClusterName: clusterName,
+			})
+		}
+		return out
+	})
+}
+
+// observeInstanceType reads the InstanceType w's template names; nil when
+// there is none of that name.
+func observeInstanceType(ctx context.Context, c client.Reader, w *computev1alpha.Workload) (*computev1alpha.InstanceType, error) {
+	name := catalog.Canonical(w.Spec.Template.Spec.Runtime.Resources.InstanceType)
+	if name == "" {
+		return nil, nil
+	}
+	it := &computev1alpha.InstanceType{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, it); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to get InstanceType %s: %w", name, err)
+	}
+	return it, nil
 }

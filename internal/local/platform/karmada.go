@@ -169,6 +169,9 @@ func (p *Platform) startKarmadaControllers(ctx context.Context, c client.Client,
 	if err := p.installInterpreter(ctx, c); err != nil {
 		return err
 	}
+	if err := p.publishInstanceTypes(ctx, c); err != nil {
+		return err
+	}
 	hubKubeconfig := p.env.Plane(HubPlane).KubeconfigPath()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -356,6 +359,52 @@ func (p *Platform) installInterpreter(ctx context.Context, c client.Client) erro
 		}
 	}
 	p.progress.linef("installed ResourceInterpreterCustomization from %s", interpreterPath)
+	return nil
+}
+
+// Where the InstanceType catalog and its propagation come from.
+const (
+	instanceTypesPath           = "config/instancetypes/standard.yaml"
+	instanceTypePropagationPath = "config/federation/instancetypes-propagation.yaml"
+)
+
+// publishInstanceTypes publishes Datum's standard InstanceTypes as an
+// operator does: in every project plane (admission and Workload status
+// read them there) and in the hub, with the ClusterPropagationPolicy
+// instance-types that carries them to every cell (quota sizing and the
+// runtime provider read them there). The management role does not copy
+// them: the catalog is the operator's, applied to each plane.
+func (p *Platform) publishInstanceTypes(ctx context.Context, hub client.Client) error {
+	clients := []client.Client{hub}
+	for _, project := range p.cfg.Projects {
+		c, err := newClient(p.env.Plane(ProjectPlane(project)))
+		if err != nil {
+			return err
+		}
+		clients = append(clients, c)
+	}
+	for i, path := range []string{instanceTypePropagationPath, instanceTypesPath} {
+		data, err := os.ReadFile(filepath.Join(p.repo, path))
+		if err != nil {
+			return fmt.Errorf("failed to read %s: %w", path, err)
+		}
+		objs, err := decodeObjects(data)
+		if err != nil {
+			return fmt.Errorf("failed to decode %s: %w", path, err)
+		}
+		targets := clients
+		if i == 0 {
+			targets = clients[:1] // the policy is the hub's
+		}
+		for _, c := range targets {
+			for _, o := range objs {
+				if err := apply(ctx, c, o.DeepCopy()); err != nil {
+					return fmt.Errorf("failed to apply %s %s from %s: %w", o.GetKind(), o.GetName(), path, err)
+				}
+			}
+		}
+	}
+	p.progress.linef("published the InstanceTypes of %s (propagated to every cell by ClusterPropagationPolicy instance-types)", instanceTypesPath)
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
@@ -52,6 +53,7 @@ import (
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/projects"
 	"github.com/citycells/compute/internal/webhook"
+	"github.com/citycells/compute/internal/webhook/validation"
 )
 
 // Options configure the management role.
@@ -97,6 +99,9 @@ type WebhookOptions struct {
 	// TLSOpts are the server's TLS options (compute-manager's, shared by
 	// every server it runs); nil keeps controller-runtime's defaults.
 	TLSOpts []func(*tls.Config)
+	// DeprecationGracePeriod is how long an InstanceType stays Deprecated
+	// before admission lets it be Disabled.
+	DeprecationGracePeriod time.Duration
 }
 
 // NewOptions returns the defaults: single mode, webhooks on 9443 with
@@ -105,8 +110,9 @@ func NewOptions() Options {
 	return Options{
 		Projects: projects.NewOptions(),
 		Webhook: WebhookOptions{
-			Port:    crwebhook.DefaultPort,
-			CertDir: "/tmp/k8s-webhook-server/serving-certs",
+			Port:                   crwebhook.DefaultPort,
+			CertDir:                "/tmp/k8s-webhook-server/serving-certs",
+			DeprecationGracePeriod: validation.DefaultDeprecationGracePeriod,
 		},
 	}
 }
@@ -124,6 +130,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Users allowed to write projected Instances besides compute-manager's own identity in each project plane.")
 	fs.StringSliceVar(&o.Webhook.ProjectionWriterGroups, "projection-writer-groups", o.Webhook.ProjectionWriterGroups,
 		"Groups allowed to write projected Instances.")
+	fs.DurationVar(&o.Webhook.DeprecationGracePeriod, "instance-type-deprecation-grace-period", o.Webhook.DeprecationGracePeriod,
+		"How long an InstanceType stays Deprecated (since status.deprecatedAt) before it may be Disabled; negative for no wait.")
 }
 
 // Validate reports every configuration error at once, each naming its flag.
@@ -229,6 +237,7 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 			ProjectionWriters: webhook.Identities{
 				Users: opts.Webhook.ProjectionWriters, Groups: opts.Webhook.ProjectionWriterGroups,
 			},
+			DeprecationGracePeriod: opts.Webhook.DeprecationGracePeriod,
 		}
 		if opts.Projects.Mode == projects.ModeSingle {
 			wopts.SingleCluster = opts.Projects.SingleClusterName

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/quota/sizing"
 	"github.com/citycells/compute/internal/referenceddata"
 )
@@ -50,13 +51,14 @@ type reference struct {
 
 func (r reference) String() string { return fmt.Sprintf("%s %q", r.kind, r.object) }
 
-// podFor builds the Pod that runs inst, or returns why the provider cannot
-// run it (a configuration error: the message says what to change). ratio
+// podWithTypes builds the Pod that runs inst, sized from the cell's
+// InstanceType catalog types, or returns why the provider cannot run it (a
+// configuration error: the message says what to change). ratio
 // is the allocation ratio (see Reconciler.AllocationRatio): each
 // container's limits are its size, its requests the size divided by ratio;
 // a ratio below 1 (or not a number) counts as 1. It is pure: the same
 // Instance and ratio always give the same Pod.
-func podFor(inst *computev1alpha.Instance, ratio float64) (*corev1.Pod, error) {
+func podWithTypes(inst *computev1alpha.Instance, types catalog.Catalog, ratio float64) (*corev1.Pod, error) {
 	rt := &inst.Spec.Runtime
 	switch {
 	case rt.VirtualMachine != nil:
@@ -67,7 +69,7 @@ func podFor(inst *computev1alpha.Instance, ratio float64) (*corev1.Pod, error) {
 		return nil, errors.New("the sandbox has no containers")
 	}
 	sb := rt.Sandbox
-	resources, err := containerResources(inst)
+	resources, err := containerResources(inst, types)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +299,7 @@ func usedVolumes(volumes map[string]corev1.Volume, containers []computev1alpha.S
 // request, sizes it; the containers that set neither share what is left of
 // the instance's size (internal/quota/sizing: its runtime requests, else
 // its instance type) evenly, the first taking the remainder.
-func containerResources(inst *computev1alpha.Instance) ([]corev1.ResourceList, error) {
+func containerResources(inst *computev1alpha.Instance, types catalog.Catalog) ([]corev1.ResourceList, error) {
 	cs := inst.Spec.Runtime.Sandbox.Containers
 	out := make([]corev1.ResourceList, len(cs))
 	for i := range out {
@@ -320,7 +322,7 @@ func containerResources(inst *computev1alpha.Instance) ([]corev1.ResourceList, e
 			continue
 		}
 		if size == nil {
-			s, err := sizing.Of(inst)
+			s, err := sizing.Of(inst, types)
 			if err != nil {
 				return nil, err
 			}

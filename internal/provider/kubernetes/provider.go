@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/provider/instancewrite"
 )
@@ -120,6 +121,7 @@ func (m *memory) forget(key types.NamespacedName) {
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances/finalizers,verbs=update
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=instancetypes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get
 
@@ -209,7 +211,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // one would need.
 func (r *Reconciler) observe(ctx context.Context, inst *computev1alpha.Instance) (*corev1.Pod, observation, error) {
 	var obs observation
-	want, err := podFor(inst, r.AllocationRatio)
+	itypes, err := catalog.Load(ctx, r.Client)
+	if err != nil {
+		return nil, obs, err
+	}
+	want, err := podWithTypes(inst, itypes, r.AllocationRatio)
 	if err != nil {
 		obs.problem = err.Error()
 	}

@@ -1,7 +1,8 @@
 // Package sizing is the one rule for how much vCPU and memory an Instance
 // claims: the cell's quota claims and the CLI's quota view both use Of, so
 // `datumctl compute quota` adds up what the cell claims. It is pure (API
-// types and the catalog only) so the CLI can import it without the cell.
+// types and a catalog the caller read) so the CLI can import it without
+// the cell.
 package sizing
 
 import (
@@ -39,16 +40,17 @@ type Size struct {
 //     for it (one unlimited container makes the sum meaningless, as in a
 //     Pod), summed;
 //  2. the instance's spec.runtime.resources.requests;
-//  3. the instance type from the catalog.
+//  3. the instance type from types, the InstanceType catalog of the plane
+//     (a retired spelling finds its replacement).
 //
 // CPU rounds up to the millicore and memory up to the MiB, so a claim never
 // asks for less than the Instance may use.
-func Of(inst *computev1alpha.Instance) (Size, error) {
-	cpu, err := resolve(inst, corev1.ResourceCPU)
+func Of(inst *computev1alpha.Instance, types catalog.Catalog) (Size, error) {
+	cpu, err := resolve(inst, types, corev1.ResourceCPU)
 	if err != nil {
 		return Size{}, err
 	}
-	mem, err := resolve(inst, corev1.ResourceMemory)
+	mem, err := resolve(inst, types, corev1.ResourceMemory)
 	if err != nil {
 		return Size{}, err
 	}
@@ -56,7 +58,7 @@ func Of(inst *computev1alpha.Instance) (Size, error) {
 }
 
 // resolve returns the quantity of one resource by the precedence of Of.
-func resolve(inst *computev1alpha.Instance, name corev1.ResourceName) (resource.Quantity, error) {
+func resolve(inst *computev1alpha.Instance, types catalog.Catalog, name corev1.ResourceName) (resource.Quantity, error) {
 	if q, ok := containerLimits(inst, name); ok {
 		return q, nil
 	}
@@ -64,15 +66,16 @@ func resolve(inst *computev1alpha.Instance, name corev1.ResourceName) (resource.
 		return q, nil
 	}
 	typeName := inst.Spec.Runtime.Resources.InstanceType
-	t, ok := catalog.Lookup(typeName)
-	if !ok {
+	t := types.Find(typeName)
+	if t == nil {
 		return resource.Quantity{}, fmt.Errorf("%w: instance type %q is not in the catalog and the instance sets no %s limits or requests",
 			ErrUnsizable, typeName, name)
 	}
+	cpu, mem := catalog.Size(t)
 	if name == corev1.ResourceCPU {
-		return t.CPU(), nil
+		return cpu, nil
 	}
-	return t.Memory(), nil
+	return mem, nil
 }
 
 // containerLimits sums the limits of every sandbox container for name; it

@@ -1,11 +1,15 @@
 package validation
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/locations"
 )
 
@@ -98,5 +102,43 @@ func bound(codes ...string) Environment {
 	for _, code := range codes {
 		c[code] = locations.City{Code: code, Ready: true}
 	}
-	return Environment{Cities: c}
+	return Environment{Cities: c, InstanceTypes: standardTypes()}
 }
+
+// standardTypes is a catalog like Datum's standard set
+// (config/instancetypes): d1-standard-2 and d1-standard-4, Active.
+func standardTypes() catalog.Catalog {
+	return catalog.Catalog{
+		*makeInstanceType("datumcloud-d1-standard-2", "1", "2Gi").build(),
+		*makeInstanceType("datumcloud-d1-standard-4", "2", "4Gi").build(),
+	}
+}
+
+// instanceTypeBuilder builds an InstanceType.
+type instanceTypeBuilder struct{ it *computev1alpha.InstanceType }
+
+// makeInstanceType starts an Active InstanceType of cpu and memory.
+func makeInstanceType(name, cpu, memory string) *instanceTypeBuilder {
+	return &instanceTypeBuilder{it: &computev1alpha.InstanceType{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: computev1alpha.InstanceTypeSpec{
+			Resources: computev1alpha.InstanceTypeResources{CPU: resource.MustParse(cpu), Memory: resource.MustParse(memory)},
+			Lifecycle: computev1alpha.InstanceTypeLifecycle{Phase: computev1alpha.InstanceTypePhaseActive},
+		},
+	}}
+}
+
+// withPhase sets the phase and the replacement.
+func (b *instanceTypeBuilder) withPhase(phase computev1alpha.InstanceTypeLifecyclePhase, replacement string) *instanceTypeBuilder {
+	b.it.Spec.Lifecycle = computev1alpha.InstanceTypeLifecycle{Phase: phase, ReplacementInstanceType: replacement}
+	return b
+}
+
+// deprecatedAt records the deprecation time.
+func (b *instanceTypeBuilder) deprecatedAt(t time.Time) *instanceTypeBuilder {
+	b.it.Status.DeprecatedAt = &metav1.Time{Time: t}
+	return b
+}
+
+// build returns a copy of the InstanceType.
+func (b *instanceTypeBuilder) build() *computev1alpha.InstanceType { return b.it.DeepCopy() }

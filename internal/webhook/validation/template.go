@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/catalog"
 )
 
 // Bounds of an instance template.
@@ -113,16 +112,11 @@ func validateRuntime(rt *computev1alpha.InstanceRuntimeSpec, p *field.Path, volu
 	return errs
 }
 
-// validateResources validates the instance type and its requests.
+// validateResources validates the requests.
 func validateResources(r *computev1alpha.InstanceRuntimeResources, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	switch _, ok := catalog.Lookup(r.InstanceType); {
-	case r.InstanceType == "":
-		errs = append(errs, field.Required(p.Child("instanceType"), "an instance type is required, e.g. "+catalog.DefaultInstanceType))
-	case !ok:
-		errs = append(errs, field.NotSupported(p.Child("instanceType"), r.InstanceType, catalog.Names()))
-	}
-	return append(errs, validateResourceList(r.Requests, p.Child("requests"))...)
+	// The instance type is checked against the catalog by
+	// validateInstanceType.
+	return validateResourceList(r.Requests, p.Child("requests"))
 }
 
 // validateResourceList checks that a resource list names only cpu and

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/locations"
 )
 
@@ -35,6 +36,12 @@ type Environment struct {
 	// SkipCityBindings turns off the LocationBinding check, for callers
 	// that cannot read the project's bindings (offline validation).
 	SkipCityBindings bool
+	// InstanceTypes is the plane's InstanceType catalog. The template's
+	// instance type must be in it, and a new choice may not be Disabled.
+	InstanceTypes catalog.Catalog
+	// SkipInstanceTypes turns off the catalog check, for callers that
+	// cannot read the catalog (offline validation).
+	SkipInstanceTypes bool
 }
 
 // ValidateWorkloadCreate returns every reason w may not be created.
@@ -94,6 +101,7 @@ func validateSpec(w *computev1alpha.Workload, old *computev1alpha.Workload, env 
 	}
 	errs = append(errs, validatePlacements(w, old, env)...)
 	errs = append(errs, validateTemplate(&w.Spec.Template, w.Namespace, spec.Child("template"))...)
+	errs = append(errs, validateInstanceType(w, old, env)...)
 	errs = append(errs, validateRollout(w)...)
 	return errs
 }

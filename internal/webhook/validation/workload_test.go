@@ -395,7 +395,7 @@ func TestDefaultWorkload(t *testing.T) {
 		"the history limit defaults to 10":            {ptr.Deref(w.Spec.RevisionHistoryLimit, -1), int32(10)},
 		"the policy defaults to OrderedReady":         {w.Spec.Placements[0].ScaleSettings.InstanceManagementPolicy, computev1alpha.OrderedReadyInstanceManagementPolicy},
 		"maxUnavailable defaults to 1":                {ptr.Deref(w.Spec.Placements[0].RolloutStrategy.MaxUnavailable, -1), int32(1)},
-		"the instance type defaults to d1-standard-2": {w.Spec.Template.Spec.Runtime.Resources.InstanceType, "datumcloud/d1-standard-2"},
+		"the instance type defaults to d1-standard-2": {w.Spec.Template.Spec.Runtime.Resources.InstanceType, "datumcloud-d1-standard-2"},
 		"ports default to TCP":                        {w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Ports[0].Protocol, corev1.ProtocolTCP},
 		"disks default to pd-standard":                {w.Spec.Template.Spec.Volumes[0].Disk.Template.Spec.Type, DefaultDiskType},
 	}

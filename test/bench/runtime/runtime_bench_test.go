@@ -55,6 +55,7 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/apitest"
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/internal/names"
@@ -242,14 +243,13 @@ func (e *env) runWorkload(b *testing.B, ns, image string, n int) result {
 // instanceResources are the requests and limits the provider gives an
 // instance of the default type on the local platform.
 func instanceResources() corev1.ResourceRequirements {
-	t, _ := catalog.Lookup(catalog.DefaultInstanceType)
-	cpu, mem := t.CPU(), t.Memory()
+	cpu, mem := catalog.Size(apitest.StandardInstanceTypes().Find(catalog.DefaultInstanceType))
 	ratio := int64(platform.NodeAllocationRatio)
 	return corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem},
 		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    *resource.NewMilliQuantity(t.MilliCPU/ratio, resource.DecimalSI),
-			corev1.ResourceMemory: *resource.NewQuantity(t.MemoryMiB*1024*1024/ratio, resource.BinarySI),
+			corev1.ResourceCPU:    *resource.NewMilliQuantity(cpu.MilliValue()/ratio, resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(mem.Value()/ratio, resource.BinarySI),
 		},
 	}
 }

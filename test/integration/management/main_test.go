@@ -103,6 +103,7 @@ func start(ctx context.Context) error {
 	opts.Projects.Mode = projects.ModeKubeconfig
 	opts.Projects.SecretNamespace = secretNamespace
 	opts.Webhook.Host, opts.Webhook.Port, opts.Webhook.CertDir = "127.0.0.1", port, certDir
+	opts.Webhook.DeprecationGracePeriod = instanceTypeGracePeriod
 	opts.Manager = ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"}
 	role, err := management.Setup(env.Plane(hostPlane).Config(), opts)
 	if err != nil {

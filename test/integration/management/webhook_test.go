@@ -254,7 +254,7 @@ func TestWebhookAcceptsAndDefaultsValidWorkloads(t *testing.T) {
 		sandbox(w).VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "conf", MountPath: ptr.To("/etc/app")}}
 		sandbox(w).Env = []computev1alpha.EnvVar{{Name: "MODE", Value: "prod"}}
 	}).build())
-	g.Expect(sb.Spec.Template.Spec.Runtime.Resources.InstanceType).To(gomega.Equal("datumcloud/d1-standard-2"))
+	g.Expect(sb.Spec.Template.Spec.Runtime.Resources.InstanceType).To(gomega.Equal("datumcloud-d1-standard-2"))
 	g.Expect(sb.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Ports[0].Protocol).To(gomega.Equal(corev1.ProtocolTCP))
 	g.Expect(sb.Spec.RevisionHistoryLimit).To(gomega.Equal(ptr.To[int32](10)))
 	g.Expect(sb.Annotations).To(gomega.HaveKeyWithValue(computev1alpha.TemplateChangedByAnnotation, developer))
