@@ -98,14 +98,20 @@ type InstanceTypeStatus struct {
 
 // InstanceType condition types and reasons.
 const (
-	// InstanceTypeConditionReady is True when the type is valid: its
-	// replacement, if it names one, exists.
+	// InstanceTypeConditionReady is True while the type may be used: it is
+	// Active or Deprecated, and its replacement, if it names one, exists and
+	// is not Disabled.
 	InstanceTypeConditionReady = "Ready"
 	// InstanceTypeReasonValid is the Ready=True reason.
 	InstanceTypeReasonValid = "Valid"
+	// InstanceTypeReasonDisabled means the type is Disabled (Ready=False).
+	InstanceTypeReasonDisabled = "Disabled"
 	// InstanceTypeReasonReplacementNotFound means the named replacement does
-	// not exist.
+	// not exist (Ready=False).
 	InstanceTypeReasonReplacementNotFound = "ReplacementNotFound"
+	// InstanceTypeReasonReplacementDisabled means the named replacement is
+	// Disabled (Ready=False).
+	InstanceTypeReasonReplacementDisabled = "ReplacementDisabled"
 )
 
 // Conditions a Workload carries while the InstanceType its template names

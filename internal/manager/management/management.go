@@ -1,6 +1,7 @@
 // Package management assembles the management role of compute-manager: a
 // multicluster manager over the project planes (internal/projects) with the
-// WorkloadReconciler, the references controller (missing Secrets and
+// WorkloadReconciler, the InstanceType controller (status.deprecatedAt and
+// Ready of the catalog), the references controller (missing Secrets and
 // ConfigMaps) and the admission webhooks, whose server joins /readyz.
 //
 // compute-manager calls Setup when --enable-management-controllers is set,
@@ -47,6 +48,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/controller/cellhealth"
 	"github.com/citycells/compute/internal/controller/companions"
+	"github.com/citycells/compute/internal/controller/instancetype"
 	fedcontroller "github.com/citycells/compute/internal/controller/federation"
 	"github.com/citycells/compute/internal/controller/projector"
 	"github.com/citycells/compute/internal/controller/workload"
@@ -218,6 +220,9 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 
 	if err := (&workload.Reconciler{}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("failed to set up the Workload controller: %w", err)
+	}
+	if err := (&instancetype.Reconciler{}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("failed to set up the InstanceType controller: %w", err)
 	}
 	if opts.Federation != nil {
 		if err := setupFederation(mgr, opts.Federation); err != nil {

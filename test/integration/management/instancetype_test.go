@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -51,16 +52,20 @@ func changeInstanceType(it *computev1alpha.InstanceType, f func(*computev1alpha.
 	return c.Update(context.Background(), cur)
 }
 
-// recordDeprecation sets status.deprecatedAt, as the operator does.
+// recordDeprecation sets status.deprecatedAt, as an operator may through the
+// status subresource (the InstanceType controller keeps a recorded time).
 func recordDeprecation(t *testing.T, it *computev1alpha.InstanceType, at time.Time) {
 	t.Helper()
 	c := clients[projectA]
-	cur := &computev1alpha.InstanceType{}
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(it), cur); err != nil {
-		t.Fatal(err)
-	}
-	cur.Status.DeprecatedAt = &metav1.Time{Time: at}
-	if err := c.Status().Update(context.Background(), cur); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &computev1alpha.InstanceType{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(it), cur); err != nil {
+			return err
+		}
+		cur.Status.DeprecatedAt = &metav1.Time{Time: at}
+		return c.Status().Update(context.Background(), cur)
+	})
+	if err != nil {
 		t.Fatalf("failed to record the deprecation of %s: %v", it.Name, err)
 	}
 }
@@ -142,6 +147,87 @@ func TestInstanceTypeAdmission(t *testing.T) {
 		newInstanceType(t, "predecessor", successor.Name)
 		wantInstanceTypeDenial(t, changeInstanceType(successor, phase(computev1alpha.InstanceTypePhaseDeprecated, "datumcloud-d1-standard-4")), "spec.lifecycle.phase")
 		wantInstanceTypeDenial(t, c.Delete(ctx, successor), "metadata.name")
+	})
+}
+
+// getInstanceType reads it's current state from project A.
+func getInstanceType(g gomega.Gomega, it *computev1alpha.InstanceType) *computev1alpha.InstanceType {
+	cur := &computev1alpha.InstanceType{}
+	g.Expect(clients[projectA].Get(context.Background(), client.ObjectKeyFromObject(it), cur)).To(gomega.Succeed())
+	return cur
+}
+
+// wantReady waits until it's Ready condition has status and reason for its
+// current generation, and returns the type then.
+func wantReady(t *testing.T, it *computev1alpha.InstanceType, status metav1.ConditionStatus, reason string) *computev1alpha.InstanceType {
+	t.Helper()
+	var cur *computev1alpha.InstanceType
+	gomega.NewWithT(t).Eventually(func(g gomega.Gomega) {
+		cur = getInstanceType(g, it)
+		c := meta.FindStatusCondition(cur.Status.Conditions, computev1alpha.InstanceTypeConditionReady)
+		g.Expect(c).NotTo(gomega.BeNil())
+		g.Expect(c.ObservedGeneration).To(gomega.Equal(cur.Generation))
+		g.Expect(c.Status).To(gomega.Equal(status))
+		g.Expect(c.Reason).To(gomega.Equal(reason))
+	}, timeout, interval).Should(gomega.Succeed())
+	return cur
+}
+
+func TestInstanceTypeStatus(t *testing.T) {
+	it := newInstanceType(t, "status", "")
+	cur := wantReady(t, it, metav1.ConditionTrue, computev1alpha.InstanceTypeReasonValid)
+	if cur.Status.DeprecatedAt != nil {
+		t.Fatalf("an Active type has status.deprecatedAt %v", cur.Status.DeprecatedAt)
+	}
+
+	t.Run("the status is written only when it changes", func(t *testing.T) {
+		rv := cur.ResourceVersion
+		gomega.NewWithT(t).Consistently(func(g gomega.Gomega) {
+			g.Expect(getInstanceType(g, it).ResourceVersion).To(gomega.Equal(rv))
+		}, 2*time.Second, interval).Should(gomega.Succeed())
+	})
+
+	var deprecatedAt metav1.Time
+	t.Run("a deprecation is recorded once", func(t *testing.T) {
+		before := time.Now().Add(-time.Second)
+		if err := changeInstanceType(it, phase(computev1alpha.InstanceTypePhaseDeprecated, "datumcloud-d1-standard-4")); err != nil {
+			t.Fatal(err)
+		}
+		g := gomega.NewWithT(t)
+		g.Eventually(func(g gomega.Gomega) {
+			cur = getInstanceType(g, it)
+			g.Expect(cur.Status.DeprecatedAt).NotTo(gomega.BeNil())
+		}, timeout, interval).Should(gomega.Succeed())
+		if at := cur.Status.DeprecatedAt.Time; at.Before(before.Truncate(time.Second)) || at.After(time.Now()) {
+			t.Fatalf("status.deprecatedAt = %v, want the time of the deprecation (after %v)", at, before)
+		}
+		deprecatedAt = *cur.Status.DeprecatedAt
+		cur = wantReady(t, it, metav1.ConditionTrue, computev1alpha.InstanceTypeReasonValid)
+
+		// A later change of the spec moves observedGeneration, never the
+		// deprecation time.
+		if err := changeInstanceType(it, func(it *computev1alpha.InstanceType) { it.Spec.Description = "retiring" }); err != nil {
+			t.Fatal(err)
+		}
+		cur = wantReady(t, it, metav1.ConditionTrue, computev1alpha.InstanceTypeReasonValid)
+		if !cur.Status.DeprecatedAt.Equal(&deprecatedAt) {
+			t.Fatalf("status.deprecatedAt moved from %v to %v", deprecatedAt, cur.Status.DeprecatedAt)
+		}
+	})
+
+	t.Run("a Disabled type is not Ready", func(t *testing.T) {
+		// The grace period is measured from status.deprecatedAt: the
+		// recorded deprecation is too recent, an older one is not.
+		disable := phase(computev1alpha.InstanceTypePhaseDisabled, "datumcloud-d1-standard-4")
+		wantInstanceTypeDenial(t, changeInstanceType(it, disable), "spec.lifecycle.phase")
+		recordDeprecation(t, it, time.Now().Add(-2*instanceTypeGracePeriod).Truncate(time.Second))
+		if err := changeInstanceType(it, disable); err != nil {
+			t.Fatalf("Disabled after the grace period is refused: %v", err)
+		}
+		cur = wantReady(t, it, metav1.ConditionFalse, computev1alpha.InstanceTypeReasonDisabled)
+		if cur.Status.DeprecatedAt == nil || !cur.Status.DeprecatedAt.Time.Before(deprecatedAt.Time) {
+			t.Fatalf("status.deprecatedAt = %v, want the operator's earlier time kept", cur.Status.DeprecatedAt)
+		}
 	})
 }
 
