@@ -53,6 +53,18 @@ func IsAlias(name string) bool {
 	return ok
 }
 
+// AliasesOf returns the retired spellings that refer to name, sorted.
+func AliasesOf(name string) []string {
+	var out []string
+	for alias, c := range aliases {
+		if c == name {
+			out = append(out, alias)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Catalog is a set of InstanceTypes a caller read.
 type Catalog []computev1alpha.InstanceType
 

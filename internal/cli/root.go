@@ -22,6 +22,7 @@ import (
 	"github.com/citycells/compute/internal/cli/deploy"
 	"github.com/citycells/compute/internal/cli/destroy"
 	"github.com/citycells/compute/internal/cli/instances"
+	"github.com/citycells/compute/internal/cli/instancetypes"
 	"github.com/citycells/compute/internal/cli/quota"
 	"github.com/citycells/compute/internal/cli/restart"
 	"github.com/citycells/compute/internal/cli/rollout"
@@ -89,6 +90,7 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 		rollout.NewCommand(f, restart.NewCommand(f)),
 		destroy.NewCommand(f),
 		quota.NewCommand(f),
+		instancetypes.NewCommand(f),
 		version.NewCommand(f),
 	)
 	// cobra's completion command captures the output stream when it is

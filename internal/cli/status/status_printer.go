@@ -39,6 +39,10 @@ type View struct {
 	Desired int32 `json:"desired"`
 	// Available is the Workload's Available condition, when reported.
 	Available *metav1.Condition `json:"available,omitempty"`
+	// InstanceType is the InstanceTypeDeprecated or InstanceTypeDisabled
+	// condition while the workload's instance type is being retired: its
+	// message names the replacement.
+	InstanceType *metav1.Condition `json:"instanceType,omitempty"`
 	// Waiting says what the workload waits for, if anything.
 	Waiting string `json:"waiting,omitempty"`
 	// Cities are the per-city states.
@@ -83,6 +87,13 @@ func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 	if c := meta.FindStatusCondition(w.Status.Conditions, computev1alpha.ConditionAvailable); c != nil {
 		cc := *c
 		v.Available = &cc
+	}
+	for _, t := range []string{computev1alpha.InstanceTypeConditionDisabled, computev1alpha.InstanceTypeConditionDeprecated} {
+		if c := meta.FindStatusCondition(w.Status.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
+			cc := *c
+			v.InstanceType = &cc
+			break
+		}
 	}
 	hints := view.Hints{Cmd: cmd, Workload: w.Name, CanUndo: w.Status.CurrentRevision > 1}
 	seen := map[string]bool{}
@@ -138,6 +149,9 @@ func (v *View) header() [][2]string {
 	}
 	if v.Available != nil && v.Available.Status != metav1.ConditionTrue && v.Available.Message != "" {
 		rows = append(rows, [2]string{"Available", fmt.Sprintf("%s — %s", v.Available.Reason, cmdutil.OneLine(v.Available.Message))})
+	}
+	if v.InstanceType != nil {
+		rows = append(rows, [2]string{"Type", cmdutil.OneLine(v.InstanceType.Message)})
 	}
 	if len(v.Images) > 0 {
 		rows = append(rows, [2]string{"Image", strings.Join(v.Images, ", ")})

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
@@ -74,5 +78,29 @@ func TestStatusFlags(t *testing.T) {
 				t.Errorf("exit code %d, want %d", got, tc.wantCode)
 			}
 		})
+	}
+}
+
+func TestStatusShowsARetiringInstanceType(t *testing.T) {
+	s := snapshot(nil)
+	const msg = "InstanceType 'datumcloud-d1-standard-8' is deprecated; please migrate to 'datumcloud-d1-standard-16'."
+	meta.SetStatusCondition(&s.Workload.Status.Conditions, metav1.Condition{
+		Type: computev1alpha.InstanceTypeConditionDeprecated, Status: metav1.ConditionTrue,
+		Reason: computev1alpha.InstanceTypeConditionDeprecated, Message: msg,
+	})
+	v := Build(s, cmd)
+	var b strings.Builder
+	if err := v.Render(&b, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\nType:      "+msg+"\n") {
+		t.Errorf("the status does not name the replacement:\n%s", b.String())
+	}
+	var js strings.Builder
+	if err := cmdutil.PrintView(&js, cmdutil.OutputJSON, v); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"instanceType": {`) || !strings.Contains(js.String(), "please migrate to 'datumcloud-d1-standard-16'") {
+		t.Errorf("-o json lacks the instance type condition:\n%s", js.String())
 	}
 }
