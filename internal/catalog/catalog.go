@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -68,10 +70,16 @@ func AliasesOf(name string) []string {
 // Catalog is a set of InstanceTypes a caller read.
 type Catalog []computev1alpha.InstanceType
 
-// Load lists the InstanceTypes r serves.
+// Load lists the InstanceTypes r serves. A plane without the InstanceType
+// API (its CRD not installed yet, during an upgrade) serves none: an empty
+// catalog, not an error, so admission keeps admitting the updates of the
+// Workloads it has and running Instances keep running.
 func Load(ctx context.Context, r client.Reader) (Catalog, error) {
 	var list computev1alpha.InstanceTypeList
 	if err := r.List(ctx, &list); err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("failed to list InstanceTypes: %w", err)
 	}
 	return Catalog(list.Items), nil

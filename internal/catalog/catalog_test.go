@@ -1,11 +1,16 @@
 package catalog
 
 import (
+	"context"
 	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -92,5 +97,32 @@ func TestDecodeReadsTheStandardSet(t *testing.T) {
 	}
 	if _, err := Decode([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")); err == nil {
 		t.Error("a ConfigMap decoded as an InstanceType")
+	}
+}
+
+// listFails is a client.Reader whose List answers err.
+type listFails struct {
+	client.Reader
+	err error
+}
+
+func (l listFails) List(context.Context, client.ObjectList, ...client.ListOption) error { return l.err }
+
+func TestLoadWithoutTheInstanceTypeAPIIsAnEmptyCatalog(t *testing.T) {
+	gk := schema.GroupKind{Group: computev1alpha.GroupVersion.Group, Kind: computev1alpha.InstanceTypeKind}
+	for name, tc := range map[string]struct {
+		err     error
+		wantErr bool
+	}{
+		"no such kind (the CRD is not installed)": {err: &meta.NoKindMatchError{GroupKind: gk}},
+		"no such resource":                        {err: apierrors.NewNotFound(schema.GroupResource{Group: gk.Group, Resource: "instancetypes"}, "")},
+		"any other failure is an error":           {err: apierrors.NewServiceUnavailable("down"), wantErr: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			types, err := Load(context.Background(), listFails{err: tc.err})
+			if (err != nil) != tc.wantErr || len(types) != 0 {
+				t.Errorf("Load() = %v, %v; want no types and error %v", types, err, tc.wantErr)
+			}
+		})
 	}
 }

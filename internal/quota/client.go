@@ -251,6 +251,15 @@ func (c *Client) Ensure(ctx context.Context, inst *computev1alpha.Instance) (*qu
 	}
 	want, err := BuildClaim(inst, types, t, c.sourceCluster)
 	if err != nil {
+		if errors.Is(err, ErrUnsizable) {
+			// The catalog may lack the Instance's type for a while (a
+			// plane upgraded before its InstanceTypes were published, a
+			// cell the catalog has not reached yet): a claim already made
+			// for this Instance stands, sized when it was made.
+			if have, rerr := c.read(ctx, cl, t, ClaimName(inst)); rerr == nil && have != nil && ownerOf(have, inst, c.sourceCluster) == ownedByInstance {
+				return have, nil
+			}
+		}
 		return nil, &Error{Op: OpCreate, Target: t, Claim: ClaimName(inst), Err: err}
 	}
 	have, err := c.read(ctx, cl, t, want.Name)

@@ -79,7 +79,7 @@ func (a *workloadAdmission) ValidateCreate(ctx context.Context, w *computev1alph
 	if err != nil {
 		return nil, err
 	}
-	return warnings(w, env), invalid(w, append(errs, unreadable...))
+	return warnings(w, nil, env), invalid(w, append(errs, unreadable...))
 }
 
 // unreadable returns the references of w's template its author may not
@@ -110,7 +110,7 @@ func (a *workloadAdmission) ValidateUpdate(ctx context.Context, old, w *computev
 	if err != nil {
 		return nil, err
 	}
-	return warnings(w, env), invalid(w, append(errs, unreadable...))
+	return warnings(w, old, env), invalid(w, append(errs, unreadable...))
 }
 
 // ValidateDelete accepts every deletion.
@@ -147,10 +147,12 @@ func invalid(w *computev1alpha.Workload, errs field.ErrorList) error {
 	return apierrors.NewInvalid(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadKind).GroupKind(), w.Name, errs)
 }
 
-// warnings point out what is allowed but probably not meant: volumes that
-// nothing attaches, and cities that are bound but not ready.
-func warnings(w *computev1alpha.Workload, env validation.Environment) admission.Warnings {
-	out := admission.Warnings(validation.InstanceTypeWarnings(w, env))
+// warnings point out what is allowed but probably not meant: a retired or
+// missing instance type, volumes that nothing attaches, and cities that are
+// bound but not ready. old is the stored Workload of an update, nil on
+// create.
+func warnings(w, old *computev1alpha.Workload, env validation.Environment) admission.Warnings {
+	out := admission.Warnings(validation.InstanceTypeWarnings(w, old, env))
 	for _, v := range validation.UnusedVolumes(&w.Spec.Template.Spec) {
 		out = append(out, fmt.Sprintf("spec.template.spec.volumes: volume %s is not attached to any container or virtual machine", v))
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/provider/instancewrite"
+	"github.com/citycells/compute/internal/quota/sizing"
 )
 
 // ControllerName names the controller in logs and metrics.
@@ -215,9 +216,9 @@ func (r *Reconciler) observe(ctx context.Context, inst *computev1alpha.Instance)
 	if err != nil {
 		return nil, obs, err
 	}
-	want, err := podWithTypes(inst, itypes, r.AllocationRatio)
-	if err != nil {
-		obs.problem = err.Error()
+	want, sizeErr := podWithTypes(inst, itypes, r.AllocationRatio)
+	if sizeErr != nil {
+		obs.problem = sizeErr.Error()
 	}
 	key := client.ObjectKeyFromObject(inst)
 	pod := &corev1.Pod{}
@@ -229,6 +230,14 @@ func (r *Reconciler) observe(ctx context.Context, inst *computev1alpha.Instance)
 	default:
 		r.mem.created.Forget(key)
 		obs.pod = pod
+	}
+	if errors.Is(sizeErr, sizing.ErrUnsizable) && pod != nil && ownedBy(pod, inst) &&
+		pod.DeletionTimestamp == nil && pod.Annotations[TemplateHashAnnotation] == templateHash(inst) {
+		// The catalog lacks the Instance's type (a plane upgraded before
+		// its InstanceTypes were published, a cell the catalog has not
+		// reached yet): the Pod of the current template keeps running at
+		// the size it was made with; only a new one needs the catalog.
+		obs.problem = ""
 	}
 	if pod != nil || want == nil {
 		return want, obs, nil

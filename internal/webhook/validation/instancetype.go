@@ -207,15 +207,24 @@ func validateInstanceType(w, old *computev1alpha.Workload, env Environment) fiel
 }
 
 // InstanceTypeWarnings are the admission warnings about w's instance type:
-// a Deprecated type (naming the replacement) and a retired spelling.
-func InstanceTypeWarnings(w *computev1alpha.Workload, env Environment) []string {
+// a Deprecated type (naming the replacement), a retired spelling, and, on an
+// update (old set) that keeps its type, a type the catalog lacks — admitted,
+// so that a plane upgraded before its InstanceTypes were published keeps
+// serving the Workloads it has.
+func InstanceTypeWarnings(w, old *computev1alpha.Workload, env Environment) []string {
 	name := w.Spec.Template.Spec.Runtime.Resources.InstanceType
 	var out []string
 	if catalog.IsAlias(name) {
 		out = append(out, fmt.Sprintf("spec.template.spec.runtime.resources.instanceType: %q is a deprecated spelling of %q", name, catalog.Canonical(name)))
 	}
-	if t := env.InstanceTypes.Find(name); t != nil && t.Spec.Lifecycle.Phase == computev1alpha.InstanceTypePhaseDeprecated {
+	t := env.InstanceTypes.Find(name)
+	switch {
+	case t != nil && t.Spec.Lifecycle.Phase == computev1alpha.InstanceTypePhaseDeprecated:
 		out = append(out, catalog.DeprecatedMessage(t.Name, t.Spec.Lifecycle.ReplacementInstanceType))
+	case t == nil && name != "" && !env.SkipInstanceTypes && old != nil &&
+		catalog.Canonical(old.Spec.Template.Spec.Runtime.Resources.InstanceType) == catalog.Canonical(name):
+		out = append(out, fmt.Sprintf("spec.template.spec.runtime.resources.instanceType: %q is not in this control plane's InstanceType catalog; "+
+			"the workload keeps its running instances, but new ones cannot be sized until the operator publishes the type", name))
 	}
 	return out
 }

@@ -167,9 +167,15 @@ func TestValidateInstanceTypeSelection(t *testing.T) {
 		"an unknown type is refused":                       {w: typed("acme-huge"), want: []string{"FieldValueNotSupported " + p}},
 		"a new Workload on a Disabled type is refused":     {w: typed("datumcloud-d1-standard-8"), want: []string{"FieldValueForbidden " + p}},
 		"a Workload keeping its Disabled type is accepted": {w: typed("datumcloud-d1-standard-8"), old: typed("datumcloud-d1-standard-8")},
-		"moving to a Disabled type is refused":             {w: typed("datumcloud-d1-standard-8"), old: typed("datumcloud-d1-standard-4"), want: []string{"FieldValueForbidden " + p}},
-		"an empty catalog refuses every type":              {w: typed("datumcloud-d1-standard-4"), env: &Environment{Cities: env.Cities}, want: []string{"FieldValueInvalid " + p}},
-		"offline validation skips the catalog":             {w: typed("acme-huge"), env: &Environment{Cities: env.Cities, SkipInstanceTypes: true}},
+		"a Workload keeping a type the catalog lacks is accepted with a warning": {
+			w: typed("acme-huge"), old: typed("acme-huge"), wantWarnings: 1},
+		"a Workload keeping its type on a plane without a catalog is accepted with a warning": {
+			w: typed("datumcloud-d1-standard-4"), old: typed("datumcloud-d1-standard-4"), env: &Environment{Cities: env.Cities}, wantWarnings: 1},
+		"moving to a type the catalog lacks is refused": {
+			w: typed("acme-huge"), old: typed("datumcloud-d1-standard-4"), want: []string{"FieldValueNotSupported " + p}},
+		"moving to a Disabled type is refused": {w: typed("datumcloud-d1-standard-8"), old: typed("datumcloud-d1-standard-4"), want: []string{"FieldValueForbidden " + p}},
+		"an empty catalog refuses every type":  {w: typed("datumcloud-d1-standard-4"), env: &Environment{Cities: env.Cities}, want: []string{"FieldValueInvalid " + p}},
+		"offline validation skips the catalog": {w: typed("acme-huge"), env: &Environment{Cities: env.Cities, SkipInstanceTypes: true}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -184,7 +190,7 @@ func TestValidateInstanceTypeSelection(t *testing.T) {
 			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
-			if got := InstanceTypeWarnings(tc.w, e); len(got) != tc.wantWarnings {
+			if got := InstanceTypeWarnings(tc.w, tc.old, e); len(got) != tc.wantWarnings {
 				t.Errorf("warnings = %q, want %d", got, tc.wantWarnings)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -342,4 +343,46 @@ func TestAPodTheCellForbidsIsReportedAndTriedAgain(t *testing.T) {
 
 	g.Expect(k8s.Delete(context.Background(), quota)).To(Succeed())
 	waitPod(t, inst)
+}
+
+func TestARunningPodOutlivesItsInstanceTypeLeavingTheCatalog(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	// A type of this test's own (the catalog is cluster-scoped, the plane
+	// shared), as a cell has it before an upgrade removes or has not yet
+	// delivered it.
+	it := &computev1alpha.InstanceType{
+		ObjectMeta: metav1.ObjectMeta{Name: "transient-" + ns},
+		Spec: computev1alpha.InstanceTypeSpec{
+			Resources: computev1alpha.InstanceTypeResources{CPU: resource.MustParse("1"), Memory: resource.MustParse("1Gi")},
+			Lifecycle: computev1alpha.InstanceTypeLifecycle{Phase: computev1alpha.InstanceTypePhaseActive},
+		},
+	}
+	g.Expect(k8s.Create(ctx, it)).To(Succeed())
+	onTransient := func(i *computev1alpha.Instance) { i.Spec.Runtime.Resources.InstanceType = it.Name }
+	inst := makeInstance(ns, "web-0").with(onTransient).create(t)
+	pod := waitPod(t, inst)
+	bind(t, pod, "node-a")
+	setStatus(t, pod, running("10.244.1.9", true))
+	expectReports(t, inst, metav1.ConditionTrue, computev1alpha.ReasonAvailable)
+
+	t.Log("the type leaves the catalog: the running Pod of the current template stays, at its size")
+	g.Expect(k8s.Delete(ctx, it)).To(Succeed())
+	nudge := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"test/nudge":"1"}}}`))
+	g.Expect(k8s.Patch(ctx, inst.DeepCopy(), nudge)).To(Succeed()) // a reconcile after the type is gone
+	g.Consistently(func(g Gomega) {
+		got := &corev1.Pod{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(Succeed())
+		g.Expect(got.DeletionTimestamp).To(BeNil())
+		g.Expect(got.UID).To(Equal(pod.UID))
+		g.Expect(condition(getInstance(g, inst), computev1alpha.ConditionAvailable).Status).To(Equal(metav1.ConditionTrue))
+	}).WithTimeout(2 * time.Second).Should(Succeed())
+
+	t.Log("a new Instance of the missing type gets no Pod: it cannot be sized")
+	fresh := makeInstance(ns, "web-1").with(onTransient).create(t)
+	expectReports(t, fresh, metav1.ConditionFalse, computev1alpha.ReasonConfigurationError, it.Name)
+	err := k8s.Get(ctx, client.ObjectKeyFromObject(fresh), &corev1.Pod{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Pod for an unsizable Instance: %v", err)
 }

@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -407,4 +409,45 @@ func miloProxy(t *testing.T, projects map[string]*rest.Config) *httptest.Server 
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// TestAGrantedClaimOutlivesItsInstanceTypeLeavingTheCatalog: a cell whose
+// catalog lacks an Instance's type (upgraded before the InstanceTypes were
+// published, or not reached by them yet) keeps the claim it made; only a
+// new Instance of that type cannot be sized.
+func TestAGrantedClaimOutlivesItsInstanceTypeLeavingTheCatalog(t *testing.T) {
+	g := NewWithT(t)
+	ctx := logCtx()
+	project := uniqueName("p-catalog")
+	ensureNamespace(t, quotaKube, project, nil)
+	createGrant(t, quotaKube, project, project, project, 5, "40", "80Gi")
+	ns := cellNamespace(t, project, project)
+	c := newQuotaClient(t, sharedPlanes())
+
+	it := &computev1alpha.InstanceType{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("transient")},
+		Spec: computev1alpha.InstanceTypeSpec{
+			Resources: computev1alpha.InstanceTypeResources{CPU: resource.MustParse("1"), Memory: resource.MustParse("1Gi")},
+			Lifecycle: computev1alpha.InstanceTypeLifecycle{Phase: computev1alpha.InstanceTypePhaseActive},
+		},
+	}
+	g.Expect(cellKube.Create(ctx, it)).To(Succeed())
+	onTransient := func(inst *computev1alpha.Instance) *computev1alpha.Instance {
+		inst.Spec.Runtime.Resources.InstanceType = it.Name
+		return inst
+	}
+	a := onTransient(newInstance(ns, "web-dfw-0a1b2c3d-0"))
+	g.Eventually(evaluate(c, a), settleTimeout, poll).Should(Equal("True/QuotaAvailable"))
+
+	g.Expect(cellKube.Delete(ctx, it)).To(Succeed())
+	g.Eventually(func() error {
+		return cellKube.Get(ctx, client.ObjectKeyFromObject(it), &computev1alpha.InstanceType{})
+	}, settleTimeout, poll).ShouldNot(Succeed())
+	g.Consistently(evaluate(c, a), 2*time.Second, poll).Should(Equal("True/QuotaAvailable"))
+
+	b := onTransient(newInstance(ns, "web-dfw-0a1b2c3d-1"))
+	cond, err := c.Evaluate(ctx, b)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cond.Reason).To(Equal(computev1alpha.ReasonValidationFailed))
+	g.Expect(cond.Message).To(ContainSubstring(it.Name))
 }

@@ -50,7 +50,9 @@ func TestMain(m *testing.M) {
 	os.Exit(fixtures.Run(m, fixtures.Input{
 		Planes: []planes.PlaneSpec{
 			{Name: "quota", CRDDirs: []string{fixtures.ExternalCRDDir()}},
-			{Name: "cell"},
+			// The cell sizes claims from its InstanceType catalog: it
+			// serves compute's CRDs and the standard types.
+			{Name: "cell", CRDDirs: []string{fixtures.CRDDir()}},
 		},
 		Setup: setup,
 	}))
