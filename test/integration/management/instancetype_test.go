@@ -41,15 +41,18 @@ func newInstanceType(t *testing.T, prefix, replacement string) *computev1alpha.I
 	return it
 }
 
-// changeInstanceType updates it's spec with f, returning the API's answer.
+// changeInstanceType updates it's spec with f, returning the API's answer
+// (a conflict with the InstanceType controller's status write is retried).
 func changeInstanceType(it *computev1alpha.InstanceType, f func(*computev1alpha.InstanceType)) error {
 	c := clients[projectA]
-	cur := &computev1alpha.InstanceType{}
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(it), cur); err != nil {
-		return err
-	}
-	f(cur)
-	return c.Update(context.Background(), cur)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &computev1alpha.InstanceType{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(it), cur); err != nil {
+			return err
+		}
+		f(cur)
+		return c.Update(context.Background(), cur)
+	})
 }
 
 // recordDeprecation sets status.deprecatedAt, as an operator may through the
