@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
@@ -260,6 +261,8 @@ func TestReferenceFlagsBuildTheTemplate(t *testing.T) {
 			want := clitest.NewWorkload("web").Build()
 			want.Spec.RevisionHistoryLimit = nil
 			want.Spec.Placements[0].ScaleSettings.InstanceManagementPolicy = ""
+			// deploy stamps the catalog's default type, by its object name.
+			want.Spec.Template.Spec.Runtime.Resources.InstanceType = catalog.DefaultInstanceType
 			var existing *computev1alpha.Workload
 			if tc.existing != nil {
 				existing, want = tc.existing.DeepCopy(), tc.existing.DeepCopy()
