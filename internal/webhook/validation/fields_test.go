@@ -27,13 +27,17 @@ func withInterfaces(nics ...computev1alpha.InstanceNetworkInterface) func(*compu
 
 func TestValidateTemplateFieldsDatumAdded(t *testing.T) {
 	env := bound("DFW", "LHR")
-	cm := func(name string) *computev1alpha.ConfigMapEnvSource { return &computev1alpha.ConfigMapEnvSource{Name: name} }
+	cm := func(name string) *computev1alpha.ConfigMapEnvSource {
+		return &computev1alpha.ConfigMapEnvSource{Name: name}
+	}
 	sec := func(name string) *computev1alpha.SecretEnvSource { return &computev1alpha.SecretEnvSource{Name: name} }
 	envFrom := func(s ...computev1alpha.EnvFromSource) func(*computev1alpha.Workload) {
 		return func(w *computev1alpha.Workload) { w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].EnvFrom = s }
 	}
 	security := func(sc computev1alpha.SecurityContext) func(*computev1alpha.Workload) {
-		return func(w *computev1alpha.Workload) { w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].SecurityContext = &sc }
+		return func(w *computev1alpha.Workload) {
+			w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].SecurityContext = &sc
+		}
 	}
 	caps := func(add, drop []computev1alpha.Capability) computev1alpha.SecurityContext {
 		return computev1alpha.SecurityContext{Capabilities: &computev1alpha.Capabilities{Add: add, Drop: drop}}
