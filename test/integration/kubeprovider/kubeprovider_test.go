@@ -76,7 +76,8 @@ func TestARunningReadyPodMakesTheInstanceAvailableAtItsAddress(t *testing.T) {
 	ns := newNamespace(t)
 	inst := makeInstance(ns, "web-0").with(func(i *computev1alpha.Instance) {
 		i.Spec.NetworkInterfaces = []computev1alpha.InstanceNetworkInterface{
-			{Network: computev1alpha.NetworkReference{Name: "default"}}, {Network: computev1alpha.NetworkReference{Name: "backend"}},
+			{Name: "eth0", Network: computev1alpha.NetworkReference{Name: "default"}},
+			{Name: "eth1", Network: computev1alpha.NetworkReference{Name: "backend"}},
 		}
 	}).create(t)
 	pod := waitPod(t, inst)
