@@ -61,7 +61,7 @@ func InstanceName(deployment string, ordinal int) string {
 func TemplateHash(tpl *computev1alpha.InstanceTemplateSpec) string {
 	h := fnv.New32a()
 	// encoding/json sorts map keys, so equal templates encode equally.
-	b, err := json.Marshal(withoutInterfaceDefaults(tpl))
+	b, err := json.Marshal(CanonicalTemplate(tpl))
 	if err != nil {
 		// A template is plain data; Marshal cannot fail on it.
 		panic(fmt.Sprintf("names: cannot encode instance template: %v", err))
@@ -70,9 +70,12 @@ func TemplateHash(tpl *computev1alpha.InstanceTemplateSpec) string {
 	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
 }
 
-// withoutInterfaceDefaults returns tpl, or a copy of it whose network
-// interfaces leave out the values equal to their defaults.
-func withoutInterfaceDefaults(tpl *computev1alpha.InstanceTemplateSpec) *computev1alpha.InstanceTemplateSpec {
+// CanonicalTemplate returns the template as TemplateHash sees it: tpl
+// itself, or a copy whose network interfaces leave out the values equal to
+// their schema defaults. Two templates that differ only in spelling those
+// out (one stored before the fields existed, one read back with them) are
+// equal in this form; compare templates in it, never as read.
+func CanonicalTemplate(tpl *computev1alpha.InstanceTemplateSpec) *computev1alpha.InstanceTemplateSpec {
 	defaulted := func(nic *computev1alpha.InstanceNetworkInterface) bool {
 		return nic.Name == computev1alpha.DefaultInterfaceName ||
 			nic.ReclaimPolicy == computev1alpha.DefaultReclaimPolicy ||
