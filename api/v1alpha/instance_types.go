@@ -18,7 +18,13 @@ type InstanceSpec struct {
 	// NetworkInterfaces attach the instance to networks. An instance without
 	// interfaces gets the platform's default network.
 	//
+	// Keyed by interface name (Datum's shape), so an interface keeps its
+	// identity across updates to the rest of the list. An interface without
+	// a name is eth0, so two interfaces must be named.
+	//
 	// +optional
+	// +listType=map
+	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=8
 	NetworkInterfaces []InstanceNetworkInterface `json:"networkInterfaces,omitempty"`
 
@@ -91,6 +97,16 @@ type InstanceRuntimeSpec struct {
 	//
 	// +optional
 	VirtualMachine *VirtualMachineRuntime `json:"virtualMachine,omitempty"`
+
+	// Class names the execution tier (a RuntimeClass of Datum's catalog)
+	// the instance runs in; empty selects the catalog's default. Compute
+	// carries it to the cells and validates its form; compute has no
+	// RuntimeClass catalog, and its runtime providers run every instance
+	// in the one tier their cell offers (see docs/api.md).
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Class string `json:"class,omitempty"`
 }
 
 // InstanceRuntimeResources selects an instance type and adjusts it.
@@ -165,6 +181,22 @@ type SandboxContainer struct {
 	// +kubebuilder:validation:MaxItems=256
 	Env []EnvVar `json:"env,omitempty"`
 
+	// EnvFrom sets a variable for every key of a ConfigMap or Secret of
+	// the Workload's namespace. Keys must be valid variable names; when a
+	// key is in several sources the last one wins, and a variable of env
+	// wins over them all.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	EnvFrom []EnvFromSource `json:"envFrom,omitempty"`
+
+	// SecurityContext holds the container's security options: privilege
+	// escalation, capabilities and the seccomp profile.
+	//
+	// +optional
+	SecurityContext *SecurityContext `json:"securityContext,omitempty"`
+
 	// Resources are the container's requests and limits (cpu, memory).
 	//
 	// +optional
@@ -232,6 +264,126 @@ type EnvVarSource struct {
 	//
 	// +optional
 	ResourceFieldRef *corev1.ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
+}
+
+// EnvFromSource is a ConfigMap or Secret whose keys all become environment
+// variables: exactly one of configMapRef or secretRef.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.configMapRef) != has(self.secretRef)",message="exactly one of configMapRef or secretRef must be set"
+type EnvFromSource struct {
+	// Prefix is prepended to each key; it must be a C identifier.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Prefix string `json:"prefix,omitempty"`
+
+	// ConfigMapRef is the ConfigMap to read.
+	//
+	// +optional
+	ConfigMapRef *ConfigMapEnvSource `json:"configMapRef,omitempty"`
+
+	// SecretRef is the Secret to read.
+	//
+	// +optional
+	SecretRef *SecretEnvSource `json:"secretRef,omitempty"`
+}
+
+// ConfigMapEnvSource names a ConfigMap of the Workload's namespace.
+type ConfigMapEnvSource struct {
+	// Name of the ConfigMap in the Workload's namespace.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Optional lets the instance run when the ConfigMap is missing.
+	//
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// SecretEnvSource names a Secret of the Workload's namespace.
+type SecretEnvSource struct {
+	// Name of the Secret in the Workload's namespace.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Optional lets the instance run when the Secret is missing.
+	//
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// SecurityContext is a container's security options (Datum's shape: a
+// subset of the Kubernetes one). What a container leaves unset is the
+// runtime's default.
+type SecurityContext struct {
+	// AllowPrivilegeEscalation says whether a process may gain more
+	// privileges than its parent (setuid binaries, file capabilities).
+	//
+	// +optional
+	AllowPrivilegeEscalation *bool `json:"allowPrivilegeEscalation,omitempty"`
+
+	// Capabilities are the Linux capabilities granted to or removed from
+	// the container.
+	//
+	// +optional
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+
+	// SeccompProfile is the seccomp profile confining the container's
+	// system calls.
+	//
+	// +optional
+	SeccompProfile *SeccompProfile `json:"seccompProfile,omitempty"`
+}
+
+// Capability is a Linux capability without the CAP_ prefix, such as
+// NET_BIND_SERVICE.
+//
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=64
+type Capability string
+
+// Capabilities grant and remove Linux capabilities.
+type Capabilities struct {
+	// Add grants capabilities; each must be one the runtime grants (ALL
+	// is not allowed, so a container states what it needs).
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Add []Capability `json:"add,omitempty"`
+
+	// Drop removes capabilities, for example [ALL].
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Drop []Capability `json:"drop,omitempty"`
+}
+
+// SeccompProfileType is a kind of seccomp profile.
+//
+// +kubebuilder:validation:Enum=RuntimeDefault;Unconfined
+type SeccompProfileType string
+
+// Seccomp profile types: the runtime's own profile, or none. A profile
+// loaded from a file of the node is deliberately absent (Datum's choice).
+const (
+	SeccompProfileTypeRuntimeDefault SeccompProfileType = "RuntimeDefault"
+	SeccompProfileTypeUnconfined     SeccompProfileType = "Unconfined"
+)
+
+// SeccompProfile selects a seccomp profile.
+type SeccompProfile struct {
+	// Type of the profile: RuntimeDefault or Unconfined.
+	//
+	// +required
+	Type SeccompProfileType `json:"type"`
 }
 
 // ContainerResourceRequirements are a container's requests and limits.
@@ -307,17 +459,108 @@ type VolumeAttachment struct {
 }
 
 // InstanceNetworkInterface attaches an instance to a network.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.addresses) == has(oldSelf.addresses) && (!has(self.addresses) || self.addresses == oldSelf.addresses)",message="addresses is immutable and cannot be set, changed, or cleared after creation"
 type InstanceNetworkInterface struct {
 	// Network to attach to.
 	//
 	// +required
 	Network NetworkReference `json:"network"`
 
+	// Name of the interface, such as eth0: the device name the guest sees
+	// and the interface's identity in the list. Immutable.
+	//
+	// +optional
+	// +kubebuilder:default="eth0"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="name is immutable and cannot be changed after creation"
+	Name string `json:"name,omitempty"`
+
+	// IPFamilies are the address families the interface carries, in
+	// priority order; the first holds the primary address. [IPv6, IPv4] is
+	// dual-stack. Immutable.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:default={IPv6}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:XValidation:rule="self.all(f, self.exists_one(g, g == f))",message="Each address family may be requested at most once"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="ipFamilies is immutable and cannot be changed after creation"
+	IPFamilies []IPFamily `json:"ipFamilies,omitempty"`
+
+	// Addresses request addresses beyond the interface's own on its
+	// network, by class, such as public-ipv4. Immutable.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:XValidation:rule="self.all(a, self.exists_one(b, b.class == a.class))",message="Each address class may be requested at most once"
+	Addresses []InstanceNetworkInterfaceAddressRequest `json:"addresses,omitempty"`
+
+	// ReclaimPolicy says what becomes of the interface's addresses when the
+	// instance slot it serves goes away: Delete returns them, Retain keeps
+	// them for a later instance of the slot. Immutable.
+	//
+	// +optional
+	// +kubebuilder:default="Delete"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="reclaimPolicy is immutable and cannot be changed after creation"
+	ReclaimPolicy NetworkInterfaceReclaimPolicy `json:"reclaimPolicy,omitempty"`
+
 	// NetworkPolicy is a policy for this interface only: the platform
 	// creates a lowest-priority network policy targeting the interface.
 	//
 	// +optional
 	NetworkPolicy *InstanceNetworkInterfaceNetworkPolicy `json:"networkPolicy,omitempty"`
+}
+
+// IPFamily is an address family.
+//
+// +kubebuilder:validation:Enum=IPv4;IPv6
+type IPFamily string
+
+// Address families.
+const (
+	IPv4 IPFamily = "IPv4"
+	IPv6 IPFamily = "IPv6"
+)
+
+// NetworkInterfaceReclaimPolicy is what becomes of an interface's addresses
+// when its instance slot goes away.
+//
+// +kubebuilder:validation:Enum=Delete;Retain
+type NetworkInterfaceReclaimPolicy string
+
+// Reclaim policies.
+const (
+	ReclaimDelete NetworkInterfaceReclaimPolicy = "Delete"
+	ReclaimRetain NetworkInterfaceReclaimPolicy = "Retain"
+)
+
+// Defaults of a network interface, as Datum's schema sets them: the
+// schema writes them on every interface that leaves them out, stored ones
+// included, so the template hash (internal/names) ignores them.
+const (
+	DefaultInterfaceName = "eth0"
+	DefaultReclaimPolicy = ReclaimDelete
+)
+
+// DefaultIPFamily is the address family of an interface that names none
+// (ipFamilies [IPv6]).
+const DefaultIPFamily = IPv6
+
+// InstanceNetworkInterfaceAddressRequest asks for one address beyond the
+// interface's own.
+type InstanceNetworkInterfaceAddressRequest struct {
+	// Class is the kind of address to allocate, such as public-ipv4; the
+	// platform chooses the pool. A class never names an address.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Class string `json:"class"`
 }
 
 // NetworkReference names a network (networking.datumapis.com).

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,17 +53,51 @@ func InstanceName(deployment string, ordinal int) string {
 
 // TemplateHash returns a short, stable hash of an instance template. Any
 // change to the template, including a new restartedAt annotation, changes
-// it.
+// it, except spelling out a network interface's schema defaults (name eth0,
+// ipFamilies [IPv6], reclaimPolicy Delete): the API server writes those on
+// every interface it reads, templates stored before the fields existed
+// included, and such a template must keep its hash so its Instances are
+// not replaced.
 func TemplateHash(tpl *computev1alpha.InstanceTemplateSpec) string {
 	h := fnv.New32a()
 	// encoding/json sorts map keys, so equal templates encode equally.
-	b, err := json.Marshal(tpl)
+	b, err := json.Marshal(CanonicalTemplate(tpl))
 	if err != nil {
 		// A template is plain data; Marshal cannot fail on it.
 		panic(fmt.Sprintf("names: cannot encode instance template: %v", err))
 	}
 	_, _ = h.Write(b)
 	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
+}
+
+// CanonicalTemplate returns the template as TemplateHash sees it: tpl
+// itself, or a copy whose network interfaces leave out the values equal to
+// their schema defaults. Two templates that differ only in spelling those
+// out (one stored before the fields existed, one read back with them) are
+// equal in this form; compare templates in it, never as read.
+func CanonicalTemplate(tpl *computev1alpha.InstanceTemplateSpec) *computev1alpha.InstanceTemplateSpec {
+	defaulted := func(nic *computev1alpha.InstanceNetworkInterface) bool {
+		return nic.Name == computev1alpha.DefaultInterfaceName ||
+			nic.ReclaimPolicy == computev1alpha.DefaultReclaimPolicy ||
+			(len(nic.IPFamilies) == 1 && nic.IPFamilies[0] == computev1alpha.DefaultIPFamily)
+	}
+	if !slices.ContainsFunc(tpl.Spec.NetworkInterfaces, func(nic computev1alpha.InstanceNetworkInterface) bool { return defaulted(&nic) }) {
+		return tpl
+	}
+	out := tpl.DeepCopy()
+	for i := range out.Spec.NetworkInterfaces {
+		nic := &out.Spec.NetworkInterfaces[i]
+		if nic.Name == computev1alpha.DefaultInterfaceName {
+			nic.Name = ""
+		}
+		if nic.ReclaimPolicy == computev1alpha.DefaultReclaimPolicy {
+			nic.ReclaimPolicy = ""
+		}
+		if len(nic.IPFamilies) == 1 && nic.IPFamilies[0] == computev1alpha.DefaultIPFamily {
+			nic.IPFamilies = nil
+		}
+	}
+	return out
 }
 
 // UpstreamClusterName returns the value of the upstream-cluster-name label for

@@ -1,12 +1,16 @@
 package names
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
@@ -102,6 +106,81 @@ func TestTemplateHash(t *testing.T) {
 	image.Spec.Runtime.Sandbox.Containers[0].Image = "nginx:2"
 	if TemplateHash(image) == h {
 		t.Fatal("an image change did not change the hash")
+	}
+}
+
+// storedTemplateHash is the hash compute gave testdata/stored-template.json
+// before network interfaces had names, address families and reclaim
+// policies, and containers envFrom and a securityContext: a stored
+// Workload's template must keep it, or every Instance would be replaced.
+const storedTemplateHash = "dcd69f"
+
+func TestTemplateHashOfAStoredTemplate(t *testing.T) {
+	stored := func(t *testing.T) *computev1alpha.InstanceTemplateSpec {
+		b, err := os.ReadFile("testdata/stored-template.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tpl := &computev1alpha.InstanceTemplateSpec{}
+		if err := json.Unmarshal(b, tpl); err != nil {
+			t.Fatal(err)
+		}
+		return tpl
+	}
+	// readBack is the template as the API server returns it once the CRD
+	// has the new fields: its schema defaults written on the interface.
+	readBack := func(t *testing.T) *computev1alpha.InstanceTemplateSpec {
+		tpl := stored(t)
+		nic := &tpl.Spec.NetworkInterfaces[0]
+		nic.Name, nic.IPFamilies, nic.ReclaimPolicy = "eth0", []computev1alpha.IPFamily{computev1alpha.IPv6}, computev1alpha.ReclaimDelete
+		return tpl
+	}
+	same := map[string]func(t *testing.T) *computev1alpha.InstanceTemplateSpec{
+		"the stored template keeps its hash":                             stored,
+		"the stored template read back with its defaults keeps its hash": readBack,
+	}
+	for name, tpl := range same {
+		t.Run(name, func(t *testing.T) {
+			in := tpl(t)
+			before := in.DeepCopy()
+			if got := TemplateHash(in); got != storedTemplateHash {
+				t.Fatalf("TemplateHash = %q, want %q", got, storedTemplateHash)
+			}
+			if diff := cmp.Diff(before, in); diff != "" {
+				t.Fatalf("TemplateHash changed its argument (-before +after):\n%s", diff)
+			}
+		})
+	}
+	changed := map[string]func(tpl *computev1alpha.InstanceTemplateSpec){
+		"a second interface name changes it": func(tpl *computev1alpha.InstanceTemplateSpec) { tpl.Spec.NetworkInterfaces[0].Name = "eth1" },
+		"IPv4 changes it": func(tpl *computev1alpha.InstanceTemplateSpec) {
+			tpl.Spec.NetworkInterfaces[0].IPFamilies = []computev1alpha.IPFamily{computev1alpha.IPv4}
+		},
+		"dual stack changes it": func(tpl *computev1alpha.InstanceTemplateSpec) {
+			tpl.Spec.NetworkInterfaces[0].IPFamilies = []computev1alpha.IPFamily{computev1alpha.IPv6, computev1alpha.IPv4}
+		},
+		"Retain changes it": func(tpl *computev1alpha.InstanceTemplateSpec) {
+			tpl.Spec.NetworkInterfaces[0].ReclaimPolicy = computev1alpha.ReclaimRetain
+		},
+		"an address request changes it": func(tpl *computev1alpha.InstanceTemplateSpec) {
+			tpl.Spec.NetworkInterfaces[0].Addresses = []computev1alpha.InstanceNetworkInterfaceAddressRequest{{Class: "public-ipv4"}}
+		},
+		"a runtime class changes it": func(tpl *computev1alpha.InstanceTemplateSpec) { tpl.Spec.Runtime.Class = "general-purpose" },
+		"envFrom changes it": func(tpl *computev1alpha.InstanceTemplateSpec) {
+			tpl.Spec.Runtime.Sandbox.Containers[0].EnvFrom = []computev1alpha.EnvFromSource{{ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "app"}}}
+		},
+		"a securityContext changes it": func(tpl *computev1alpha.InstanceTemplateSpec) {
+			tpl.Spec.Runtime.Sandbox.Containers[0].SecurityContext = &computev1alpha.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)}
+		},
+	}
+	for name, change := range changed {
+		t.Run(name, func(t *testing.T) {
+			tpl := readBack(t)
+			change(tpl)
+			if got := TemplateHash(tpl); got == storedTemplateHash {
+				t.Fatal("the hash did not change")
+			}
+		})
 	}
 }
 

@@ -60,8 +60,8 @@ func ParseToken(token string) (kind, name string, ok bool) {
 }
 
 // Visit calls fn for every reference spec makes to a ConfigMap or Secret
-// (volume sources, environment variables read from keys, image pull
-// secrets), with the path of the field that makes it under base.
+// (volume sources, environment variables read from keys, whole objects
+// read as environment (envFrom), image pull secrets), with the path of the field that makes it under base.
 func Visit(spec *computev1alpha.InstanceSpec, base *field.Path, fn func(kind, name string, optional bool, path *field.Path)) {
 	opt := func(o *bool) bool { return o != nil && *o }
 	for i, v := range spec.Volumes {
@@ -85,16 +85,26 @@ func Visit(spec *computev1alpha.InstanceSpec, base *field.Path, fn func(kind, na
 	}
 	sbp := base.Child("runtime", "sandbox")
 	for ci, c := range sb.Containers {
+		cp := sbp.Child("containers").Index(ci)
 		for ei, e := range c.Env {
 			if e.ValueFrom == nil {
 				continue
 			}
-			p := sbp.Child("containers").Index(ci).Child("env").Index(ei).Child("valueFrom")
+			p := cp.Child("env").Index(ei).Child("valueFrom")
 			if r := e.ValueFrom.SecretKeyRef; r != nil && r.Name != "" {
 				fn(KindSecret, r.Name, opt(r.Optional), p.Child("secretKeyRef", "name"))
 			}
 			if r := e.ValueFrom.ConfigMapKeyRef; r != nil && r.Name != "" {
 				fn(KindConfigMap, r.Name, opt(r.Optional), p.Child("configMapKeyRef", "name"))
+			}
+		}
+		for ei, e := range c.EnvFrom {
+			p := cp.Child("envFrom").Index(ei)
+			if r := e.ConfigMapRef; r != nil && r.Name != "" {
+				fn(KindConfigMap, r.Name, opt(r.Optional), p.Child("configMapRef", "name"))
+			}
+			if r := e.SecretRef; r != nil && r.Name != "" {
+				fn(KindSecret, r.Name, opt(r.Optional), p.Child("secretRef", "name"))
 			}
 		}
 	}

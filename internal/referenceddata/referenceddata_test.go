@@ -25,6 +25,9 @@ func spec() *computev1alpha.InstanceSpec {
 				LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: "mode"}}},
 			{Name: "PW", ValueFrom: &computev1alpha.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "pw", Optional: ptr.To(true)}}},
+		}, EnvFrom: []computev1alpha.EnvFromSource{
+			{ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "settings", Optional: ptr.To(true)}},
+			{Prefix: "API_", SecretRef: &computev1alpha.SecretEnvSource{Name: "api"}},
 		}}},
 		ImagePullSecrets: []computev1alpha.LocalSecretReference{{Name: "regcred"}},
 	}
@@ -32,7 +35,10 @@ func spec() *computev1alpha.InstanceSpec {
 }
 
 func TestRefsAndTheirFields(t *testing.T) {
-	want := []Ref{{Kind: KindConfigMap, Name: "app"}, {Kind: KindSecret, Name: "db"}, {Kind: KindSecret, Name: "regcred"}}
+	want := []Ref{
+		{Kind: KindConfigMap, Name: "app"}, {Kind: KindConfigMap, Name: "settings", Optional: true},
+		{Kind: KindSecret, Name: "api"}, {Kind: KindSecret, Name: "db"}, {Kind: KindSecret, Name: "regcred"},
+	}
 	if diff := cmp.Diff(want, Refs(spec())); diff != "" {
 		t.Errorf("Refs (-want +got):\n%s", diff)
 	}
@@ -45,6 +51,8 @@ func TestRefsAndTheirFields(t *testing.T) {
 		"ConfigMap/app spec.volumes[1].configMap.name",
 		"ConfigMap/app spec.runtime.sandbox.containers[0].env[1].valueFrom.configMapKeyRef.name",
 		"Secret/db spec.runtime.sandbox.containers[0].env[2].valueFrom.secretKeyRef.name",
+		"ConfigMap/settings spec.runtime.sandbox.containers[0].envFrom[0].configMapRef.name",
+		"Secret/api spec.runtime.sandbox.containers[0].envFrom[1].secretRef.name",
 		"Secret/regcred spec.runtime.sandbox.imagePullSecrets[0].name",
 	}
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {

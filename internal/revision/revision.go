@@ -153,7 +153,9 @@ func Compute(w *computev1alpha.Workload, existing []appsv1.ControllerRevision, n
 			// A revision we cannot read cannot match; it ages out.
 			continue
 		}
-		if equality.Semantic.DeepEqual(tpl, &w.Spec.Template) {
+		// A revision recorded before the interface defaults existed
+		// matches the template read back with them.
+		if equality.Semantic.DeepEqual(names.CanonicalTemplate(tpl), names.CanonicalTemplate(&w.Spec.Template)) {
 			match = r
 		}
 	}

@@ -175,6 +175,24 @@ func TestComputeReportsCurrent(t *testing.T) {
 	}
 }
 
+func TestARevisionRecordedBeforeTheInterfaceDefaultsStaysCurrent(t *testing.T) {
+	stored := makeWorkload("a").build()
+	stored.Spec.Template.Spec.NetworkInterfaces = []computev1alpha.InstanceNetworkInterface{{Network: computev1alpha.NetworkReference{Name: "default"}}}
+	revs := apply(t, stored, nil)
+	// The same Workload as the API server returns it once the CRD has the
+	// interface fields: their defaults written.
+	readBack := stored.DeepCopy()
+	nic := &readBack.Spec.Template.Spec.NetworkInterfaces[0]
+	nic.Name, nic.IPFamilies, nic.ReclaimPolicy = "eth0", []computev1alpha.IPFamily{computev1alpha.IPv6}, computev1alpha.ReclaimDelete
+	plan, err := Compute(readBack, revs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Create != nil || plan.Renumber != nil || plan.Current.Number != 1 {
+		t.Fatalf("the read-back template planned a new revision: current %+v, create %v, renumber %v", plan.Current, plan.Create != nil, plan.Renumber != nil)
+	}
+}
+
 func TestNewRevisionRecordsWhoAndWhy(t *testing.T) {
 	w := makeWorkload("a").
 		withAnnotation(ChangeCauseAnnotation, "deploy a").

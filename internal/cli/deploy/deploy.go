@@ -60,6 +60,11 @@ type Options struct {
 	// parsed variables, secrets first.
 	EnvFromSecretValues, EnvFromConfigMapValues []string
 	EnvFrom                                     []EnvChange
+	// EnvFromSecretAllValues and EnvFromConfigMapAllValues are the raw
+	// --env-from-secret-all and --env-from-configmap-all values; EnvAll
+	// the parsed changes, secrets first.
+	EnvFromSecretAllValues, EnvFromConfigMapAllValues []string
+	EnvAll                                            []EnvAllChange
 	// MountSecretValues and MountConfigMapValues are the raw
 	// --mount-secret and --mount-configmap values; Mounts the parsed
 	// mounts, secrets first.
@@ -124,9 +129,11 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"When the workload exists, only the flags given change it: --image replaces the image, --city the\n" +
 			"cities of the placement, --env NAME=value sets a variable (NAME- removes it), --port replaces the\n" +
 			"ports. Without NAME the workload is named after the image.\n\n" +
-			"Secrets and ConfigMaps of the project reach the container three ways, each flag repeatable:\n" +
+			"Secrets and ConfigMaps of the project reach the container four ways, each flag repeatable:\n" +
 			"--env-from-secret NAME=SECRET:KEY and --env-from-configmap NAME=CONFIGMAP:KEY set variable NAME\n" +
-			"from a key (--env NAME- removes it, whatever its source); --mount-secret SECRET:PATH and\n" +
+			"from a key (--env NAME- removes it, whatever its source); --env-from-secret-all SECRET[:PREFIX]\n" +
+			"and --env-from-configmap-all CONFIGMAP[:PREFIX] set a variable for every key, named PREFIX and\n" +
+			"the key (SECRET- or CONFIGMAP- stops); --mount-secret SECRET:PATH and\n" +
 			"--mount-configmap CONFIGMAP:PATH mount every key as a file under PATH in a volume named\n" +
 			"secret-SECRET or configmap-CONFIGMAP (SECRET- or CONFIGMAP- removes the mount and its volume; a\n" +
 			"new PATH moves it); --pull-secret SECRET pulls the images with a registry Secret (SECRET- stops).\n" +
@@ -155,6 +162,10 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 		"An environment variable read from a Secret key: NAME=SECRET:KEY (repeatable; remove with --env NAME-).")
 	fl.StringArrayVar(&o.EnvFromConfigMapValues, "env-from-configmap", nil,
 		"An environment variable read from a ConfigMap key: NAME=CONFIGMAP:KEY (repeatable; remove with --env NAME-).")
+	fl.StringArrayVar(&o.EnvFromSecretAllValues, "env-from-secret-all", nil,
+		"A variable for every key of a Secret: SECRET or SECRET:PREFIX (names prefixed), SECRET- to stop (repeatable).")
+	fl.StringArrayVar(&o.EnvFromConfigMapAllValues, "env-from-configmap-all", nil,
+		"A variable for every key of a ConfigMap: CONFIGMAP or CONFIGMAP:PREFIX, CONFIGMAP- to stop (repeatable).")
 	fl.StringArrayVar(&o.MountSecretValues, "mount-secret", nil,
 		"Mount a Secret's keys as files: SECRET:PATH, or SECRET- to remove the mount (repeatable).")
 	fl.StringArrayVar(&o.MountConfigMapValues, "mount-configmap", nil,

@@ -80,6 +80,7 @@ func (o *Options) create(ns string) (*computev1alpha.Workload, error) {
 	ctr := computev1alpha.SandboxContainer{Name: DefaultContainer, Image: o.Image, Command: o.Command, Args: o.Args}
 	applyEnv(&ctr, o.Env)
 	applyEnv(&ctr, o.EnvFrom)
+	applyEnvAll(&ctr, o.EnvAll)
 	ctr.Ports = ports(o.Ports)
 	w := &computev1alpha.Workload{}
 	w.Name, w.Namespace = o.Name, ns
@@ -150,6 +151,7 @@ func (o *Options) updateSandbox(spec *computev1alpha.InstanceSpec) error {
 	}
 	applyEnv(c, o.Env)
 	applyEnv(c, o.EnvFrom)
+	applyEnvAll(c, o.EnvAll)
 	return applyMounts(spec, c, o.Mounts)
 }
 

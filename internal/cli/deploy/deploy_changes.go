@@ -24,13 +24,16 @@ const (
 	changeMountSecret
 	changeMountConfigMap
 	changePullSecret
+	changeEnvFromSecretAll
+	changeEnvFromConfigMapAll
 )
 
 // Groups of workload flags.
 const (
 	// containerChanges change the workload's one container.
 	containerChanges = changeImage | changeCommand | changeArgs | changePort | changeEnv |
-		changeEnvFromSecret | changeEnvFromConfigMap | changeMountSecret | changeMountConfigMap
+		changeEnvFromSecret | changeEnvFromConfigMap | changeMountSecret | changeMountConfigMap |
+		changeEnvFromSecretAll | changeEnvFromConfigMapAll
 	// placementChanges change a placement.
 	placementChanges = changeCity | changeMin | changeMax | changePolicy | changePlacement
 )
@@ -47,7 +50,8 @@ func workloadFlags() []workloadFlag {
 	return []workloadFlag{
 		{changeImage, "image"}, {changeCity, "city"}, {changeMin, "min"}, {changeMax, "max"},
 		{changePort, "port"}, {changeEnv, "env"}, {changeEnvFromSecret, "env-from-secret"},
-		{changeEnvFromConfigMap, "env-from-configmap"}, {changeMountSecret, "mount-secret"},
+		{changeEnvFromConfigMap, "env-from-configmap"}, {changeEnvFromSecretAll, "env-from-secret-all"},
+		{changeEnvFromConfigMapAll, "env-from-configmap-all"}, {changeMountSecret, "mount-secret"},
 		{changeMountConfigMap, "mount-configmap"}, {changePullSecret, "pull-secret"},
 		{changeCommand, "command"}, {changeArgs, "args"},
 		{changeInstanceType, "instance-type"}, {changePolicy, "policy"}, {changePlacement, "placement"},

@@ -234,6 +234,8 @@ func flagOf(path string) string {
 		{".ports", "--port"},
 		{".valueFrom.secretKeyRef", "--env-from-secret"},
 		{".valueFrom.configMapKeyRef", "--env-from-configmap"},
+		{".secretRef", "--env-from-secret-all"},
+		{".configMapRef", "--env-from-configmap-all"},
 		{".env", "--env"},
 		{"].secret", "--mount-secret"},
 		{"].configMap", "--mount-configmap"},

@@ -117,6 +117,9 @@ func containerRows(spec *computev1alpha.InstanceSpec, c computev1alpha.SandboxCo
 	for _, e := range c.Env {
 		rows = append(rows, [2]string{"env", envText(e)})
 	}
+	for _, e := range c.EnvFrom {
+		rows = append(rows, [2]string{"env", envAllText(e)})
+	}
 	for _, a := range c.VolumeAttachments {
 		rows = append(rows, [2]string{"mount", mountText(spec, a)})
 	}

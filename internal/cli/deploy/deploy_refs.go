@@ -30,6 +30,16 @@ type EnvSource struct {
 	Name, Key string
 }
 
+// EnvAllChange is a parsed --env-from-secret-all or
+// --env-from-configmap-all: set a variable for every key of the object
+// Name of Kind, named Prefix and the key, or stop (Remove).
+type EnvAllChange struct {
+	Kind   string
+	Name   string
+	Prefix string
+	Remove bool
+}
+
 // Mount is a parsed --mount-secret or --mount-configmap: mount the object
 // Name of Kind at Path in the container, or remove its mount.
 type Mount struct {
@@ -83,6 +93,75 @@ func ParseEnvFrom(kind, s string) (EnvChange, error) {
 		return EnvChange{}, fmt.Errorf("%s %q: key %q is not valid: %s", fl, s, key, strings.Join(msgs, "; "))
 	}
 	return EnvChange{Name: name, Source: &EnvSource{Kind: kind, Name: object, Key: key}}, nil
+}
+
+// ParseEnvAll parses the value of --env-from-secret-all or
+// --env-from-configmap-all (kind says which): "OBJECT" sets a variable for
+// every key of the object, "OBJECT:PREFIX" names them PREFIX and the key,
+// "OBJECT-" stops.
+func ParseEnvAll(kind, s string) (EnvAllChange, error) {
+	fl, obj := flagOfKind("env-from", kind)+"-all", strings.ToUpper(kind)
+	if name, ok := strings.CutSuffix(s, "-"); ok && !strings.Contains(s, ":") && name != "" {
+		if msg := objectNameError(name); msg != "" {
+			return EnvAllChange{}, fmt.Errorf("%s %q: %s name %q is not valid: %s", fl, s, kind, name, msg)
+		}
+		return EnvAllChange{Kind: kind, Name: name, Remove: true}, nil
+	}
+	name, prefix, hasPrefix := strings.Cut(s, ":")
+	if name == "" || hasPrefix && prefix == "" {
+		return EnvAllChange{}, fmt.Errorf("%s %q: use %s or %s:PREFIX to set a variable for every key of a %s, or %s- to stop",
+			fl, s, obj, obj, kind, obj)
+	}
+	if msg := objectNameError(name); msg != "" {
+		return EnvAllChange{}, fmt.Errorf("%s %q: %s name %q is not valid: %s", fl, s, kind, name, msg)
+	}
+	if msgs := utilvalidation.IsCIdentifier(prefix); hasPrefix && len(msgs) > 0 {
+		return EnvAllChange{}, fmt.Errorf("%s %q: prefix %q is not valid: %s", fl, s, prefix, strings.Join(msgs, "; "))
+	}
+	return EnvAllChange{Kind: kind, Name: name, Prefix: prefix}, nil
+}
+
+// applyEnvAll adds, changes the prefix of and removes the envFrom sources
+// of c, keeping order: a source is one object, whatever its prefix.
+func applyEnvAll(c *computev1alpha.SandboxContainer, changes []EnvAllChange) {
+	for _, ch := range changes {
+		i := slices.IndexFunc(c.EnvFrom, func(e computev1alpha.EnvFromSource) bool { return envAllKey(e) == ch.Kind+"/"+ch.Name })
+		switch {
+		case ch.Remove && i >= 0:
+			c.EnvFrom = slices.Delete(c.EnvFrom, i, i+1)
+		case ch.Remove:
+		case i >= 0:
+			c.EnvFrom[i].Prefix = ch.Prefix
+		case ch.Kind == KindSecret:
+			c.EnvFrom = append(c.EnvFrom, computev1alpha.EnvFromSource{Prefix: ch.Prefix, SecretRef: &computev1alpha.SecretEnvSource{Name: ch.Name}})
+		default:
+			c.EnvFrom = append(c.EnvFrom, computev1alpha.EnvFromSource{Prefix: ch.Prefix, ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: ch.Name}})
+		}
+	}
+	if len(c.EnvFrom) == 0 {
+		c.EnvFrom = nil
+	}
+}
+
+// envAllKey is "Kind/name" of the object an envFrom source reads.
+func envAllKey(e computev1alpha.EnvFromSource) string {
+	switch {
+	case e.SecretRef != nil:
+		return KindSecret + "/" + e.SecretRef.Name
+	case e.ConfigMapRef != nil:
+		return KindConfigMap + "/" + e.ConfigMapRef.Name
+	}
+	return ""
+}
+
+// envAllText shows an envFrom source: "every key of Secret db, as DB_*".
+func envAllText(e computev1alpha.EnvFromSource) string {
+	kind, name, _ := strings.Cut(envAllKey(e), "/")
+	text := "every key of " + kind + " " + name
+	if e.Prefix != "" {
+		text += ", as " + e.Prefix + "*"
+	}
+	return text
 }
 
 // ParseMount parses the value of --mount-secret or --mount-configmap
@@ -265,6 +344,18 @@ func (o *Options) parseRefs() error {
 					flagOfKind("env-from", set.kind), v, o.EnvValues[i], e.Name)
 			}
 			o.EnvFrom = append(o.EnvFrom, e)
+		}
+	}
+	for _, set := range []struct {
+		kind   string
+		values []string
+	}{{KindSecret, o.EnvFromSecretAllValues}, {KindConfigMap, o.EnvFromConfigMapAllValues}} {
+		for _, v := range set.values {
+			e, err := ParseEnvAll(set.kind, v)
+			if err != nil {
+				return cmdutil.UsageErrorf("%v", err)
+			}
+			o.EnvAll = append(o.EnvAll, e)
 		}
 	}
 	for _, set := range []struct {

@@ -52,6 +52,39 @@ func TestParseEnvFrom(t *testing.T) {
 	}
 }
 
+func TestParseEnvAll(t *testing.T) {
+	for name, tc := range map[string]struct {
+		kind, in string
+		want     EnvAllChange
+		wantErr  string
+	}{
+		"a ConfigMap":               {kind: KindConfigMap, in: "web", want: EnvAllChange{Kind: KindConfigMap, Name: "web"}},
+		"a Secret with a prefix":    {kind: KindSecret, in: "db:DB_", want: EnvAllChange{Kind: KindSecret, Name: "db", Prefix: "DB_"}},
+		"a removal":                 {kind: KindSecret, in: "db-", want: EnvAllChange{Kind: KindSecret, Name: "db", Remove: true}},
+		"a name ending in a dash":   {kind: KindConfigMap, in: "web-:W_", wantErr: `ConfigMap name "web-" is not valid`},
+		"an empty prefix":           {kind: KindConfigMap, in: "web:", wantErr: `--env-from-configmap-all "web:": use CONFIGMAP or CONFIGMAP:PREFIX`},
+		"no object":                 {kind: KindSecret, in: ":X_", wantErr: `--env-from-secret-all ":X_": use SECRET or SECRET:PREFIX`},
+		"a prefix that is no ident": {kind: KindSecret, in: "db:1-X", wantErr: `prefix "1-X" is not valid`},
+		"an invalid object":         {kind: KindSecret, in: "DB", wantErr: `Secret name "DB" is not valid`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseEnvAll(tc.kind, tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestParseMount(t *testing.T) {
 	for name, tc := range map[string]struct {
 		kind, in string
@@ -235,6 +268,45 @@ func refCases() map[string]refCase {
 				c.Env[0] = configMapEnv("MODE", "web", "mode")
 			},
 		},
+		"a new workload reads whole objects as environment": {
+			args: []string{"web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR", "--min", "2", "--port", "http:8080",
+				"--env-from-configmap-all", "web", "--env-from-secret-all", "db:DB_"},
+			want: func(_ *computev1alpha.InstanceSpec, c *computev1alpha.SandboxContainer) {
+				c.EnvFrom = []computev1alpha.EnvFromSource{
+					{Prefix: "DB_", SecretRef: &computev1alpha.SecretEnvSource{Name: "db"}},
+					{ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "web"}},
+				}
+			},
+		},
+		"an update changes a prefix, adds a source and removes one, keeping the rest": {
+			args: []string{"web", "--env-from-configmap-all", "web:WEB_", "--env-from-secret-all", "api", "--env-from-secret-all", "db-"},
+			existing: func() *computev1alpha.Workload {
+				w := withRefs()
+				w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].EnvFrom = []computev1alpha.EnvFromSource{
+					{SecretRef: &computev1alpha.SecretEnvSource{Name: "db"}}, {ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "web"}},
+				}
+				return w
+			}(),
+			want: func(_ *computev1alpha.InstanceSpec, c *computev1alpha.SandboxContainer) {
+				c.EnvFrom = []computev1alpha.EnvFromSource{
+					{Prefix: "WEB_", ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "web"}},
+					{SecretRef: &computev1alpha.SecretEnvSource{Name: "api"}},
+				}
+			},
+		},
+		"an update that does not name envFrom keeps it and the security context": {
+			args: []string{"web", "--image", "ghcr.io/acme/web:2.0"},
+			existing: func() *computev1alpha.Workload {
+				w := withRefs()
+				c := &w.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
+				c.EnvFrom = []computev1alpha.EnvFromSource{{SecretRef: &computev1alpha.SecretEnvSource{Name: "db"}}}
+				c.SecurityContext = &computev1alpha.SecurityContext{AllowPrivilegeEscalation: ptr.To(false)}
+				return w
+			}(),
+			want: func(_ *computev1alpha.InstanceSpec, c *computev1alpha.SandboxContainer) {
+				c.Image = "ghcr.io/acme/web:2.0"
+			},
+		},
 		"a path another volume is mounted at": {
 			args: []string{"web", "--mount-secret", "tls:/etc/db"}, existing: withRefs(),
 			wantErr: "--mount-secret tls:/etc/db: volume secret-db is mounted at /etc/db already",
@@ -300,6 +372,7 @@ func TestReferenceFlagsAreUsageErrorsWhenMalformed(t *testing.T) {
 		"a removal and a new source":  {[]string{"web", "--env", "A-", "--env-from-secret", "A=db:a"}, "give each variable one source"},
 		"a relative mount path":       {[]string{"web", "--mount-secret", "db:etc"}, "must be absolute"},
 		"a bad pull secret":           {[]string{"web", "--pull-secret", "Reg"}, `--pull-secret "Reg"`},
+		"a bad env-from-secret-all":   {[]string{"web", "--env-from-secret-all", "db:a-b"}, `--env-from-secret-all "db:a-b": prefix`},
 		"a manifest and a mount":      {[]string{"-f", manifest, "--mount-configmap", "web:/etc/web"}, "-f cannot be combined with --mount-configmap"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -318,6 +391,8 @@ func TestValidationErrorsNameTheReferenceFlag(t *testing.T) {
 		ctr.Child("env").Index(1).Child("valueFrom", "secretKeyRef", "name"):                "--env-from-secret",
 		ctr.Child("env").Index(1).Child("valueFrom", "configMapKeyRef", "key"):              "--env-from-configmap",
 		ctr.Child("env").Index(1).Child("name"):                                             "--env",
+		ctr.Child("envFrom").Index(0).Child("secretRef", "name"):                            "--env-from-secret-all",
+		ctr.Child("envFrom").Index(0).Child("configMapRef", "name"):                         "--env-from-configmap-all",
 		vols.Index(0).Child("secret", "secretName"):                                         "--mount-secret",
 		vols.Index(0).Child("configMap", "name"):                                            "--mount-configmap",
 		field.NewPath("spec", "template", "spec", "runtime", "sandbox", "imagePullSecrets"): "--pull-secret",

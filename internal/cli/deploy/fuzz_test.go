@@ -104,13 +104,14 @@ func FuzzParseCities(f *testing.F) {
 	})
 }
 
-// FuzzParseReferences checks that --env-from-*, --mount-* and --pull-secret
+// FuzzParseReferences checks that --env-from-*(-all), --mount-* and --pull-secret
 // never panic, name the flag and value when they refuse, and accept only
 // what reads back: an object name and key, an absolute path, a volume
 // name that is a DNS label.
 func FuzzParseReferences(f *testing.F) {
 	for _, s := range []string{"A=db:password", "A=db", "=db:k", "A-", "db:/etc/db", "db-", "db:etc", "db:", "-", "",
-		"a.b:/x:y", "Db:/x", "regcred", "regcred-", strings.Repeat("a", 70) + ":/x", "a..b:/x", "é=x:y"} {
+		"a.b:/x:y", "Db:/x", "regcred", "regcred-", strings.Repeat("a", 70) + ":/x", "a..b:/x", "é=x:y",
+		"web:WEB_", "web:1x", "web:", ":X", "web-:X"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -134,6 +135,25 @@ func FuzzParseReferences(f *testing.F) {
 			}
 			if v := VolumeName(kind, m.Name); len(v) > 63 || !portName.MatchString(v) {
 				t.Errorf("ParseMount(%s, %q) gives volume %q, not a DNS label", kind, s, v)
+			}
+		}
+		for _, kind := range []string{KindSecret, KindConfigMap} {
+			e, err := ParseEnvAll(kind, s)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), fmt.Sprintf("%s-all %q: ", flagOfKind("env-from", kind), s)) {
+					t.Errorf("ParseEnvAll(%s, %q) error %q does not name the flag and value", kind, s, err)
+				}
+				continue
+			}
+			back := e.Name
+			switch {
+			case e.Remove:
+				back += "-"
+			case e.Prefix != "":
+				back += ":" + e.Prefix
+			}
+			if back != s || e.Kind != kind {
+				t.Errorf("ParseEnvAll(%s, %q) = %+v does not read back", kind, s, e)
 			}
 		}
 		if p, err := ParsePullSecret(s); err != nil && !strings.HasPrefix(err.Error(), fmt.Sprintf("--pull-secret %q: ", s)) {

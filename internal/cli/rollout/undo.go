@@ -78,14 +78,18 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		return err
 	}
 	out, terminal := o.Factory.Human(o.Output)
-	if equality.Semantic.DeepEqual(target.Template, &w.Spec.Template) {
+	// Compared, and shown, as the template hash sees them: a revision
+	// recorded before the interface defaults existed leaves them out.
+	if equality.Semantic.DeepEqual(names.CanonicalTemplate(target.Template), names.CanonicalTemplate(&w.Spec.Template)) {
 		_, _ = fmt.Fprintf(out, "Nothing to do: %s already runs the template of revision %d.\n", o.Name, target.Number)
 		return o.Factory.PrintResult(o.Output, w, c.Scheme)
 	}
 
 	desired := w.Spec.DeepCopy()
-	desired.Template = *target.Template
-	p := plan.Compute(&w.Spec, desired)
+	desired.Template = *names.CanonicalTemplate(target.Template)
+	current := w.Spec.DeepCopy()
+	current.Template = *names.CanonicalTemplate(&w.Spec.Template)
+	p := plan.Compute(current, desired)
 	_, _ = fmt.Fprintf(out, "Rolling %s back to revision %d:\n", o.Name, target.Number)
 	for _, ch := range p.Changes {
 		_, _ = fmt.Fprintf(out, "  %s\n", ch)

@@ -31,8 +31,19 @@
 // restarts its containers always. Each sandbox container becomes a
 // container with its image, command, args, environment (values from
 // ConfigMap and Secret keys included, after COMPUTE_INSTANCE_NAME and
-// COMPUTE_CITY_CODE, which tell it where it runs), ports and ConfigMap and Secret
-// volume mounts. A container's limits are its size: its own limit, else its
+// COMPUTE_CITY_CODE, which tell it where it runs), whole ConfigMaps and
+// Secrets read as environment (envFrom, with its prefix), its security
+// context (allowPrivilegeEscalation, capabilities without a CAP_ prefix,
+// the seccomp profile), ports and ConfigMap and Secret volume mounts. A
+// container that states no security context gets none: the Pod runs with
+// the container runtime's defaults, as before the field existed (the
+// provider sets no pod-level security context either). runtime.class is
+// not used: compute has no RuntimeClass catalog, and a tenant's value
+// never selects a runtime handler of the cell (Datum keeps runtime
+// configuration platform-owned), so every Pod runs with the cell's own
+// runtime. The interface fields (name, ipFamilies, addresses,
+// reclaimPolicy) do not change the Pod: a Pod has the cluster network's
+// one interface, whatever the Instance asks for. A container's limits are its size: its own limit, else its
 // own request, else an even share of what the instance's size (its runtime
 // requests, else its instance type: internal/quota/sizing) leaves. Its
 // requests are the same (a Guaranteed Pod), or the size divided by the
@@ -40,7 +51,8 @@
 // (Reconciler.AllocationRatio, compute-manager
 // --runtime-allocation-ratio).
 //
-// ConfigMaps and Secrets are read from the cell objects that carry the
+// ConfigMaps and Secrets (volumes, env keys, envFrom, image pull secrets)
+// are read from the cell objects that carry the
 // project's, named by referenceddata.CompanionName: `configmap.<name>` and
 // `secret.<name>`, in the Instance's namespace (image pull secrets too).
 // Until a referenced one that is not optional exists, no Pod is created:

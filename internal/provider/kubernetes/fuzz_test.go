@@ -27,6 +27,17 @@ func seedInstances(t testing.TB) [][]byte {
 					SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}
 				c.Ports = []computev1alpha.NamedPort{{Name: "http", Port: 80}}
 			}).build(),
+		makeInst().with(func(i *computev1alpha.Instance) {
+			i.Spec.Runtime.Class = "general-purpose"
+			i.Spec.NetworkInterfaces = []computev1alpha.InstanceNetworkInterface{{Name: "eth0", IPFamilies: []computev1alpha.IPFamily{"IPv6", "IPv4"},
+				ReclaimPolicy: "Retain", Addresses: []computev1alpha.InstanceNetworkInterfaceAddressRequest{{Class: "public-ipv4"}}}}
+		}).first(func(c *computev1alpha.SandboxContainer) {
+			c.EnvFrom = []computev1alpha.EnvFromSource{{Prefix: "A_", ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "app"}},
+				{SecretRef: &computev1alpha.SecretEnvSource{Name: "db", Optional: ptr.To(true)}}, {}}
+			c.SecurityContext = &computev1alpha.SecurityContext{AllowPrivilegeEscalation: ptr.To(true),
+				Capabilities:   &computev1alpha.Capabilities{Add: []computev1alpha.Capability{"CAP_CHOWN", ""}, Drop: []computev1alpha.Capability{"ALL"}},
+				SeccompProfile: &computev1alpha.SeccompProfile{Type: "Unconfined"}}
+		}).build(),
 	}
 	out := make([][]byte, 0, len(insts)+4)
 	for _, i := range insts {
@@ -40,6 +51,7 @@ func seedInstances(t testing.TB) [][]byte {
 		[]byte(`{}`),
 		[]byte(`{"spec":{"runtime":{"sandbox":{}}}}`),
 		[]byte(`{"spec":{"runtime":{"sandbox":{"containers":[{"resources":{}},{"resources":{"limits":{"cpu":"0"}}}]},"resources":{"instanceType":""}},"volumes":[{"name":"v"},{"name":"v","configMap":{}}]}}`),
+		[]byte(`{"spec":{"runtime":{"sandbox":{"containers":[{"envFrom":[{"configMapRef":{}},{"secretRef":{"name":""}}],"securityContext":{"capabilities":{}}}]}}}}`),
 		[]byte(`{"spec":{"runtime":{"resources":{"requests":{"cpu":"-1","memory":"1"}},"sandbox":{"containers":[{"volumeAttachments":[{"name":"v"}]},{}],"imagePullSecrets":[{}]}},"volumes":[{"name":"v","disk":{}}]}}`),
 	)
 }

@@ -157,6 +157,14 @@ func container(c *computev1alpha.SandboxContainer, volumes map[string]corev1.Vol
 		}
 		out.Env = append(out.Env, e)
 	}
+	for _, src := range c.EnvFrom {
+		e, err := envFrom(c.Name, &src)
+		if err != nil {
+			return corev1.Container{}, err
+		}
+		out.EnvFrom = append(out.EnvFrom, e)
+	}
+	out.SecurityContext = securityContext(c.SecurityContext)
 	for _, p := range c.Ports {
 		proto := p.Protocol
 		if proto == "" {
@@ -221,6 +229,57 @@ func envVar(container string, e *computev1alpha.EnvVar) (corev1.EnvVar, error) {
 		return corev1.EnvVar{}, fmt.Errorf("environment variable %q of container %q has an empty valueFrom: name a ConfigMap or Secret key", e.Name, container)
 	}
 	return out, nil
+}
+
+// envFrom builds a Pod envFrom source; it reads the companion in the cell
+// of the ConfigMap or Secret.
+func envFrom(container string, src *computev1alpha.EnvFromSource) (corev1.EnvFromSource, error) {
+	out := corev1.EnvFromSource{Prefix: src.Prefix}
+	switch {
+	case src.ConfigMapRef != nil && src.ConfigMapRef.Name != "":
+		out.ConfigMapRef = &corev1.ConfigMapEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: referenceddata.CompanionName(referenceddata.KindConfigMap, src.ConfigMapRef.Name)},
+			Optional:             ptr.To(ptr.Deref(src.ConfigMapRef.Optional, false)),
+		}
+	case src.SecretRef != nil && src.SecretRef.Name != "":
+		out.SecretRef = &corev1.SecretEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: referenceddata.CompanionName(referenceddata.KindSecret, src.SecretRef.Name)},
+			Optional:             ptr.To(ptr.Deref(src.SecretRef.Optional, false)),
+		}
+	default:
+		return corev1.EnvFromSource{}, fmt.Errorf("an envFrom source of container %q names no ConfigMap or Secret", container)
+	}
+	return out, nil
+}
+
+// securityContext builds a container's security context from the one the
+// instance states; nil when it states none, so the Pod runs with the
+// runtime's defaults, as it did before the field existed. Capabilities are
+// passed without a CAP_ prefix, as Kubernetes writes them.
+func securityContext(sc *computev1alpha.SecurityContext) *corev1.SecurityContext {
+	if sc == nil {
+		return nil
+	}
+	out := &corev1.SecurityContext{AllowPrivilegeEscalation: copyPtr(sc.AllowPrivilegeEscalation)}
+	if c := sc.Capabilities; c != nil {
+		out.Capabilities = &corev1.Capabilities{Add: capabilities(c.Add), Drop: capabilities(c.Drop)}
+	}
+	if p := sc.SeccompProfile; p != nil {
+		out.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileType(p.Type)}
+	}
+	return out
+}
+
+// capabilities converts capability names, without their CAP_ prefix.
+func capabilities(in []computev1alpha.Capability) []corev1.Capability {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.Capability, len(in))
+	for i, c := range in {
+		out[i] = corev1.Capability(strings.TrimPrefix(string(c), "CAP_"))
+	}
+	return out
 }
 
 // podVolumes builds the Pod volumes of an Instance's ConfigMap and Secret
@@ -454,6 +513,14 @@ func references(inst *computev1alpha.Instance, pod *corev1.Pod) []reference {
 		}
 	}
 	for _, c := range pod.Spec.Containers {
+		for _, e := range c.EnvFrom {
+			if r := e.ConfigMapRef; r != nil {
+				add(referenceddata.KindConfigMap, r.Name, r.Optional)
+			}
+			if r := e.SecretRef; r != nil {
+				add(referenceddata.KindSecret, r.Name, r.Optional)
+			}
+		}
 		for _, e := range c.Env {
 			if e.ValueFrom == nil {
 				continue

@@ -193,6 +193,63 @@ func TestPodForVolumesAndPullSecrets(t *testing.T) {
 	}
 }
 
+func TestPodForEnvFromSecurityContextAndClass(t *testing.T) {
+	inst := makeInst().first(func(c *computev1alpha.SandboxContainer) {
+		c.EnvFrom = []computev1alpha.EnvFromSource{
+			{ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "app"}},
+			{Prefix: "DB_", SecretRef: &computev1alpha.SecretEnvSource{Name: "db", Optional: ptr.To(true)}},
+		}
+		c.SecurityContext = &computev1alpha.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &computev1alpha.Capabilities{Add: []computev1alpha.Capability{"CAP_NET_BIND_SERVICE"}, Drop: []computev1alpha.Capability{"ALL"}},
+			SeccompProfile:           &computev1alpha.SeccompProfile{Type: computev1alpha.SeccompProfileTypeRuntimeDefault},
+		}
+	}).container(computev1alpha.SandboxContainer{Name: "side", Image: "ghcr.io/x/side:1"}).with(func(i *computev1alpha.Instance) {
+		i.Spec.Runtime.Class = "general-purpose"
+		i.Spec.NetworkInterfaces = []computev1alpha.InstanceNetworkInterface{{Network: computev1alpha.NetworkReference{Name: "default"},
+			Name: "eth0", IPFamilies: []computev1alpha.IPFamily{"IPv6", "IPv4"}, ReclaimPolicy: "Retain",
+			Addresses: []computev1alpha.InstanceNetworkInterfaceAddressRequest{{Class: "public-ipv4"}}}}
+	}).build()
+	pod, err := podFor(inst, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEnvFrom := []corev1.EnvFromSource{
+		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "configmap.app"}, Optional: ptr.To(false)}},
+		{Prefix: "DB_", SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "secret.db"}, Optional: ptr.To(true)}},
+	}
+	if diff := cmp.Diff(wantEnvFrom, pod.Spec.Containers[0].EnvFrom); diff != "" {
+		t.Errorf("envFrom reads the companions (-want +got):\n%s", diff)
+	}
+	wantSC := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}, Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if diff := cmp.Diff(wantSC, pod.Spec.Containers[0].SecurityContext); diff != "" {
+		t.Errorf("securityContext (-want +got):\n%s", diff)
+	}
+	if pod.Spec.Containers[1].SecurityContext != nil || pod.Spec.Containers[1].EnvFrom != nil {
+		t.Errorf("a container that states nothing got securityContext %+v and envFrom %+v, want the runtime's defaults",
+			pod.Spec.Containers[1].SecurityContext, pod.Spec.Containers[1].EnvFrom)
+	}
+	if pod.Spec.SecurityContext != nil || pod.Spec.RuntimeClassName != nil {
+		t.Errorf("pod securityContext %+v, runtimeClassName %v: want none (runtime.class selects no handler in a cell)", pod.Spec.SecurityContext, pod.Spec.RuntimeClassName)
+	}
+	wantRefs := []reference{{kind: referenceddata.KindConfigMap, object: "configmap.app", source: "app"}}
+	if diff := cmp.Diff(wantRefs, references(inst, pod), cmp.AllowUnexported(reference{})); diff != "" {
+		t.Errorf("references: the envFrom ConfigMap, not the optional Secret (-want +got):\n%s", diff)
+	}
+	plain, err := podFor(makeInst().container(computev1alpha.SandboxContainer{Name: "side", Image: "ghcr.io/x/side:1"}).build(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Spec.Containers[0].EnvFrom, pod.Spec.Containers[0].SecurityContext = nil, nil
+	if diff := cmp.Diff(plain.Spec, pod.Spec); diff != "" {
+		t.Errorf("the class and the interface fields changed the Pod (-without +with):\n%s", diff)
+	}
+}
+
 func TestPodForRefuses(t *testing.T) {
 	tests := map[string]struct {
 		inst *computev1alpha.Instance
@@ -220,6 +277,12 @@ func TestPodForRefuses(t *testing.T) {
 			inst: makeInst().container(computev1alpha.SandboxContainer{Name: "big", Image: "b",
 				Resources: &computev1alpha.ContainerResourceRequirements{Limits: res("1", "128Mi")}}).build(),
 			want: `leave nothing of the instance's 1 for container "app"`,
+		},
+		"an envFrom source naming nothing": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.EnvFrom = []computev1alpha.EnvFromSource{{Prefix: "X_"}}
+			}).build(),
+			want: `an envFrom source of container "app" names no ConfigMap or Secret`,
 		},
 		"a mount of a volume that does not exist": {
 			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {

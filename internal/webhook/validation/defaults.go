@@ -16,7 +16,8 @@ const DefaultDiskType = "pd-standard"
 // 10, instanceManagementPolicy OrderedReady, maxUnavailable 1 when a rollout
 // strategy is given, spec.rollout's strategy AllAtOnce, onFailure Halt and
 // approval Automatic when spec.rollout is given, the default instance type,
-// TCP ports and pd-standard disks; volumes of the first API shape
+// TCP ports, pd-standard disks and the network interface defaults of the
+// schema (name eth0, ipFamilies [IPv6], reclaimPolicy Delete); volumes of the first API shape
 // (secret.name, disk{type, size, image}) move to Datum's shape
 // (secret.secretName, disk.template). Defaulting is idempotent and never
 // overwrites a value the user set.
@@ -61,6 +62,9 @@ func defaultInstanceSpec(spec *computev1alpha.InstanceSpec) {
 	if rt.VirtualMachine != nil {
 		defaultPorts(rt.VirtualMachine.Ports)
 	}
+	for i := range spec.NetworkInterfaces {
+		defaultInterface(&spec.NetworkInterfaces[i])
+	}
 	for i := range spec.Volumes {
 		v := &spec.Volumes[i]
 		if s := v.Secret; s != nil && s.SecretName == "" && s.Name != "" {
@@ -92,6 +96,22 @@ func migrateDisk(d *computev1alpha.DiskTemplateVolumeSource) {
 		t.Spec.Populator = &computev1alpha.DiskPopulator{Image: &computev1alpha.ImageDiskPopulator{Name: d.Image}}
 	}
 	d.Template, d.Type, d.Size, d.Image = t, "", nil, "" //nolint:staticcheck // the legacy shape is cleared once converted
+}
+
+// defaultInterface writes the schema's defaults on an interface, as the API
+// server does before admission (so a Workload defaulted here and one read
+// from the API server are equal; the template hash ignores them either
+// way).
+func defaultInterface(nic *computev1alpha.InstanceNetworkInterface) {
+	if nic.Name == "" {
+		nic.Name = computev1alpha.DefaultInterfaceName
+	}
+	if len(nic.IPFamilies) == 0 {
+		nic.IPFamilies = []computev1alpha.IPFamily{computev1alpha.DefaultIPFamily}
+	}
+	if nic.ReclaimPolicy == "" {
+		nic.ReclaimPolicy = computev1alpha.DefaultReclaimPolicy
+	}
 }
 
 // defaultPorts makes ports without a protocol TCP.

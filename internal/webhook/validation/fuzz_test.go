@@ -69,7 +69,45 @@ func datumSeeds() []*computev1alpha.Workload {
 	})).build()
 	legacy := makeWorkload().withVolume(computev1alpha.InstanceVolume{Name: "boot", Disk: &computev1alpha.DiskTemplateVolumeSource{
 		Image: "ubuntu", Size: ptr.To(resource.MustParse("20Gi")), Type: "pd-ssd"}}).asVirtualMachine("boot").build()
-	return []*computev1alpha.Workload{full, bad, legacy}
+	return append([]*computev1alpha.Workload{full, bad, legacy}, addedFieldSeeds()...)
+}
+
+// addedFieldSeeds are Workloads with the fields Datum added later (envFrom,
+// securityContext, runtime.class, the interface name, address families,
+// address requests and reclaim policy), valid and invalid.
+func addedFieldSeeds() []*computev1alpha.Workload {
+	good := makeWorkload().with(func(w *computev1alpha.Workload) {
+		w.Spec.Template.Spec.Runtime.Class = "general-purpose"
+		c := &w.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
+		c.EnvFrom = []computev1alpha.EnvFromSource{
+			{ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "app"}},
+			{Prefix: "DB_", SecretRef: &computev1alpha.SecretEnvSource{Name: "db", Optional: ptr.To(true)}},
+		}
+		c.SecurityContext = &computev1alpha.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &computev1alpha.Capabilities{Add: []computev1alpha.Capability{"NET_BIND_SERVICE"}, Drop: []computev1alpha.Capability{"ALL"}},
+			SeccompProfile:           &computev1alpha.SeccompProfile{Type: computev1alpha.SeccompProfileTypeRuntimeDefault},
+		}
+	}).with(withInterfaces(
+		computev1alpha.InstanceNetworkInterface{Name: "eth0", IPFamilies: []computev1alpha.IPFamily{"IPv6", "IPv4"}, ReclaimPolicy: "Retain",
+			Addresses: []computev1alpha.InstanceNetworkInterfaceAddressRequest{{Class: "public-ipv4"}}},
+		computev1alpha.InstanceNetworkInterface{Name: "eth1"},
+	)).build()
+	bad := makeWorkload().with(func(w *computev1alpha.Workload) {
+		w.Spec.Template.Spec.Runtime.Class = "Not A Class"
+		c := &w.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
+		c.EnvFrom = []computev1alpha.EnvFromSource{{Prefix: "1x"}, {ConfigMapRef: &computev1alpha.ConfigMapEnvSource{}, SecretRef: &computev1alpha.SecretEnvSource{Name: "A"}}}
+		c.SecurityContext = &computev1alpha.SecurityContext{
+			Capabilities:   &computev1alpha.Capabilities{Add: []computev1alpha.Capability{"ALL", "SYS_ADMIN", "CAP_CHOWN", "CHOWN"}, Drop: []computev1alpha.Capability{"", "net_raw"}},
+			SeccompProfile: &computev1alpha.SeccompProfile{Type: "Localhost"},
+		}
+	}).with(withInterfaces(
+		computev1alpha.InstanceNetworkInterface{IPFamilies: []computev1alpha.IPFamily{"IPv4", "IPv4", "IPv5"}, ReclaimPolicy: "Recycle",
+			Addresses: []computev1alpha.InstanceNetworkInterfaceAddressRequest{{}, {Class: "x"}, {Class: "x"}}},
+		computev1alpha.InstanceNetworkInterface{},
+		computev1alpha.InstanceNetworkInterface{Name: "an-interface-name-too-long"},
+	)).build()
+	return []*computev1alpha.Workload{good, bad}
 }
 
 // checkErrors asserts what every validation result must satisfy.
@@ -190,6 +228,41 @@ func FuzzValidateDatumFields(f *testing.F) {
 				policyPort(intstr.FromString(portName), &endPort),
 			},
 			From: []computev1alpha.NetworkPolicyPeer{from(cidr, except, cidr)},
+		})).build()
+		old := w.DeepCopy()
+		DefaultWorkload(w)
+		errs := ValidateWorkloadCreate(w, env)
+		checkErrors(t, errs)
+		checkErrors(t, ValidateWorkloadUpdate(w, old, env))
+	})
+}
+
+// FuzzValidateAddedFields drives the rules of the fields Datum added later
+// with arbitrary values: envFrom prefixes and names, capabilities, the
+// seccomp profile, the runtime class and the interface name, address
+// families, address class and reclaim policy.
+func FuzzValidateAddedFields(f *testing.F) {
+	f.Add("DB_", "app", "db", "NET_BIND_SERVICE", "ALL", "RuntimeDefault", "general-purpose", "eth0", "IPv6", "IPv4", "public-ipv4", "Retain")
+	f.Add("1-x", "", "Bad_Name", "ALL", "net raw", "Localhost", "Not A Class", "", "IPv4", "IPv4", "", "Recycle")
+	f.Add("", "a", "b", "CAP_SYS_ADMIN", "CAP_", "", "x", "an-interface-name-too-long", "", "IPv5", "x_y", "")
+	env := bound("DFW", "LHR")
+	f.Fuzz(func(t *testing.T, prefix, configMap, secret, add, drop, seccomp, class, nicName, family1, family2, addressClass, reclaim string) {
+		w := makeWorkload().with(func(w *computev1alpha.Workload) {
+			w.Spec.Template.Spec.Runtime.Class = class
+			c := &w.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
+			c.EnvFrom = []computev1alpha.EnvFromSource{
+				{Prefix: prefix, ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: configMap}},
+				{SecretRef: &computev1alpha.SecretEnvSource{Name: secret}},
+			}
+			c.SecurityContext = &computev1alpha.SecurityContext{
+				Capabilities:   &computev1alpha.Capabilities{Add: []computev1alpha.Capability{computev1alpha.Capability(add)}, Drop: []computev1alpha.Capability{computev1alpha.Capability(drop)}},
+				SeccompProfile: &computev1alpha.SeccompProfile{Type: computev1alpha.SeccompProfileType(seccomp)},
+			}
+		}).with(withInterfaces(computev1alpha.InstanceNetworkInterface{
+			Name:          nicName,
+			IPFamilies:    []computev1alpha.IPFamily{computev1alpha.IPFamily(family1), computev1alpha.IPFamily(family2)},
+			Addresses:     []computev1alpha.InstanceNetworkInterfaceAddressRequest{{Class: addressClass}},
+			ReclaimPolicy: computev1alpha.NetworkInterfaceReclaimPolicy(reclaim),
 		})).build()
 		old := w.DeepCopy()
 		DefaultWorkload(w)

@@ -101,6 +101,7 @@ func validateRuntime(rt *computev1alpha.InstanceRuntimeSpec, p *field.Path, volu
 		errs = append(errs, field.Forbidden(p.Child("virtualMachine"), "exactly one of sandbox or virtualMachine may be set; remove one"))
 	}
 	errs = append(errs, validateResources(&rt.Resources, p.Child("resources"))...)
+	errs = append(errs, validateRuntimeClass(rt.Class, p.Child("class"))...)
 	if rt.Sandbox != nil {
 		errs = append(errs, validateSandbox(rt.Sandbox, p.Child("sandbox"), volumes)...)
 	}
@@ -156,6 +157,10 @@ func validateSandbox(sb *computev1alpha.SandboxRuntime, p *field.Path, volumes m
 		errs = append(errs, maxItems(ip.Child("command"), len(c.Command), MaxCommand)...)
 		errs = append(errs, maxItems(ip.Child("args"), len(c.Args), MaxArgs)...)
 		errs = append(errs, validateEnv(c.Env, ip.Child("env"))...)
+		errs = append(errs, validateEnvFrom(c.EnvFrom, ip.Child("envFrom"))...)
+		if sc := c.SecurityContext; sc != nil {
+			errs = append(errs, validateSecurityContext(sc, ip.Child("securityContext"))...)
+		}
 		if r := c.Resources; r != nil {
 			errs = append(errs, validateContainerResources(r, ip.Child("resources"))...)
 		}
@@ -379,12 +384,15 @@ func validateVolumeSource(v *computev1alpha.InstanceVolume, p *field.Path) field
 }
 
 // validateNetworkInterfaces validates the network interfaces: each names a
-// network once and carries a valid policy.
+// network once, has its own name, and carries valid address families,
+// address requests, reclaim policy and network policy.
 func validateNetworkInterfaces(nics []computev1alpha.InstanceNetworkInterface, p *field.Path) field.ErrorList {
 	errs := maxItems(p, len(nics), MaxNetworkInterfaces)
 	seen := sets.New[string]()
+	names := sets.New[string]()
 	for i, nic := range nics {
 		ip := p.Index(i)
+		errs = append(errs, validateInterfaceFields(&nics[i], ip, names)...)
 		np := ip.Child("network", "name")
 		key := nic.Network.Namespace + "/" + nic.Network.Name
 		switch {

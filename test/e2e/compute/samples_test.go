@@ -60,10 +60,11 @@ func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *test
 	ctx := t.Context()
 	ns := newProjectNamespace(t)
 	want := map[string]counts{
-		"sandbox-volumes-env": {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
-		"vm-boot-disk":        {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
-		"multi-placement":     {deployments: 2, replicas: 3, ready: 3, desired: 3, updated: 3},
-		"network-policy":      {deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2},
+		"sandbox-volumes-env":      {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"sandbox-envfrom-security": {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"vm-boot-disk":             {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"multi-placement":          {deployments: 2, replicas: 3, ready: 3, desired: 3, updated: 3},
+		"network-policy":           {deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2},
 	}
 	var workloads []*computev1alpha.Workload
 	for file, objs := range sampleObjects(t) {

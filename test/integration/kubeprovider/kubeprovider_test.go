@@ -77,7 +77,8 @@ func TestARunningReadyPodMakesTheInstanceAvailableAtItsAddress(t *testing.T) {
 	ns := newNamespace(t)
 	inst := makeInstance(ns, "web-0").with(func(i *computev1alpha.Instance) {
 		i.Spec.NetworkInterfaces = []computev1alpha.InstanceNetworkInterface{
-			{Network: computev1alpha.NetworkReference{Name: "default"}}, {Network: computev1alpha.NetworkReference{Name: "backend"}},
+			{Name: "eth0", Network: computev1alpha.NetworkReference{Name: "default"}},
+			{Name: "eth1", Network: computev1alpha.NetworkReference{Name: "backend"}},
 		}
 	}).create(t)
 	pod := waitPod(t, inst)
@@ -385,4 +386,33 @@ func TestARunningPodOutlivesItsInstanceTypeLeavingTheCatalog(t *testing.T) {
 	expectReports(t, fresh, metav1.ConditionFalse, computev1alpha.ReasonConfigurationError, it.Name)
 	err := k8s.Get(ctx, client.ObjectKeyFromObject(fresh), &corev1.Pod{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Pod for an unsizable Instance: %v", err)
+}
+
+func TestAMissingEnvFromSecretHoldsThePodUntilItIsDelivered(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	inst := makeInstance(ns, "web-0").with(func(i *computev1alpha.Instance) {
+		c := &i.Spec.Runtime.Sandbox.Containers[0]
+		c.EnvFrom = []computev1alpha.EnvFromSource{{Prefix: "DB_", SecretRef: &computev1alpha.SecretEnvSource{Name: "db"}}}
+		c.SecurityContext = &computev1alpha.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities: &computev1alpha.Capabilities{Drop: []computev1alpha.Capability{"ALL"}}}
+	}).create(t)
+
+	expectReports(t, inst, metav1.ConditionFalse, computev1alpha.ReasonConfigurationError, `Secret "secret.db"`, "namespace "+ns)
+	err := k8s.Get(context.Background(), client.ObjectKeyFromObject(inst), &corev1.Pod{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Pod without its Secret: %v", err)
+
+	t.Log("the cell's copy of the project's Secret arrives: the Pod is created, reading it as environment, with the security context")
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: referenceddata.CompanionName(referenceddata.KindSecret, "db")},
+		StringData: map[string]string{"PASSWORD": "hunter2"}}
+	g.Expect(k8s.Create(context.Background(), s)).To(Succeed())
+	pod := waitPod(t, inst)
+	c := pod.Spec.Containers[0]
+	g.Expect(c.EnvFrom).To(HaveLen(1))
+	g.Expect(c.EnvFrom[0].Prefix).To(Equal("DB_"))
+	g.Expect(c.EnvFrom[0].SecretRef.Name).To(Equal("secret.db"))
+	g.Expect(c.SecurityContext.AllowPrivilegeEscalation).To(Equal(ptr.To(false)))
+	g.Expect(c.SecurityContext.Capabilities.Drop).To(Equal([]corev1.Capability{"ALL"}))
+	expectReports(t, inst, metav1.ConditionFalse, computev1alpha.ReasonProvisioning)
 }

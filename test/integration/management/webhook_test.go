@@ -163,10 +163,28 @@ func TestWebhookRejectsInvalidWorkloadsWithFieldPaths(t *testing.T) {
 		"a network name used twice": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
 				w.Spec.Template.Spec.NetworkInterfaces = []computev1alpha.InstanceNetworkInterface{
-					{Network: computev1alpha.NetworkReference{Name: "default"}}, {Network: computev1alpha.NetworkReference{Name: "default"}},
+					{Name: "eth0", Network: computev1alpha.NetworkReference{Name: "default"}},
+					{Name: "eth1", Network: computev1alpha.NetworkReference{Name: "default"}},
 				}
 			}).build(),
 			fields: []string{"spec.template.spec.networkInterfaces[1].network.name"},
+		},
+		"a capability outside the cell's grant": {
+			workload: valid().with(func(w *computev1alpha.Workload) {
+				sandbox(w).SecurityContext = &computev1alpha.SecurityContext{
+					Capabilities: &computev1alpha.Capabilities{Add: []computev1alpha.Capability{"NET_BIND_SERVICE", "SYS_ADMIN"}}}
+			}).build(),
+			fields: []string{"spec.template.spec.runtime.sandbox.containers[0].securityContext.capabilities.add[1]"},
+		},
+		"an envFrom prefix that is not a C identifier": {
+			workload: valid().with(func(w *computev1alpha.Workload) {
+				sandbox(w).EnvFrom = []computev1alpha.EnvFromSource{{Prefix: "my-app.", ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "app"}}}
+			}).build(),
+			fields: []string{"spec.template.spec.runtime.sandbox.containers[0].envFrom[0].prefix"},
+		},
+		"a runtime class that is not an object name": {
+			workload: valid().with(func(w *computev1alpha.Workload) { w.Spec.Template.Spec.Runtime.Class = "Fast_Path" }).build(),
+			fields:   []string{"spec.template.spec.runtime.class"},
 		},
 		"several mistakes at once": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
@@ -417,6 +435,21 @@ func TestAWorkloadMayOnlyReferenceWhatItsAuthorMayRead(t *testing.T) {
 	g.Expect(isWebhookDenial(err)).To(gomega.BeTrue(), "bob referenced a Secret he cannot read: %v", err)
 	g.Expect(err.Error()).To(gomega.And(
 		gomega.ContainSubstring("spec.template.spec.runtime.sandbox.containers[0].env[0].valueFrom.secretKeyRef.name"),
+		gomega.ContainSubstring("SourceUnauthorized: bob may not get Secret db"),
+	))
+	g.Expect(err.Error()).NotTo(gomega.ContainSubstring("ConfigMap app"), "the ConfigMap bob may read was refused too")
+
+	// A whole Secret read as environment is delivered like a key: bob may
+	// not reach it either.
+	whole := makeWorkload("whole", ns).withPlacement("edge", 1, "DFW").build()
+	sandbox(whole).EnvFrom = []computev1alpha.EnvFromSource{
+		{ConfigMapRef: &computev1alpha.ConfigMapEnvSource{Name: "app"}},
+		{Prefix: "DB_", SecretRef: &computev1alpha.SecretEnvSource{Name: "db"}},
+	}
+	err = bob.Create(ctx, whole)
+	g.Expect(isWebhookDenial(err)).To(gomega.BeTrue(), "bob read a whole Secret he cannot read: %v", err)
+	g.Expect(err.Error()).To(gomega.And(
+		gomega.ContainSubstring("spec.template.spec.runtime.sandbox.containers[0].envFrom[1].secretRef.name"),
 		gomega.ContainSubstring("SourceUnauthorized: bob may not get Secret db"),
 	))
 	g.Expect(err.Error()).NotTo(gomega.ContainSubstring("ConfigMap app"), "the ConfigMap bob may read was refused too")
