@@ -42,18 +42,16 @@ type Options struct {
 
 // NewSuspendCommand returns the suspend command.
 func NewSuspendCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newCommand(f, false)
-	return cmd
+	return newCommand(f, false)
 }
 
 // NewResumeCommand returns the resume command.
 func NewResumeCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newCommand(f, true)
-	return cmd
+	return newCommand(f, true)
 }
 
-// newCommand returns the command and the options it fills.
-func newCommand(f *cmdutil.Factory, resume bool) (*cobra.Command, *Options) {
+// newCommand returns suspend, or resume.
+func newCommand(f *cmdutil.Factory, resume bool) *cobra.Command {
 	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), wait.DefaultTimeout), Resume: resume}
 	c := &cobra.Command{
 		Use:   "suspend NAME",
@@ -76,7 +74,7 @@ func newCommand(f *cmdutil.Factory, resume bool) (*cobra.Command, *Options) {
 	cmd := cmdutil.WorkloadCommand(f, c, o, o.Output)
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, dryRunWhat)
 	o.WaitFlags.AddFlags(cmd, waitHelp)
-	return cmd, o
+	return cmd
 }
 
 // Complete takes the workload name.
