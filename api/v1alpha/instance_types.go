@@ -911,6 +911,13 @@ type InstanceStatus struct {
 	//
 	// +optional
 	Controller *InstanceControllerStatus `json:"controller,omitempty"`
+
+	// Suspended is true while the Instance is suspended and its runtime
+	// provider has confirmed it stopped (nothing of it runs; the Instance
+	// and its quota claim stay). See SuspendedAnnotation.
+	//
+	// +optional
+	Suspended bool `json:"suspended,omitempty"`
 }
 
 // InstanceNetworkInterfaceStatus reports one interface's addresses.

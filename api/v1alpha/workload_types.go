@@ -352,6 +352,12 @@ type WorkloadCityStatus struct {
 	// +optional
 	Available bool `json:"available"`
 
+	// Suspended is true when the city's cell reports its deployment
+	// suspended: every Instance stopped, none deleted (reason Suspended).
+	//
+	// +optional
+	Suspended bool `json:"suspended,omitempty"`
+
 	// Stale is true while the city's cell is unreachable: the counts are
 	// the last known ones, reason is CellUnreachable and lastSeenTime says
 	// when the cell was last heard from.

@@ -93,6 +93,14 @@ type WorkloadDeploymentStatus struct {
 	//
 	// +optional
 	LastSeenTime *metav1.Time `json:"lastSeenTime,omitempty"`
+
+	// Suspended is true while the deployment is suspended (annotation
+	// compute.datumapis.com/suspended) and every one of its Instances has
+	// stopped. Set by the cell; the hub and project copies report what the
+	// cell reported.
+	//
+	// +optional
+	Suspended bool `json:"suspended,omitempty"`
 }
 
 // WorkloadDeployment runs one placement of a Workload in one city.

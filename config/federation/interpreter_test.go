@@ -223,6 +223,12 @@ func memberStatus(observed, ready, desired int, conds ...map[string]any) map[str
 	return s
 }
 
+// suspendedStatus marks a member status suspended.
+func suspendedStatus(s map[string]any) map[string]any {
+	s["suspended"] = true
+	return s
+}
+
 // member is one cluster's member object.
 type member struct {
 	cluster string
@@ -339,6 +345,28 @@ func TestStatusAggregation(t *testing.T) {
 				"desiredReplicas": 5, "templateHash": "abc",
 			},
 		},
+		"suspended when every member is": {
+			hub: hub(1, spec(nil, "v1"), 1),
+			members: []member{
+				{"cell-dfw", wd(1, 1, spec(nil, "v1"), suspendedStatus(memberStatus(1, 0, 2)))},
+				{"cell-lhr", wd(1, 1, spec(nil, "v1"), suspendedStatus(memberStatus(1, 0, 2)))},
+			},
+			want: map[string]any{
+				"observedGeneration": 1, "replicas": 4, "currentReplicas": 0, "updatedReplicas": 4, "readyReplicas": 0,
+				"desiredReplicas": 4, "templateHash": "abc", "suspended": true,
+			},
+		},
+		"not suspended while one member still runs": {
+			hub: hub(1, spec(nil, "v1"), 1),
+			members: []member{
+				{"cell-dfw", wd(1, 1, spec(nil, "v1"), suspendedStatus(memberStatus(1, 0, 2)))},
+				{"cell-lhr", wd(1, 1, spec(nil, "v1"), memberStatus(1, 2, 2))},
+			},
+			want: map[string]any{
+				"observedGeneration": 1, "replicas": 4, "currentReplicas": 2, "updatedReplicas": 4, "readyReplicas": 2,
+				"desiredReplicas": 4, "templateHash": "abc",
+			},
+		},
 		"no members: counts drop to zero, observedGeneration and conditions stay": {
 			hub: wd(2, 0, spec(nil, "v1"), map[string]any{"observedGeneration": 1, "readyReplicas": 3,
 				"conditions": []any{cond("Available", "True", "Available")}}),
@@ -430,12 +458,13 @@ func TestReplicasAndHealth(t *testing.T) {
 		obj  map[string]any
 		want bool
 	}{
-		"no status is unhealthy":                   {wd(1, 1, spec(nil, "v1"), nil), false},
-		"an unobserved generation is unhealthy":    {wd(2, 1, spec(nil, "v1"), memberStatus(1, 2, 2)), false},
-		"Available=False with replicas wanted":     {wd(1, 1, spec(nil, "v1"), memberStatus(1, 0, 2, cond("Available", "False", "PendingQuota"))), false},
-		"Available=False scaled to zero is fine":   {wd(1, 1, spec(0, "v1"), memberStatus(1, 0, 0, cond("Available", "False", "NoReplicas"))), true},
-		"observed and available is healthy":        {wd(1, 1, spec(nil, "v1"), memberStatus(1, 2, 2, cond("Available", "True", "Available"))), true},
-		"observed, progressing, not yet Available": {wd(1, 1, spec(nil, "v1"), memberStatus(1, 0, 2)), true},
+		"no status is unhealthy":                    {wd(1, 1, spec(nil, "v1"), nil), false},
+		"an unobserved generation is unhealthy":     {wd(2, 1, spec(nil, "v1"), memberStatus(1, 2, 2)), false},
+		"Available=False with replicas wanted":      {wd(1, 1, spec(nil, "v1"), memberStatus(1, 0, 2, cond("Available", "False", "PendingQuota"))), false},
+		"Available=False scaled to zero is fine":    {wd(1, 1, spec(0, "v1"), memberStatus(1, 0, 0, cond("Available", "False", "NoReplicas"))), true},
+		"observed and available is healthy":         {wd(1, 1, spec(nil, "v1"), memberStatus(1, 2, 2, cond("Available", "True", "Available"))), true},
+		"observed, progressing, not yet Available":  {wd(1, 1, spec(nil, "v1"), memberStatus(1, 0, 2)), true},
+		"suspended is healthy though not Available": {wd(1, 1, spec(nil, "v1"), suspendedStatus(memberStatus(1, 0, 2, cond("Available", "False", "Suspended")))), true},
 	} {
 		t.Run("health: "+name, func(t *testing.T) {
 			if got := call(t, rules.HealthInterpretation.LuaScript, "InterpretHealth", 1, tc.obj)[0]; got != tc.want {

@@ -17,7 +17,7 @@ import (
 )
 
 // reasonFiles are the files of api/v1alpha that declare condition reasons.
-var reasonFiles = []string{"conditions.go", "referenceddata.go"}
+var reasonFiles = []string{"conditions.go", "referenceddata.go", "suspension.go"}
 
 // Reasons returns the condition reasons api/v1alpha declares, keyed by the
 // first line of the doc comment of the const block that declares them

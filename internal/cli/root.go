@@ -28,6 +28,7 @@ import (
 	"github.com/citycells/compute/internal/cli/rollout"
 	"github.com/citycells/compute/internal/cli/scale"
 	"github.com/citycells/compute/internal/cli/status"
+	"github.com/citycells/compute/internal/cli/suspend"
 	"github.com/citycells/compute/internal/cli/version"
 	"github.com/citycells/compute/internal/cli/workloads"
 )
@@ -87,6 +88,8 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 		instances.NewCommand(f),
 		scale.NewCommand(f),
 		restartCmd,
+		suspend.NewSuspendCommand(f),
+		suspend.NewResumeCommand(f),
 		rollout.NewCommand(f, restart.NewCommand(f)),
 		destroy.NewCommand(f),
 		quota.NewCommand(f),

@@ -3,6 +3,7 @@ package placement
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -118,9 +119,24 @@ func Expand(w *computev1alpha.Workload, targets []Target, revisionOf RevisionFun
 			tpl = &city
 		}
 		t.Desired = Desired(w, p, t.CityCode, t.Name, tpl)
-		t.Desired.Annotations = rev.Annotations
+		t.Desired.Annotations = withSuspension(w, rev.Annotations)
 	}
 	return targets
+}
+
+// withSuspension returns annotations (not modified) with w's suspension
+// request added: every deployment of a suspended Workload is suspended
+// (computev1alpha.SuspendedAnnotation).
+func withSuspension(w *computev1alpha.Workload, annotations map[string]string) map[string]string {
+	if !computev1alpha.IsSuspended(w.Annotations) {
+		return annotations
+	}
+	out := maps.Clone(annotations)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[computev1alpha.SuspendedAnnotation] = computev1alpha.SuspendedAnnotationValue
+	return out
 }
 
 // Desired returns the WorkloadDeployment placement p of w wants in city,
@@ -201,11 +217,16 @@ func BelongsTo(wd *computev1alpha.WorkloadDeployment, uid types.UID) bool {
 // fields are replaced, spec.replicas is kept, desired labels and
 // annotations are added over the existing ones, and desired's controller
 // reference is added when existing has none. changed reports whether the
-// result differs from existing. existing is not modified.
+// result differs from existing. existing is not modified. The suspension
+// annotation is the Workload's: removed when desired has none.
 func Merge(existing, desired *computev1alpha.WorkloadDeployment) (merged *computev1alpha.WorkloadDeployment, changed bool) {
 	out := existing.DeepCopy()
 	out.Labels = mirror.MergeMaps(out.Labels, desired.Labels)
 	out.Annotations = mirror.MergeMaps(out.Annotations, desired.Annotations)
+	if _, suspended := desired.Annotations[computev1alpha.SuspendedAnnotation]; !suspended {
+		// The Workload's suspension was lifted: its deployments resume.
+		delete(out.Annotations, computev1alpha.SuspendedAnnotation)
+	}
 	if metav1.GetControllerOfNoCopy(out) == nil {
 		out.OwnerReferences = append(out.OwnerReferences, desired.OwnerReferences...)
 	}

@@ -288,3 +288,29 @@ func TestNamesThatCollideWhenJoinedStayApart(t *testing.T) {
 		}
 	}
 }
+
+func TestMergeCarriesTheWorkloadsSuspension(t *testing.T) {
+	running := makeWorkload("web", "u-1").withPlacement("edge", 1, "DFW").build()
+	suspended := running.DeepCopy()
+	suspended.Annotations = map[string]string{computev1alpha.SuspendedAnnotation: computev1alpha.SuspendedAnnotationValue}
+	existing := existingFor(running, "edge", "DFW").withAnnotation(computev1alpha.FederationNamespaceAnnotation, "ns-1").build()
+
+	merged, changed := Merge(&existing, expand(suspended, readyCities("DFW"))[0].Desired)
+	if !changed || !computev1alpha.IsSuspended(merged.Annotations) {
+		t.Fatalf("a suspended workload's deployment is not suspended: changed %v, annotations %v", changed, merged.Annotations)
+	}
+
+	resumed, changed := Merge(merged, expand(running, readyCities("DFW"))[0].Desired)
+	if !changed {
+		t.Fatal("Merge() reports no change when the suspension is lifted")
+	}
+	if _, ok := resumed.Annotations[computev1alpha.SuspendedAnnotation]; ok {
+		t.Fatalf("the suspension annotation stays after resume: %v", resumed.Annotations)
+	}
+	if resumed.Annotations[computev1alpha.FederationNamespaceAnnotation] != "ns-1" {
+		t.Fatalf("resume dropped a foreign annotation: %v", resumed.Annotations)
+	}
+	if _, again := Merge(resumed, expand(running, readyCities("DFW"))[0].Desired); again {
+		t.Fatal("Merge() of a running workload's deployment is not idempotent")
+	}
+}

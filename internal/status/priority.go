@@ -26,6 +26,10 @@ import (
 //  3. Waiting on gates: quota not yet evaluated, network not ready, the
 //     referenced data not yet resolved by the management plane or not yet
 //     propagated to the cell, other scheduling gates.
+//     A suspended instance (Suspended) waits too, for its workload to be
+//     resumed: a deliberate stop, never a failure (Failing is false, so
+//     it neither warns nor halts a rollout), ranked first of the waits
+//     after quota because nothing else starts it.
 //  4. Generic "not available" from the provider, instances being replaced
 //     (Terminating), and finally Provisioning: the provider is working and
 //     the user only has to wait.
@@ -66,6 +70,7 @@ var blockingReasons = []string{
 	computev1alpha.ReasonImageUnavailable,
 	computev1alpha.ReasonInstanceCrashing,
 	computev1alpha.ReasonPendingQuota,
+	computev1alpha.ReasonSuspended,
 	computev1alpha.ReasonPendingNetwork,
 	computev1alpha.ReasonResolving,
 	computev1alpha.ReasonAwaitingPropagation,

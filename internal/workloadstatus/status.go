@@ -238,6 +238,9 @@ func cityStatus(c City) computev1alpha.WorkloadCityStatus {
 		if seen := wd.Status.LastSeenTime; seen != nil {
 			cs.Stale, cs.LastSeenTime = true, seen.DeepCopy()
 		}
+		// Suspended only as the cell confirmed it (every Instance
+		// stopped), and only while the cell is heard from.
+		cs.Suspended = wd.Status.Suspended && !cs.Stale
 		cs.TemplateHash = wd.Status.TemplateHash
 		if cs.TemplateHash == "" || wd.Status.ObservedGeneration < wd.Generation {
 			cs.TemplateHash = names.TemplateHash(&wd.Spec.Template)

@@ -420,3 +420,30 @@ func TestAnInstanceTypeLeavingActiveShowsOnTheWorkload(t *testing.T) {
 		})
 	}
 }
+
+func TestASuspendedCityIsSuspendedOnlyWhenItsCellConfirms(t *testing.T) {
+	suspended := func(wd *computev1alpha.WorkloadDeployment) {
+		report(wd, 0, metav1.ConditionFalse, computev1alpha.ReasonSuspended, "the deployment is suspended: all 2 instances stopped")
+		wd.Status.Suspended = true
+	}
+	s := makeScenario("DFW", "LHR").blocked("LHR", computev1alpha.ReasonSuspended)
+	s.reports["DFW"] = suspended
+	st := Compute(s.input())
+	dfw, lhr := st.Placements[0].Cities[0], st.Placements[0].Cities[1]
+	if !dfw.Suspended || dfw.Reason != computev1alpha.ReasonSuspended {
+		t.Errorf("DFW = %+v, want suspended (its cell confirmed)", dfw)
+	}
+	if lhr.Suspended || lhr.Reason != computev1alpha.ReasonSuspended {
+		t.Errorf("LHR = %+v, want suspending (reason Suspended) but not suspended: its cell has not confirmed", lhr)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionAvailable); c == nil || c.Status != metav1.ConditionFalse || c.Reason != computev1alpha.ReasonSuspended {
+		t.Errorf("Available = %+v, want False/Suspended", c)
+	}
+
+	s = makeScenario("DFW").unreachable("DFW", time.Date(2026, 11, 24, 11, 0, 0, 0, time.UTC))
+	unreachable := s.reports["DFW"]
+	s.reports["DFW"] = func(wd *computev1alpha.WorkloadDeployment) { unreachable(wd); wd.Status.Suspended = true }
+	if city := Compute(s.input()).Placements[0].Cities[0]; city.Suspended {
+		t.Errorf("an unreachable city claims suspended: %+v", city)
+	}
+}

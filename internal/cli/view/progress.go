@@ -33,6 +33,10 @@ type Expectation struct {
 	// wrote: the city is not done until the Workload's status says its
 	// template carries that time (or a later one).
 	CityRestarts map[string]string
+	// Suspend says the workload was suspended: a city is done once its
+	// cell reports it suspended (every instance stopped, none deleted),
+	// or when it has no deployment (nothing runs there).
+	Suspend bool
 }
 
 // City states, the word after the counts in a progress line.
@@ -52,6 +56,12 @@ const (
 	// StateUnreachable is a city whose cell is not heard from; its counts
 	// are the last known ones.
 	StateUnreachable = "unreachable"
+	// StateSuspended is a city whose cell reports the workload suspended:
+	// every instance stopped, none deleted.
+	StateSuspended = "suspended"
+	// StateSuspending is a city asked to suspend whose cell has not
+	// confirmed every instance stopped yet.
+	StateSuspending = "suspending"
 )
 
 // City is the rollout state of one placement in one city.
@@ -193,6 +203,17 @@ func assessCity(placement string, cs computev1alpha.WorkloadCityStatus, instance
 		// Nothing about the city can be trusted until it is heard from.
 		c.Stale, c.LastSeenTime = true, seen.DeepCopy()
 		c.State = fmt.Sprintf("%s (last seen %s ago)", StateUnreachable, duration.HumanDuration(now.Sub(seen.Time)))
+		return c
+	}
+	switch {
+	case cs.Suspended:
+		c.State, c.Done, c.Reason, c.Message = StateSuspended, exp.Suspend, "", ""
+		return c
+	case exp.Suspend && cs.DeploymentName == "":
+		c.State, c.Done = StateNoDeployment, true // nothing runs there
+		return c
+	case exp.Suspend || cs.Reason == computev1alpha.ReasonSuspended:
+		c.State = StateSuspending
 		return c
 	}
 	switch cs.Reason {
@@ -345,14 +366,33 @@ const (
 	HealthFailing     = "Failing"
 	HealthScaledDown  = "Scaled to zero"
 	HealthUnknown     = "Unknown"
+	HealthSuspended   = "Suspended"
+	HealthSuspending  = "Suspending"
 )
 
-// Health sums the progress up in one word: Healthy, Progressing,
+// Health sums the progress up in one word: Suspended (every city's cell
+// reports the workload suspended), Suspending (some do, or are asked to),
+// Healthy, Progressing,
 // Degraded (failures or unreachable cities, some reachable instances
 // serve), Failing (failures, none serve), Unknown (cities unreachable and
 // no reachable instance serves) or Scaled to zero.
 func (p Progress) Health() string {
 	stale, freshReady := false, int32(0)
+	suspended, suspending := 0, 0
+	for _, c := range p.Cities {
+		switch c.State {
+		case StateSuspended:
+			suspended++
+		case StateSuspending:
+			suspending++
+		}
+	}
+	switch {
+	case suspended > 0 && suspended == len(p.Cities):
+		return HealthSuspended
+	case suspended+suspending > 0:
+		return HealthSuspending
+	}
 	for _, c := range p.Cities {
 		if c.Stale {
 			stale = true

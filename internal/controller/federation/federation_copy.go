@@ -73,8 +73,8 @@ func BelongsTo(obj client.Object, cluster, namespace string) bool {
 
 // HubCopy returns the hub copy of project WorkloadDeployment wd of cluster
 // in hub namespace hubNamespace: its labels and spec, the upstream labels,
-// the city routing label, the project generation and UID and the
-// referenced-data annotations. Owner references,
+// the city routing label, the project generation and UID, the
+// referenced-data annotations and the suspension request. Owner references,
 // finalizers and status stay in the project plane.
 func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment) *computev1alpha.WorkloadDeployment {
 	labels := maps.Clone(wd.Labels)
@@ -103,18 +103,28 @@ func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment
 			out.Annotations[k] = v
 		}
 	}
+	// The cell stops the Instances of a suspended deployment.
+	if v, ok := wd.Annotations[computev1alpha.SuspendedAnnotation]; ok {
+		out.Annotations[computev1alpha.SuspendedAnnotation] = v
+	}
 	out.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))
 	return out
 }
 
 // MergeHubCopy returns existing updated to carry desired: the spec is
 // replaced and desired's labels and annotations are set over existing ones,
-// so those Karmada adds to the template are kept. changed reports whether
+// so those Karmada adds to the template are kept, except the suspension
+// request, which goes when desired has none. changed reports whether
 // the result differs from existing, which is not modified.
 func MergeHubCopy(existing, desired *computev1alpha.WorkloadDeployment) (merged *computev1alpha.WorkloadDeployment, changed bool) {
 	out := existing.DeepCopy()
 	out.Labels = mirror.MergeMaps(out.Labels, desired.Labels)
 	out.Annotations = mirror.MergeMaps(out.Annotations, desired.Annotations)
+	if _, ok := desired.Annotations[computev1alpha.SuspendedAnnotation]; !ok {
+		// Resumed: Karmada removes the annotation from the cell copy too
+		// (it records the annotations it manages).
+		delete(out.Annotations, computev1alpha.SuspendedAnnotation)
+	}
 	out.Spec = *desired.Spec.DeepCopy()
 	return out, !equality.Semantic.DeepEqual(existing, out)
 }

@@ -51,6 +51,11 @@ func (b *wdBuilder) withGeneration(g int64) *wdBuilder {
 	return b
 }
 
+func (b *wdBuilder) suspended() *wdBuilder {
+	metav1.SetMetaDataAnnotation(&b.wd.ObjectMeta, computev1alpha.SuspendedAnnotation, computev1alpha.SuspendedAnnotationValue)
+	return b
+}
+
 func (b *wdBuilder) build() *computev1alpha.WorkloadDeployment { return b.wd }
 
 func TestHubCopy(t *testing.T) {
@@ -106,6 +111,26 @@ func TestMergeHubCopy(t *testing.T) {
 			check: func(t *testing.T, merged *computev1alpha.WorkloadDeployment) {
 				if merged.Spec.Replicas != nil {
 					t.Errorf("replicas = %v, want none", *merged.Spec.Replicas)
+				}
+			},
+		},
+		"a suspension reaches the copy": {
+			existing:    HubCopy("p", "ns-1", makeWD("default", "web", "DFW").build()),
+			desired:     HubCopy("p", "ns-1", makeWD("default", "web", "DFW").suspended().build()),
+			wantChanged: true,
+			check: func(t *testing.T, merged *computev1alpha.WorkloadDeployment) {
+				if !computev1alpha.IsSuspended(merged.Annotations) {
+					t.Errorf("annotations = %v, want the suspension", merged.Annotations)
+				}
+			},
+		},
+		"a lifted suspension leaves the copy": {
+			existing:    HubCopy("p", "ns-1", makeWD("default", "web", "DFW").suspended().build()),
+			desired:     HubCopy("p", "ns-1", makeWD("default", "web", "DFW").build()),
+			wantChanged: true,
+			check: func(t *testing.T, merged *computev1alpha.WorkloadDeployment) {
+				if _, ok := merged.Annotations[computev1alpha.SuspendedAnnotation]; ok {
+					t.Errorf("annotations = %v, want no suspension", merged.Annotations)
 				}
 			},
 		},

@@ -238,7 +238,7 @@ func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Res
 		return phases.Result{RequeueAfter: wait, Stop: quota.Status != metav1.ConditionTrue}, nil
 	}
 	res := phases.Result{RequeueAfter: requeue}
-	err := r.applyConditions(ctx, s.inst, conds...)
+	err := r.applyConditions(ctx, s.inst, suspendedStatus(released), conds...)
 	if apierrors.IsConflict(err) && quota.Status != metav1.ConditionTrue {
 		res.Stop = true
 		return res, nil
@@ -270,7 +270,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, inst *computev1alpha.I
 			conds = append(conds, *c)
 		}
 	}
-	if err := r.applyConditions(ctx, inst, conds...); err != nil {
+	if err := r.applyConditions(ctx, inst, false, conds...); err != nil {
 		return err
 	}
 	if !controllerutil.ContainsFinalizer(inst, computev1alpha.InstanceFinalizer) {
@@ -432,15 +432,16 @@ func withoutReleasedGates(inst *computev1alpha.Instance, a admission) *computev1
 	return out
 }
 
-// applyConditions writes the conditions this controller owns, with
-// server-side apply under FieldOwner, only when they changed. inst is
+// applyConditions writes the conditions this controller owns and
+// status.suspended, with server-side apply under FieldOwner, only when they
+// changed. inst is
 // updated from the response, so later steps see the new resourceVersion.
 // A Warning event is emitted for each condition that starts failing for a
 // new reason (see warnings).
-func (r *Reconciler) applyConditions(ctx context.Context, inst *computev1alpha.Instance, conds ...metav1.Condition) error {
+func (r *Reconciler) applyConditions(ctx context.Context, inst *computev1alpha.Instance, suspended bool, conds ...metav1.Condition) error {
 	now := metav1.NewTime(r.Clock.Now())
 	merged := append([]metav1.Condition(nil), inst.Status.Conditions...)
-	changed := false
+	changed := inst.Status.Suspended != suspended
 	for _, c := range conds {
 		changed = status.SetCondition(&merged, c, now) || changed
 	}
@@ -464,6 +465,10 @@ func (r *Reconciler) applyConditions(ctx context.Context, inst *computev1alpha.I
 		"metadata":   map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)},
 		"status":     map[string]any{"conditions": items},
 	}}
+	if suspended {
+		// Left out when false, so the apply removes it.
+		obj.Object["status"].(map[string]any)["suspended"] = true
+	}
 	err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -104,7 +104,7 @@ func warnings(old, new []metav1.Condition) []warning {
 }
 
 // readyCondition computes an Instance's Ready condition from what is
-// observed: deletion, then the scheduling gates (the most specific reason
+// observed: deletion, then suspension, then the scheduling gates (the most specific reason
 // one holds it), then the provider's conditions (Available True means
 // ready; otherwise the worst of its known sub-reasons with its message).
 // a is what the gates wait for: the QuotaGranted condition being written
@@ -124,6 +124,9 @@ func readyCondition(inst *computev1alpha.Instance, a admission) metav1.Condition
 func notReadyReason(inst *computev1alpha.Instance, a admission) (string, string) {
 	if inst.DeletionTimestamp != nil {
 		return computev1alpha.ReasonTerminating, "the instance is being deleted"
+	}
+	if computev1alpha.IsSuspended(inst.Annotations) {
+		return suspendedReason(inst)
 	}
 	if gs := gates(inst); len(gs) > 0 {
 		return gateReason(gs, a)

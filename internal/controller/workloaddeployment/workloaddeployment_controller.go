@@ -273,9 +273,13 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a instanceplan.A
 	if s.statusHeld = r.mem.pace.hold(key, &s.wd.Status, &st, now.Time); s.statusHeld > 0 {
 		return nil
 	}
+	was := s.wd.Status.Suspended
 	wrote, err := patch.Status(ctx, r.Client, s.wd, func(wd *computev1alpha.WorkloadDeployment) { wd.Status = st })
 	if err != nil {
 		return err
+	}
+	if wrote {
+		r.suspensionEvent(s.wd, was, st.Suspended, int(st.Replicas))
 	}
 	r.mem.pace.settled(key)
 	if wrote {

@@ -40,7 +40,8 @@ const (
 // maxBatch bounds how many writes of one kind a reconcile has in flight.
 const maxBatch = 64
 
-// apply carries out a plan: label back-fill, then deletes, then creates,
+// apply carries out a plan: label back-fill, the suspension (suspended:
+// no deletes or creates), then deletes, then creates,
 // each kind in slow-start batches. Intents about Instances the cache does
 // not show yet (expected creates) wait for the next reconcile.
 func (r *Reconciler) apply(ctx context.Context, s *scope, plan instanceplan.Plan) error {
@@ -48,21 +49,27 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, plan instanceplan.Plan
 	for i := range s.instances {
 		byName[s.instances[i].Name] = &s.instances[i]
 	}
+	// A suspended deployment creates and deletes nothing (see
+	// applySuspension).
+	suspended := computev1alpha.IsSuspended(s.wd.Annotations)
 	var patches, deletes, creates []instanceplan.Intent
 	for _, in := range plan.Intents {
 		_, seen := byName[in.Name]
 		switch {
 		case in.Action == instanceplan.ActionPatchLabels && seen:
 			patches = append(patches, in)
-		case in.Action == instanceplan.ActionDelete && seen:
+		case in.Action == instanceplan.ActionDelete && seen && !suspended:
 			deletes = append(deletes, in)
-		case in.Action == instanceplan.ActionCreate:
+		case in.Action == instanceplan.ActionCreate && !suspended:
 			creates = append(creates, in)
 		}
 	}
 	if err := inBatches(ctx, patches, func(ctx context.Context, in instanceplan.Intent) error {
 		return r.patchLabels(ctx, byName[in.Name], in.Labels)
 	}); err != nil {
+		return err
+	}
+	if err := r.applySuspension(ctx, s); err != nil {
 		return err
 	}
 	done := &tally{}

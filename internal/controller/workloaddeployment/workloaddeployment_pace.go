@@ -84,6 +84,7 @@ func (p *pace) forget(key types.NamespacedName) {
 //     to date and programmed, nothing else left; ReplicasReady turning True
 //     or False): a Workload's clock stops on it and a rollout across cities
 //     moves to its next city on it;
+//   - suspended or resumed (status.suspended changes);
 //   - availability lost (Available True to False);
 //   - a failure appearing, changing or clearing: a condition whose status
 //     or reason changes to or from a reason someone must act on
@@ -95,7 +96,7 @@ func (p *pace) forget(key types.NamespacedName) {
 // PendingQuota, Provisioning; ScalingUp, ReplicasNotReady,
 // RolloutComplete; Available turning True with the first ready replica).
 func urgent(old, new *computev1alpha.WorkloadDeploymentStatus) bool {
-	if old.ObservedGeneration != new.ObservedGeneration || old.TemplateHash != new.TemplateHash ||
+	if old.ObservedGeneration != new.ObservedGeneration || old.TemplateHash != new.TemplateHash || old.Suspended != new.Suspended ||
 		old.DesiredReplicas != new.DesiredReplicas || len(old.Conditions) != len(new.Conditions) {
 		return true
 	}

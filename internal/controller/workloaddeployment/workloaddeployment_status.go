@@ -62,7 +62,8 @@ func observedHash(i *computev1alpha.Instance) string {
 }
 
 // computeStatus derives the status of wd from the Instances it owns and the
-// planner's assessment of them. It leaves ObservedGeneration to the caller,
+// planner's assessment of them; a suspended deployment reports its
+// suspension instead (suspendedConditions). It leaves ObservedGeneration to the caller,
 // which only advances it when the reconcile succeeded.
 func computeStatus(wd *computev1alpha.WorkloadDeployment, instances []computev1alpha.Instance, a instanceplan.Assessment, now metav1.Time) computev1alpha.WorkloadDeploymentStatus {
 	st := *wd.Status.DeepCopy()
@@ -70,11 +71,17 @@ func computeStatus(wd *computev1alpha.WorkloadDeployment, instances []computev1a
 	st.TemplateHash = a.TemplateHash
 	st.ReplicaCounts = countReplicas(instances, a.TemplateHash, int32(a.Replicas))
 
-	for _, c := range []metav1.Condition{
+	conds := []metav1.Condition{
 		availableCondition(instances, st.ReplicaCounts),
 		progressingCondition(a, st.ReplicaCounts),
 		replicasReadyCondition(instances, a.TemplateHash, st.ReplicaCounts),
-	} {
+	}
+	suspended, stopped, total := suspensionStatus(wd, instances)
+	st.Suspended = suspended
+	if computev1alpha.IsSuspended(wd.Annotations) {
+		conds = suspendedConditions(suspended, stopped, total)
+	}
+	for _, c := range conds {
 		c.ObservedGeneration = wd.Generation
 		c.Message = status.Truncate(c.Message)
 		status.SetCondition(&st.Conditions, c, now)

@@ -7,6 +7,11 @@
 //
 //   - it acts only on Instances without scheduling gates
 //     (spec.controller.schedulingGates empty);
+//   - it stops a suspended Instance (annotation
+//     compute.datumapis.com/suspended: "true") and keeps it: the Pod is
+//     deleted, Programmed and Available are False with reason Terminating
+//     while it goes and Suspended once it is gone; the finalizer stays,
+//     and the Pod is created again when the annotation goes;
 //   - it holds its own finalizer (Finalizer) on every Instance it runs,
 //     added before the Pod is created. Deleting the Instance deletes the
 //     Pod; the finalizer goes once the Pod is gone (a Pod on a node is gone

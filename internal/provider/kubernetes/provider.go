@@ -183,6 +183,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if instancewrite.Gated(inst) {
 		return ctrl.Result{}, nil
 	}
+	if computev1alpha.IsSuspended(inst.Annotations) {
+		return r.suspend(ctx, inst)
+	}
 
 	want, obs, err := r.observe(ctx, inst)
 	if err != nil {
@@ -352,6 +355,38 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 	want.Conditions = []metav1.Condition{
 		instancewrite.ConditionOr(inst, computev1alpha.ConditionProgrammed, condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being deleted")),
 		condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the pod is being deleted"),
+	}
+	// The Pod's deletion brings the Instance back.
+	return ctrl.Result{}, r.writes.ApplyStatus(ctx, inst, want)
+}
+
+// suspend stops a suspended Instance and keeps it: its Pod is deleted and,
+// once it is gone, Available turns False with reason Suspended (compute
+// then reports the Instance suspended). The finalizer stays; the Instance
+// starts again, under the same name, when the suspension is lifted.
+func (r *Reconciler) suspend(ctx context.Context, inst *computev1alpha.Instance) (ctrl.Result, error) {
+	key := client.ObjectKeyFromObject(inst)
+	pod := &corev1.Pod{}
+	switch err := r.Client.Get(ctx, key, pod); {
+	case apierrors.IsNotFound(err):
+		if left := r.mem.created.Unseen(key, createdTTL); left > 0 {
+			// A Pod just created may not have reached the cache.
+			return ctrl.Result{RequeueAfter: left}, nil
+		}
+		pod = nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("failed to get the Pod of Instance %s: %w", inst.Name, err)
+	default:
+		r.mem.created.Forget(key)
+		if pod.DeletionTimestamp == nil {
+			if err := r.deletePod(ctx, pod); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	want := instancewrite.Status{Conditions: suspendedConditions(pod != nil)}
+	if inst.Status.Controller != nil {
+		want.Hash = inst.Status.Controller.ObservedTemplateHash
 	}
 	// The Pod's deletion brings the Instance back.
 	return ctrl.Result{}, r.writes.ApplyStatus(ctx, inst, want)

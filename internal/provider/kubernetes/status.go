@@ -379,6 +379,22 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 	return nil
 }
 
+// suspendedConditions are Programmed and Available of a suspended
+// Instance: Terminating while its Pod is still there (stopping), Suspended
+// once it is gone — the provider's confirmation that nothing runs.
+func suspendedConditions(podLeft bool) []metav1.Condition {
+	if podLeft {
+		return []metav1.Condition{
+			condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being suspended: its pod is being deleted"),
+			condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonTerminating, "the instance is being suspended: its pod is being deleted"),
+		}
+	}
+	return []metav1.Condition{
+		condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonSuspended, "the instance is suspended: it has no pod"),
+		condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonSuspended, "the instance is suspended: it has no pod"),
+	}
+}
+
 // provisioning is the pair of conditions of an instance not placed yet.
 func provisioning(msg string) (metav1.Condition, metav1.Condition) {
 	return condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonProvisioning, msg),

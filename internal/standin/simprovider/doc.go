@@ -3,6 +3,10 @@
 // product). It plays the provider's part of the Instance contract:
 //
 //   - it acts only on Instances without scheduling gates;
+//   - it stops a suspended Instance (annotation
+//     compute.datumapis.com/suspended: "true") at once: Programmed and
+//     Available False, reason Suspended, addresses released; the Instance
+//     and the finalizer stay, and it is placed again on resume;
 //   - with a delay, it holds its own finalizer on every Instance it runs,
 //     so deleting an Instance is gated on the provider's teardown, as with
 //     a real provider; with no delay the teardown is immediate and it

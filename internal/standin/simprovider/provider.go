@@ -182,6 +182,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if instancewrite.Gated(inst) {
 		return ctrl.Result{}, nil
 	}
+	if computev1alpha.IsSuspended(inst.Annotations) {
+		return r.suspend(ctx, inst)
+	}
 	if err := r.seed(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -307,6 +310,19 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 	// the events still on their way do not tear it down twice.
 	r.mem.release(client.ObjectKeyFromObject(inst))
 	return ctrl.Result{}, nil
+}
+
+// suspend stops a suspended Instance at once and keeps it: Programmed and
+// Available turn False with reason Suspended and its addresses are
+// released (and its provisioning record, so resuming places it anew). The
+// finalizer stays.
+func (r *Reconciler) suspend(ctx context.Context, inst *computev1alpha.Instance) (ctrl.Result, error) {
+	r.mem.release(client.ObjectKeyFromObject(inst))
+	want := instancewrite.Status{Hash: specHash(inst), Conditions: []metav1.Condition{
+		condition(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonSuspended, "the simulated provider stopped the suspended instance"),
+		condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonSuspended, "the simulated provider stopped the suspended instance"),
+	}}
+	return ctrl.Result{}, r.writes.ApplyStatus(ctx, inst, want)
 }
 
 // seed records, once, the addresses Instances already hold, so that after

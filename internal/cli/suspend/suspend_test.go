@@ -1,0 +1,29 @@
+package suspend
+
+import (
+	"testing"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/clitest"
+)
+
+func TestPatchAndApplyAgree(t *testing.T) {
+	for name, tc := range map[string]struct {
+		resume bool
+		want   string
+	}{
+		"suspend sets the annotation":   {false, `{"metadata":{"annotations":{"compute.datumapis.com/suspended":"true"}}}`},
+		"resume removes the annotation": {true, `{"metadata":{"annotations":{"compute.datumapis.com/suspended":null}}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := Patch(tc.resume)
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("Patch() = %s, %v; want %s", got, err, tc.want)
+			}
+			w := Apply(clitest.NewWorkload("web").Build(), tc.resume)
+			if computev1alpha.IsSuspended(w.Annotations) == tc.resume {
+				t.Errorf("Apply() leaves annotations %v", w.Annotations)
+			}
+		})
+	}
+}
