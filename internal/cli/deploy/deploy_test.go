@@ -327,7 +327,8 @@ func TestThePlan(t *testing.T) {
 
 func TestNotReadyCitiesAreNoted(t *testing.T) {
 	w := clitest.NewWorkload("web").Build()
-	cities := locations.Cities{"DFW": {Code: "DFW", Ready: true}, "LHR": {Code: "LHR"}}
+	cities := locations.ReadyCities("l", "DFW")
+	cities.Bind(locations.Location{CityCode: "LHR"})
 	if got := notReady(w, cities); len(got) != 1 || got[0] != "LHR" {
 		t.Errorf("got %v", got)
 	}

@@ -147,7 +147,7 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	}
 	// One pass: the rollout is planned on the cities as observed, then
 	// each city's deployment is built once, with the revision it may run.
-	targets := placement.Targets(w, s.cities)
+	targets := placement.Targets(w, s.cities, s.deployments)
 	ro := r.planRollout(s, targets, current)
 	targets = placement.Expand(w, targets, ro.revisionOf)
 	// The revision is written while the deployments are: they carry the
