@@ -3,6 +3,7 @@ package placement
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"time"
 
@@ -272,6 +273,30 @@ func CityCodesSelector(codes []string) *metav1.LabelSelector {
 		Operator: metav1.LabelSelectorOpIn,
 		Values:   slices.Compact(values),
 	}}}
+}
+
+// cityCode is the shape of a city code.
+var cityCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// RewriteCityCodes rewrites a placement's deprecated cityCodes into the
+// locationSelector they stand for (CityCodesSelector: every Location in
+// those cities) and clears them, as Datum does; admission and the Workload
+// controller call it. It leaves alone a placement that also sets
+// locations or a selector, or whose codes are not all well-formed, so
+// validation reports them where they were written. It reports whether it
+// rewrote.
+func RewriteCityCodes(p *computev1alpha.WorkloadPlacement) bool {
+	if len(p.CityCodes) == 0 || len(p.Locations) > 0 || p.LocationSelector != nil {
+		return false
+	}
+	for _, code := range p.CityCodes {
+		if !cityCode.MatchString(code) {
+			return false
+		}
+	}
+	p.LocationSelector = CityCodesSelector(p.CityCodes)
+	p.CityCodes = nil
+	return true
 }
 
 // SelectedCityCodes returns the city codes a selector requires

@@ -65,7 +65,7 @@ func rolloutWorkload() *computev1alpha.Workload {
 	w.Spec.Template.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{
 		Containers: []computev1alpha.SandboxContainer{{Name: "app", Image: "app:1.0"}},
 	}
-	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", CityCodes: []string{"DFW", "LHR"},
+	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", LocationSelector: placement.CityCodesSelector([]string{"DFW", "LHR"}),
 		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2}}}
 	w.Spec.Rollout = &computev1alpha.WorkloadRollout{Strategy: computev1alpha.WavesCityRollout,
 		Waves: []computev1alpha.RolloutWave{{CityCodes: []string{"DFW"}}, {CityCodes: []string{"LHR"}}}}
