@@ -153,3 +153,40 @@ func TestCityCodesSelector(t *testing.T) {
 		t.Fatalf("SelectedCityCodes = %v", codes)
 	}
 }
+
+func TestRewriteCityCodes(t *testing.T) {
+	dfw := CityCodesSelector([]string{"DFW"})
+	region := &metav1.LabelSelector{MatchLabels: map[string]string{"topology.datum.net/region": "us"}}
+	tests := map[string]struct {
+		in        computev1alpha.WorkloadPlacement
+		rewritten bool
+		want      *metav1.LabelSelector
+	}{
+		"cityCodes become the selector": {
+			in: computev1alpha.WorkloadPlacement{CityCodes: []string{"LHR", "DFW"}}, rewritten: true, want: CityCodesSelector([]string{"DFW", "LHR"}),
+		},
+		"cityCodes written over a rewritten selector replace it": {
+			in: computev1alpha.WorkloadPlacement{CityCodes: []string{"SIN"}, LocationSelector: dfw}, rewritten: true, want: CityCodesSelector([]string{"SIN"}),
+		},
+		"cityCodes beside another selector are left for validation": {
+			in: computev1alpha.WorkloadPlacement{CityCodes: []string{"SIN"}, LocationSelector: region}, want: region,
+		},
+		"malformed codes are left for validation": {
+			in: computev1alpha.WorkloadPlacement{CityCodes: []string{"dfw"}},
+		},
+	}
+	for n, tc := range tests {
+		t.Run(n, func(t *testing.T) {
+			p := tc.in
+			if got := RewriteCityCodes(&p); got != tc.rewritten {
+				t.Fatalf("RewriteCityCodes() = %v, want %v", got, tc.rewritten)
+			}
+			if diff := cmp.Diff(tc.want, p.LocationSelector); diff != "" {
+				t.Fatalf("selector mismatch (-want +got):\n%s", diff)
+			}
+			if tc.rewritten && p.CityCodes != nil {
+				t.Fatalf("cityCodes %v kept after the rewrite", p.CityCodes)
+			}
+		})
+	}
+}

@@ -250,16 +250,12 @@ func nameTargets(w *computev1alpha.Workload, placement string, ts []Target, citi
 }
 
 // Selector returns the Location selector of p: its locationSelector, or
-// the one its deprecated cityCodes stand for (CityCodesSelector); nil when
-// it names its Locations.
+// the one its deprecated cityCodes are rewritten into (RewriteCityCodes);
+// nil when it names its Locations.
 func Selector(p *computev1alpha.WorkloadPlacement) *metav1.LabelSelector {
-	if p.LocationSelector != nil {
-		return p.LocationSelector
-	}
-	if len(p.CityCodes) > 0 {
-		return CityCodesSelector(p.CityCodes)
-	}
-	return nil
+	rewritten := *p
+	RewriteCityCodes(&rewritten)
+	return rewritten.LocationSelector
 }
 
 // CityCodesSelector is the locationSelector cityCodes are rewritten into
@@ -281,12 +277,13 @@ var cityCode = regexp.MustCompile(`^[A-Z]{3}$`)
 // RewriteCityCodes rewrites a placement's deprecated cityCodes into the
 // locationSelector they stand for (CityCodesSelector: every Location in
 // those cities) and clears them, as Datum does; admission and the Workload
-// controller call it. It leaves alone a placement that also sets
-// locations or a selector, or whose codes are not all well-formed, so
-// validation reports them where they were written. It reports whether it
-// rewrote.
+// controller call it. cityCodes written over a selector of that form (a
+// client that still speaks cityCodes changing a rewritten placement)
+// replace it. It leaves alone a placement that also sets locations or
+// another selector, or whose codes are not all well-formed, so validation
+// reports them where they were written. It reports whether it rewrote.
 func RewriteCityCodes(p *computev1alpha.WorkloadPlacement) bool {
-	if len(p.CityCodes) == 0 || len(p.Locations) > 0 || p.LocationSelector != nil {
+	if len(p.CityCodes) == 0 || len(p.Locations) > 0 || (p.LocationSelector != nil && !isCityCodesSelector(p.LocationSelector)) {
 		return false
 	}
 	for _, code := range p.CityCodes {
@@ -297,6 +294,13 @@ func RewriteCityCodes(p *computev1alpha.WorkloadPlacement) bool {
 	p.LocationSelector = CityCodesSelector(p.CityCodes)
 	p.CityCodes = nil
 	return true
+}
+
+// isCityCodesSelector reports whether ls is a selector CityCodesSelector
+// makes.
+func isCityCodesSelector(ls *metav1.LabelSelector) bool {
+	codes := SelectedCityCodes(ls)
+	return len(codes) > 0 && equality.Semantic.DeepEqual(ls, CityCodesSelector(codes))
 }
 
 // SelectedCityCodes returns the city codes a selector requires

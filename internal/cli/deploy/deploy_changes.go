@@ -24,6 +24,8 @@ const (
 	changeMountSecret
 	changeMountConfigMap
 	changePullSecret
+	changeLocation
+	changeLocationSelector
 )
 
 // Groups of workload flags.
@@ -32,7 +34,9 @@ const (
 	containerChanges = changeImage | changeCommand | changeArgs | changePort | changeEnv |
 		changeEnvFromSecret | changeEnvFromConfigMap | changeMountSecret | changeMountConfigMap
 	// placementChanges change a placement.
-	placementChanges = changeCity | changeMin | changeMax | changePolicy | changePlacement
+	placementChanges = whereChanges | changeMin | changeMax | changePolicy | changePlacement
+	// whereChanges say where a placement runs: one of them at a time.
+	whereChanges = changeCity | changeLocation | changeLocationSelector
 )
 
 // workloadFlag names the flag of a change.
@@ -45,7 +49,8 @@ type workloadFlag struct {
 // messages list them; -f excludes them.
 func workloadFlags() []workloadFlag {
 	return []workloadFlag{
-		{changeImage, "image"}, {changeCity, "city"}, {changeMin, "min"}, {changeMax, "max"},
+		{changeImage, "image"}, {changeCity, "city"}, {changeLocation, "location"},
+		{changeLocationSelector, "location-selector"}, {changeMin, "min"}, {changeMax, "max"},
 		{changePort, "port"}, {changeEnv, "env"}, {changeEnvFromSecret, "env-from-secret"},
 		{changeEnvFromConfigMap, "env-from-configmap"}, {changeMountSecret, "mount-secret"},
 		{changeMountConfigMap, "mount-configmap"}, {changePullSecret, "pull-secret"},
