@@ -35,6 +35,11 @@ const (
 	// CityCodeTopologyLabel routes WorkloadDeployments in the federation plane
 	// and labels Karmada Clusters with the city they serve.
 	CityCodeTopologyLabel = "topology.datum.net/city-code"
+	// LocationTopologyLabel names, on a WorkloadDeployment and its copies,
+	// the Location it runs in (Datum's label for a Location's cluster).
+	// Routing stays by CityCodeTopologyLabel: a cell serves every Location
+	// of its city.
+	LocationTopologyLabel = "topology.datum.net/location"
 	// FederationNamespaceAnnotation records, on the project
 	// WorkloadDeployment, the federation-plane namespace holding its copy.
 	FederationNamespaceAnnotation = "compute.datumapis.com/federation-namespace"

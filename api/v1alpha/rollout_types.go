@@ -257,6 +257,12 @@ type CityRolloutStatus struct {
 	// CityCode is the city.
 	CityCode string `json:"cityCode"`
 
+	// Location is the Location of the deployment; a city with two
+	// Locations has an entry for each.
+	//
+	// +optional
+	Location *LocationReference `json:"location,omitempty"`
+
 	// Wave is the city's wave, from 1.
 	Wave int32 `json:"wave"`
 

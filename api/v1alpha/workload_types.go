@@ -92,7 +92,10 @@ type WorkloadSpec struct {
 	Rollout *WorkloadRollout `json:"rollout,omitempty"`
 }
 
-// WorkloadPlacement runs instances in a set of cities.
+// WorkloadPlacement runs instances in a set of Locations: the ones it
+// names (locations) or the ones whose topology it selects
+// (locationSelector). Exactly one of the two is set; cityCodes, the
+// spelling from before Locations, is rewritten into a locationSelector.
 type WorkloadPlacement struct {
 	// Name of the placement, unique within the Workload.
 	//
@@ -102,15 +105,40 @@ type WorkloadPlacement struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// CityCodes are the cities to run in, as airport-style codes (DFW, LHR).
-	// Each city gets scaleSettings.minReplicas instances.
+	// Locations are the Locations to run in, by name: each one bound to the
+	// project gets a WorkloadDeployment with scaleSettings.minReplicas
+	// instances. Exactly one of locations and locationSelector is set.
 	//
-	// +required
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Locations []PlacementLocation `json:"locations,omitempty"`
+
+	// LocationSelector selects Locations by their topology labels (such as
+	// topology.datum.net/city-code or topology.datum.net/region) among the
+	// Locations bound to the project: every one that matches gets a
+	// WorkloadDeployment, re-evaluated as Locations are bound, unbound,
+	// added or change readiness. An empty selector is refused rather than
+	// taken to match everything. Exactly one of locations and
+	// locationSelector is set.
+	//
+	// +optional
+	LocationSelector *metav1.LabelSelector `json:"locationSelector,omitempty"`
+
+	// CityCodes are the cities to run in, as airport-style codes (DFW, LHR).
+	//
+	// Deprecated: the spelling from before Locations, kept so manifests and
+	// Workloads written with it keep working. Admission and the Workload
+	// controller rewrite it into a locationSelector on
+	// topology.datum.net/city-code (every Location in those cities) and
+	// clear it.
+	//
+	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:Pattern=`^[A-Z]{3}$`
-	CityCodes []string `json:"cityCodes"`
+	CityCodes []string `json:"cityCodes,omitempty"`
 
 	// ScaleSettings say how many instances run in each city.
 	//
@@ -122,6 +150,16 @@ type WorkloadPlacement struct {
 	//
 	// +optional
 	RolloutStrategy *RolloutStrategy `json:"rolloutStrategy,omitempty"`
+}
+
+// PlacementLocation names a Location a placement runs in.
+type PlacementLocation struct {
+	// Name of a Location bound to the project.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }
 
 // InstanceManagementPolicyType says how instances are ordered.
@@ -337,6 +375,12 @@ type WorkloadPlacementStatus struct {
 type WorkloadCityStatus struct {
 	// CityCode of the city.
 	CityCode string `json:"cityCode"`
+
+	// Location is the Location of the deployment, when the placement
+	// reaches it; a city with two Locations has an entry for each.
+	//
+	// +optional
+	Location *LocationReference `json:"location,omitempty"`
 
 	// DeploymentName is the WorkloadDeployment running the city, empty when
 	// the city has none (see reason).

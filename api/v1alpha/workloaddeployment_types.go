@@ -28,6 +28,15 @@ type WorkloadDeploymentSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="cityCode is immutable"
 	CityCode string `json:"cityCode"`
 
+	// LocationRef is the Location the deployment runs in (Datum's field).
+	// Deployments created before placement by Location have none until
+	// their Workload's controller adds it; their city code still routes
+	// them.
+	//
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="locationRef is immutable"
+	LocationRef *LocationReference `json:"locationRef,omitempty"`
+
 	// Template every Instance is created from.
 	//
 	// +required

@@ -89,8 +89,11 @@ func IsHalting(reason string) bool { return slices.Contains(HaltingReasons, reas
 
 // City is one placement × city as observed.
 type City struct {
-	// Key identifies the city in the plan ("placement/CITY"); unique.
+	// Key identifies the city in the plan; unique.
 	Key string
+	// Name is how messages name the city ("placement/CITY"); Key when
+	// empty.
+	Name string
 	// Code is the city code.
 	Code string
 	// Revision is the template hash of the revision the city runs; empty
@@ -151,9 +154,10 @@ type CityPlan struct {
 	Reason, Message string
 }
 
-// Halt names the city that halted a rollout.
+// Halt names the city that halted a rollout: its Key, and its Name for
+// messages.
 type Halt struct {
-	Key, Reason, Message string
+	Key, Name, Reason, Message string
 }
 
 // Plan is the decision for every city.
@@ -363,7 +367,7 @@ func waitMessage(gate string, wave, active int) string {
 // phase summarises the rollout.
 func phase(halt *Halt, gate string, active, waves int) (computev1alpha.RolloutPhase, int, string) {
 	if halt != nil {
-		msg := fmt.Sprintf("halted in %s: %s", halt.Key, halt.Reason)
+		msg := fmt.Sprintf("halted in %s: %s", cmp.Or(halt.Name, halt.Key), halt.Reason)
 		if halt.Message != "" {
 			msg += ": " + halt.Message
 		}
@@ -393,13 +397,13 @@ func findHalt(st Strategy, in Input, waveOf []int, soaked []bool) *Halt {
 		c := in.Cities[i]
 		switch {
 		case c.RolledBackFrom != "" && c.RolledBackFrom == in.Target && c.Revision != in.Target:
-			return &Halt{Key: c.Key, Reason: cmp.Or(c.RollbackReason, computev1alpha.ReasonRolloutHalted),
+			return &Halt{Key: c.Key, Name: c.Name, Reason: cmp.Or(c.RollbackReason, computev1alpha.ReasonRolloutHalted),
 				Message: "rolled back to its previous revision"}
 		case c.Revision != in.Target || soaked[i]:
 		case c.Failure != "" && !c.Ready:
-			return &Halt{Key: c.Key, Reason: c.Failure, Message: c.FailureMessage}
+			return &Halt{Key: c.Key, Name: c.Name, Reason: c.Failure, Message: c.FailureMessage}
 		case !c.Ready && st.ProgressDeadline > 0 && !c.AppliedAt.IsZero() && !in.Now.Before(c.AppliedAt.Add(st.ProgressDeadline)):
-			return &Halt{Key: c.Key, Reason: computev1alpha.ReasonProgressDeadlineExceeded,
+			return &Halt{Key: c.Key, Name: c.Name, Reason: computev1alpha.ReasonProgressDeadlineExceeded,
 				Message: fmt.Sprintf("not ready %s after it got the new revision", st.ProgressDeadline)}
 		}
 	}

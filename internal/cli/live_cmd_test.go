@@ -90,7 +90,7 @@ func TestStatusShowsWhatBlocksAWorkloadAndWhatToDo(t *testing.T) {
 		res = h.Run(main, clitest.RunOptions{Terminal: true, Width: 200}, "status", "web")
 		// The counts come from the Workload's status, a hop after the
 		// instances the denial is read from.
-		if !strings.Contains(res.Stdout, "LHR    default     1/2     1/2          quota exceeded") {
+		if !strings.Contains(res.Stdout, "LHR    lhr        default     1/2     1/2          quota exceeded") {
 			return fmt.Errorf("exit %d:\n%s%s", res.Code, res.Stdout, res.Stderr)
 		}
 		return nil
@@ -103,7 +103,7 @@ func TestStatusShowsWhatBlocksAWorkloadAndWhatToDo(t *testing.T) {
 		// runtime: it is not up to date (the stand-in counted it as such).
 		"Health:    Degraded — 3/4 instances ready, 3/4 up to date",
 		"Revision:  1",
-		"LHR    default     1/2     1/2          quota exceeded",
+		"LHR    lhr        default     1/2     1/2          quota exceeded",
 		"Pending (quota exceeded)",
 		"→ The project is at its quota: see what is used with datumctl compute quota --city LHR")
 

@@ -38,6 +38,78 @@ type City struct {
 	// Reason and Message explain why the city is not ready; empty when it
 	// is.
 	Reason, Message string
+	// Locations are every bound Location serving the city, sorted by
+	// namespace and name; Location is one of them.
+	Locations []Location
+}
+
+// Location is one bound Location.
+type Location struct {
+	// Ref names the Location.
+	Ref networkingv1alpha.LocationReference
+	// CityCode is the city it serves.
+	CityCode string
+	// Topology are its topology labels, which placements select on.
+	Topology map[string]string
+	// Ready reports whether it accepts workloads; Reason and Message say
+	// why not.
+	Ready           bool
+	Reason, Message string
+}
+
+// All returns every bound Location, sorted by namespace and name.
+func (c Cities) All() []Location {
+	var out []Location
+	for _, city := range c {
+		out = append(out, city.Locations...)
+	}
+	slices.SortFunc(out, func(a, b Location) int {
+		return cmp.Or(cmp.Compare(a.Ref.Namespace, b.Ref.Namespace), cmp.Compare(a.Ref.Name, b.Ref.Name))
+	})
+	return out
+}
+
+// Bind adds the bound Location l to c as Resolve would (a city's Location
+// is its first ready one, else its first): for callers that know their
+// Locations without reading them, such as tests and the CLI's in-memory
+// planes.
+func (c Cities) Bind(l Location) {
+	city, seen := c[l.CityCode]
+	city.Code, city.Locations = l.CityCode, append(city.Locations, l)
+	if !seen || (!city.Ready && l.Ready) {
+		city.Location, city.Ready, city.Reason, city.Message = l.Ref, l.Ready, l.Reason, l.Message
+	}
+	c[l.CityCode] = city
+}
+
+// ReadyCities binds one ready Location per city code, named after the
+// city in lower case, in namespace: the simplest project, for tests and
+// in-memory planes.
+func ReadyCities(namespace string, codes ...string) Cities {
+	c := Cities{}
+	for _, code := range codes {
+		c.Bind(Location{
+			Ref:      networkingv1alpha.LocationReference{Namespace: namespace, Name: strings.ToLower(code)},
+			CityCode: code,
+			Topology: map[string]string{networkingv1alpha.CityCodeTopologyKey: code},
+			Ready:    true,
+		})
+	}
+	return c
+}
+
+// DescribeLocations lists the bound Locations' names for a message:
+// "dfw-1, lhr-1", or "none".
+func (c Cities) DescribeLocations() string {
+	all := c.All()
+	if len(all) == 0 {
+		return "none"
+	}
+	names := make([]string, len(all))
+	for i, l := range all {
+		names[i] = l.Ref.Name
+	}
+	return strings.Join(slices.Compact(names), ", ")
 }
 
 // Cities are the cities bound to one project namespace, by city code.
@@ -100,8 +172,14 @@ func Resolve(bindings []networkingv1alpha.LocationBinding, locations []networkin
 			continue
 		}
 		c := cityOf(code, l)
-		if prev, seen := cities[code]; seen && (prev.Ready || !c.Ready) {
-			continue
+		prev, seen := cities[code]
+		c.Locations = append(prev.Locations, Location{
+			Ref: c.Location, CityCode: code, Topology: l.Spec.Topology,
+			Ready: c.Ready, Reason: c.Reason, Message: c.Message,
+		})
+		if seen && (prev.Ready || !c.Ready) {
+			prev.Locations = c.Locations
+			c = prev
 		}
 		cities[code] = c
 	}

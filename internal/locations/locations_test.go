@@ -2,9 +2,11 @@ package locations
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -118,10 +120,36 @@ func TestResolve(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := Resolve(tc.bindings, tc.locations)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(City{}, "Locations")); diff != "" {
 				t.Fatalf("Resolve() mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestResolveKeepsEveryLocationOfACity: two Locations of one city are two
+// places to run, each with its own readiness, listed in a stable order.
+func TestResolveKeepsEveryLocationOfACity(t *testing.T) {
+	got := Resolve(
+		[]networkingv1alpha.LocationBinding{makeBinding("b2", "dfw-2"), makeBinding("b1", "dfw-1"), makeBinding("b3", "lhr-1")},
+		[]networkingv1alpha.Location{
+			makeLocation("dfw-2", "DFW").ready().build(),
+			makeLocation("dfw-1", "DFW").withReady(metav1.ConditionFalse, "Maintenance", "drained").build(),
+			makeLocation("lhr-1", "LHR").ready().build(),
+		})
+	if got["DFW"].Location != ref("dfw-2") || !got["DFW"].Ready {
+		t.Fatalf("DFW is served by %v (ready %v), want the ready dfw-2", got["DFW"].Location, got["DFW"].Ready)
+	}
+	var all []string
+	for _, l := range got.All() {
+		all = append(all, fmt.Sprintf("%s:%s:%v", l.Ref.Name, l.CityCode, l.Ready))
+	}
+	want := []string{"dfw-1:DFW:false", "dfw-2:DFW:true", "lhr-1:LHR:true"}
+	if diff := cmp.Diff(want, all); diff != "" {
+		t.Fatalf("All() mismatch (-want +got):\n%s", diff)
+	}
+	if d := got.DescribeLocations(); d != "dfw-1, dfw-2, lhr-1" {
+		t.Fatalf("DescribeLocations() = %q", d)
 	}
 }
 
@@ -157,7 +185,7 @@ func TestLoadSkipsMissingLocations(t *testing.T) {
 		t.Fatalf("Load() error = %v", err)
 	}
 	want := Cities{"LHR": {Code: "LHR", Location: ref("lhr-1"), Ready: true}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(City{}, "Locations")); diff != "" {
 		t.Fatalf("Load() mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -29,13 +29,31 @@ const MaxNameLength = 63
 const hashLength = 8
 
 // WorkloadDeploymentName returns the name of the WorkloadDeployment of a
-// workload placement in a city: `<workload>-<city>-<hash>`, at most 63
-// characters. The hash covers the workload UID, placement and city as
-// separate fields, so names that collide when naively joined ("app-a"/"b" vs
-// "app"/"a-b") and workloads recreated under the same name get different
-// names.
+// workload placement in a city, as compute named them before placement by
+// Location: `<workload>-<city>-<hash>`, at most 63 characters. The hash
+// covers the workload UID, placement and city as separate fields, so names
+// that collide when naively joined ("app-a"/"b" vs "app"/"a-b") and
+// workloads recreated under the same name get different names. Existing
+// deployments keep these names (placement adopts them for the Location
+// serving their city); new ones are named by LocationDeploymentName.
 func WorkloadDeploymentName(workload string, uid types.UID, placement, city string) string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{string(uid), placement, city}, "\x00")))
+	return deploymentName(workload, city, string(uid), placement, city)
+}
+
+// LocationDeploymentName returns the name of the WorkloadDeployment of a
+// workload placement in the Location locationNamespace/location of city:
+// `<workload>-<city>-<hash>` like WorkloadDeploymentName, the hash covering
+// the workload UID, placement and Location, so two Locations of one city
+// get two names, and none is the name of a city's deployment from before
+// Locations (the Location's namespace is never empty).
+func LocationDeploymentName(workload string, uid types.UID, placement, city, locationNamespace, location string) string {
+	return deploymentName(workload, city, string(uid), placement, locationNamespace, location)
+}
+
+// deploymentName joins workload, the lower-cased city and the hash of
+// identity, keeping the whole within MaxNameLength.
+func deploymentName(workload, city string, identity ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(identity, "\x00")))
 	suffix := "-" + strings.ToLower(city) + "-" + hex.EncodeToString(sum[:])[:hashLength]
 	prefix := workload
 	if max := MaxNameLength - len(suffix); len(prefix) > max {

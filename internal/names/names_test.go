@@ -1,6 +1,8 @@
 package names
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -235,5 +237,32 @@ func TestNetworkContextNamesAreShortAndDistinct(t *testing.T) {
 	a, b := NetworkContextName("", long, "DFW"), NetworkContextName("", long+"x", "DFW")
 	if len(a) > MaxNameLength || len(b) > MaxNameLength || a == b {
 		t.Errorf("long names %q and %q: want at most %d characters and distinct", a, b, MaxNameLength)
+	}
+}
+
+// TestWorkloadDeploymentNameIsStable pins the names deployments were given
+// before placement by Location: an upgrade that renamed them would
+// recreate every Instance.
+func TestWorkloadDeploymentNameIsStable(t *testing.T) {
+	sum := sha256.Sum256([]byte("uid-1\x00edge\x00DFW"))
+	want := "web-dfw-" + hex.EncodeToString(sum[:])[:8]
+	if got := WorkloadDeploymentName("web", "uid-1", "edge", "DFW"); got != want {
+		t.Fatalf("WorkloadDeploymentName = %q, want %q (the name existing deployments carry)", got, want)
+	}
+}
+
+func TestLocationDeploymentName(t *testing.T) {
+	a := LocationDeploymentName("web", "uid-1", "edge", "DFW", "locs", "dfw-1")
+	b := LocationDeploymentName("web", "uid-1", "edge", "DFW", "locs", "dfw-2")
+	legacy := WorkloadDeploymentName("web", "uid-1", "edge", "DFW")
+	if a == b || a == legacy || b == legacy {
+		t.Fatalf("two Locations of a city and the city's legacy deployment need three names, got %q, %q, %q", a, b, legacy)
+	}
+	if !strings.HasPrefix(a, "web-dfw-") {
+		t.Fatalf("name %q does not keep the workload and city readable", a)
+	}
+	long := LocationDeploymentName(strings.Repeat("w", 80), "uid-1", "edge", "DFW", "locs", "dfw-1")
+	if len(long) > MaxNameLength {
+		t.Fatalf("name %q is %d characters, want at most %d", long, len(long), MaxNameLength)
 	}
 }

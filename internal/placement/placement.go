@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/locations"
@@ -17,67 +20,308 @@ import (
 	"github.com/citycells/compute/internal/names"
 )
 
-// Target is one placement × city of a Workload.
+// Target is one placement × Location of a Workload (or a city or Location
+// a placement asks for that is not bound to the project).
 type Target struct {
 	// Placement is the placement name.
 	Placement string
-	// CityCode is the city.
+	// CityCode is the city; empty for a Location name that is not bound
+	// (its city is unknown).
 	CityCode string
+	// Location is the Location the deployment runs in; nil for a city the
+	// placement asks for that no bound Location serves.
+	Location *computev1alpha.LocationReference
 	// Name is the WorkloadDeployment name of the target, whether or not it
-	// gets one.
+	// gets one: the name of the deployment that already runs it, else a
+	// new one (see Targets).
 	Name string
-	// Bound is set when the city may have a deployment: it is bound to the
-	// project (and ready, unless KeepExisting).
+	// Bound is set when the Location may have a deployment: it is bound to
+	// the project (and ready, unless KeepExisting).
 	Bound bool
 	// Desired is the WorkloadDeployment the target wants (filled by
-	// Expand); nil when the city gets no new deployment (see Reason).
+	// Expand); nil when the Location gets no new deployment (see Reason).
 	Desired *computev1alpha.WorkloadDeployment
-	// Reason and Message say why the city has no deployment or is held
+	// Reason and Message say why the Location has no deployment or is held
 	// back; empty when it is bound and ready.
 	Reason, Message string
-	// KeepExisting is set on a city whose Location is not ready: an existing
+	// KeepExisting is set on a Location that is not ready: an existing
 	// deployment is kept and updated, but none is created.
 	KeepExisting bool
+	// serving is set when Location is the one serving the city (the
+	// city's only, or first ready, Location).
+	serving bool
 }
 
-// Key names the target as "placement/CITY".
-func (t *Target) Key() string { return t.Placement + "/" + t.CityCode }
+// Key names the target uniquely: KeyOf its placement, city and Location.
+func (t *Target) Key() string { return KeyOf(t.Placement, t.CityCode, t.Location) }
 
-// Targets returns every placement × city of w, sorted by placement name and
-// city code, with whether each city is bound (cities are those bound to w's
-// namespace), but without the deployments they want (see Expand).
-func Targets(w *computev1alpha.Workload, cities locations.Cities) []Target {
+// Label names the target for people: "placement/CITY", with the
+// Location's name when the Location is not the one serving the city in
+// the project (a city with two Locations).
+func (t *Target) Label() string {
+	l := t.Placement + "/" + t.CityCode
+	switch {
+	case t.Location != nil && t.CityCode == "":
+		// A Location that is not bound: its city is unknown.
+		return t.Placement + "/" + t.Location.Name
+	case t.Location != nil && !t.serving:
+		l += " (" + t.Location.Name + ")"
+	}
+	return l
+}
+
+// KeyOf names a placement × city × Location: "placement/CITY", then
+// "/namespace/location" when there is a Location.
+func KeyOf(placement, city string, location *computev1alpha.LocationReference) string {
+	k := placement + "/" + city
+	if location != nil {
+		k += "/" + location.Namespace + "/" + location.Name
+	}
+	return k
+}
+
+// Targets returns every placement × Location of w, sorted by placement
+// name, city code and Location, with whether each is bound (cities are
+// those bound to w's namespace, with their Locations), but without the
+// deployments they want (see Expand).
+//
+// A placement reaches the Locations it names (locations), or the bound
+// Locations whose topology its selector matches (locationSelector, or
+// cityCodes read as the selector CityCodesSelector makes of them). A
+// Location name or a city the placement asks for that nothing bound serves
+// is a target with reason LocationNotBound.
+//
+// existing are the namespace's WorkloadDeployments: a target already run by
+// one of w's deployments keeps that deployment's name. A deployment from
+// before placement by Location (no spec.locationRef) is adopted by its
+// city's first target in the placement, preferring the Location that
+// serves the city, so an upgrade renames and recreates nothing.
+func Targets(w *computev1alpha.Workload, cities locations.Cities, existing []computev1alpha.WorkloadDeployment) []Target {
 	var out []Target
 	for i := range w.Spec.Placements {
 		p := &w.Spec.Placements[i]
-		codes := slices.Clone(p.CityCodes)
-		slices.Sort(codes)
-		for _, code := range slices.Compact(codes) {
-			t := Target{
-				Placement: p.Name,
-				CityCode:  code,
-				Name:      names.WorkloadDeploymentName(w.Name, w.UID, p.Name, code),
-			}
-			city, bound := cities[code]
-			switch {
-			case !bound:
-				t.Reason = computev1alpha.ReasonLocationNotBound
-				t.Message = fmt.Sprintf("city %s is not bound to this project (no LocationBinding in namespace %s); bound cities: %s",
-					code, w.Namespace, cities.Describe())
-			case !city.Ready:
-				t.Reason = computev1alpha.ReasonLocationNotReady
-				t.Message = city.Message
-				t.Bound, t.KeepExisting = true, true
-			default:
-				t.Bound = true
-			}
-			out = append(out, t)
+		var ts []Target
+		if len(p.Locations) > 0 {
+			ts = namedTargets(w, p, cities)
+		} else {
+			ts = selectedTargets(w, p, cities)
 		}
+		out = append(out, nameTargets(w, p.Name, ts, cities, existing)...)
 	}
 	slices.SortStableFunc(out, func(a, b Target) int {
-		return cmp.Or(cmp.Compare(a.Placement, b.Placement), cmp.Compare(a.CityCode, b.CityCode))
+		return cmp.Or(cmp.Compare(a.Placement, b.Placement), cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(a.Key(), b.Key()))
 	})
 	return out
+}
+
+// namedTargets are the targets of a placement that names its Locations.
+func namedTargets(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, cities locations.Cities) []Target {
+	all := cities.All()
+	var out []Target
+	seen := map[string]bool{}
+	for _, l := range p.Locations {
+		if seen[l.Name] {
+			continue
+		}
+		seen[l.Name] = true
+		found := false
+		for _, bound := range all {
+			if bound.Ref.Name == l.Name {
+				found = true
+				out = append(out, locationTarget(p.Name, bound, cities))
+			}
+		}
+		if !found {
+			out = append(out, Target{
+				Placement: p.Name,
+				Location:  &computev1alpha.LocationReference{Name: l.Name},
+				Reason:    computev1alpha.ReasonLocationNotBound,
+				Message: fmt.Sprintf("Location %s is not bound to this project (no LocationBinding in namespace %s names it); bound Locations: %s",
+					l.Name, w.Namespace, cities.DescribeLocations()),
+			})
+		}
+	}
+	return out
+}
+
+// selectedTargets are the targets of a placement that selects its
+// Locations: every bound Location that matches, and every city the
+// selector names (topology.datum.net/city-code) that no bound Location
+// serves.
+func selectedTargets(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, cities locations.Cities) []Target {
+	ls := Selector(p)
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if ls == nil || err != nil || sel.Empty() {
+		// Admission refuses these; nothing is selected.
+		return nil
+	}
+	var out []Target
+	for _, l := range cities.All() {
+		if sel.Matches(labels.Set(l.Topology)) {
+			out = append(out, locationTarget(p.Name, l, cities))
+		}
+	}
+	for _, code := range SelectedCityCodes(ls) {
+		if _, bound := cities[code]; bound {
+			continue
+		}
+		out = append(out, Target{
+			Placement: p.Name,
+			CityCode:  code,
+			Reason:    computev1alpha.ReasonLocationNotBound,
+			Message: fmt.Sprintf("city %s is not bound to this project (no LocationBinding in namespace %s); bound cities: %s",
+				code, w.Namespace, cities.Describe()),
+		})
+	}
+	return out
+}
+
+// locationTarget is the target of placement in the bound Location l.
+func locationTarget(placement string, l locations.Location, cities locations.Cities) Target {
+	t := Target{
+		Placement: placement,
+		CityCode:  l.CityCode,
+		Location:  &computev1alpha.LocationReference{Namespace: l.Ref.Namespace, Name: l.Ref.Name},
+		Bound:     true,
+		serving:   cities[l.CityCode].Location == l.Ref,
+	}
+	if !l.Ready {
+		t.Reason = computev1alpha.ReasonLocationNotReady
+		t.Message = l.Message
+		t.KeepExisting = true
+	}
+	return t
+}
+
+// nameTargets names the targets ts of one placement: after the deployment
+// of w that already runs the Location, or the city's deployment from
+// before Locations, or anew.
+func nameTargets(w *computev1alpha.Workload, placement string, ts []Target, cities locations.Cities, existing []computev1alpha.WorkloadDeployment) []Target {
+	byLocation := map[computev1alpha.LocationReference]string{}
+	legacy, byCity := map[string]string{}, map[string]string{}
+	for i := range existing {
+		wd := &existing[i]
+		if wd.Spec.PlacementName != placement || !BelongsTo(wd, w.UID) {
+			continue
+		}
+		if _, dup := byCity[wd.Spec.CityCode]; !dup {
+			byCity[wd.Spec.CityCode] = wd.Name
+		}
+		if ref := wd.Spec.LocationRef; ref != nil {
+			byLocation[*ref] = wd.Name
+		} else if _, dup := legacy[wd.Spec.CityCode]; !dup {
+			legacy[wd.Spec.CityCode] = wd.Name
+		}
+	}
+	// The Location serving a city adopts its legacy deployment first.
+	order := make([]int, 0, len(ts))
+	for i := range ts {
+		order = append(order, i)
+	}
+	serves := func(t *Target) bool { return t.serving }
+	slices.SortStableFunc(order, func(a, b int) int {
+		sa, sb := serves(&ts[a]), serves(&ts[b])
+		switch {
+		case sa && !sb:
+			return -1
+		case sb && !sa:
+			return 1
+		}
+		return cmp.Compare(ts[a].Key(), ts[b].Key())
+	})
+	for _, i := range order {
+		t := &ts[i]
+		switch {
+		case t.Location == nil && byCity[t.CityCode] != "":
+			// A city no longer bound: its status names the deployment
+			// that goes.
+			t.Name = byCity[t.CityCode]
+		case t.Location == nil || t.CityCode == "":
+			t.Name = names.WorkloadDeploymentName(w.Name, w.UID, placement, t.CityCode)
+		case byLocation[*t.Location] != "":
+			t.Name = byLocation[*t.Location]
+		case legacy[t.CityCode] != "":
+			t.Name = legacy[t.CityCode]
+			delete(legacy, t.CityCode)
+		default:
+			t.Name = names.LocationDeploymentName(w.Name, w.UID, placement, t.CityCode, t.Location.Namespace, t.Location.Name)
+		}
+	}
+	return ts
+}
+
+// Selector returns the Location selector of p: its locationSelector, or
+// the one its deprecated cityCodes are rewritten into (RewriteCityCodes);
+// nil when it names its Locations.
+func Selector(p *computev1alpha.WorkloadPlacement) *metav1.LabelSelector {
+	rewritten := *p
+	RewriteCityCodes(&rewritten)
+	return rewritten.LocationSelector
+}
+
+// CityCodesSelector is the locationSelector cityCodes are rewritten into
+// (Datum's rewrite): every Location whose topology.datum.net/city-code is
+// one of codes.
+func CityCodesSelector(codes []string) *metav1.LabelSelector {
+	values := slices.Clone(codes)
+	slices.Sort(values)
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key:      computev1alpha.CityCodeTopologyLabel,
+		Operator: metav1.LabelSelectorOpIn,
+		Values:   slices.Compact(values),
+	}}}
+}
+
+// cityCode is the shape of a city code.
+var cityCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// RewriteCityCodes rewrites a placement's deprecated cityCodes into the
+// locationSelector they stand for (CityCodesSelector: every Location in
+// those cities) and clears them, as Datum does; admission and the Workload
+// controller call it. cityCodes written over a selector of that form (a
+// client that still speaks cityCodes changing a rewritten placement)
+// replace it. It leaves alone a placement that also sets locations or
+// another selector, or whose codes are not all well-formed, so validation
+// reports them where they were written. It reports whether it rewrote.
+func RewriteCityCodes(p *computev1alpha.WorkloadPlacement) bool {
+	if len(p.CityCodes) == 0 || len(p.Locations) > 0 || (p.LocationSelector != nil && !isCityCodesSelector(p.LocationSelector)) {
+		return false
+	}
+	for _, code := range p.CityCodes {
+		if !cityCode.MatchString(code) {
+			return false
+		}
+	}
+	p.LocationSelector = CityCodesSelector(p.CityCodes)
+	p.CityCodes = nil
+	return true
+}
+
+// isCityCodesSelector reports whether ls is a selector CityCodesSelector
+// makes.
+func isCityCodesSelector(ls *metav1.LabelSelector) bool {
+	codes := SelectedCityCodes(ls)
+	return len(codes) > 0 && equality.Semantic.DeepEqual(ls, CityCodesSelector(codes))
+}
+
+// SelectedCityCodes returns the city codes a selector requires
+// topology.datum.net/city-code to be one of (matchLabels or an In
+// requirement), sorted; none when it does not constrain the city that way.
+func SelectedCityCodes(ls *metav1.LabelSelector) []string {
+	if ls == nil {
+		return nil
+	}
+	var out []string
+	if code, ok := ls.MatchLabels[computev1alpha.CityCodeTopologyLabel]; ok {
+		out = append(out, code)
+	}
+	for _, r := range ls.MatchExpressions {
+		if r.Key == computev1alpha.CityCodeTopologyLabel && r.Operator == metav1.LabelSelectorOpIn {
+			out = append(out, r.Values...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Revision is what one city runs: the template of a revision (with the
@@ -118,7 +362,7 @@ func Expand(w *computev1alpha.Workload, targets []Target, revisionOf RevisionFun
 			city := CityTemplate(w, &w.Spec.Template, t.CityCode)
 			tpl = &city
 		}
-		t.Desired = Desired(w, p, t.CityCode, t.Name, tpl)
+		t.Desired = Desired(w, p, t, tpl)
 		t.Desired.Annotations = withSuspension(w, rev.Annotations)
 	}
 	return targets
@@ -139,31 +383,36 @@ func withSuspension(w *computev1alpha.Workload, annotations map[string]string) m
 	return out
 }
 
-// Desired returns the WorkloadDeployment placement p of w wants in city,
-// named name, running tpl (owned by the result from then on): CityTemplate
-// of the Workload's template, or of the revision the city runs.
-func Desired(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, city, name string, tpl *computev1alpha.InstanceTemplateSpec) *computev1alpha.WorkloadDeployment {
+// Desired returns the WorkloadDeployment placement p of w wants for target
+// t (its name, city and Location), running tpl (owned by the result from
+// then on): CityTemplate of the Workload's template, or of the revision
+// the city runs.
+func Desired(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, t *Target, tpl *computev1alpha.InstanceTemplateSpec) *computev1alpha.WorkloadDeployment {
 	wd := &computev1alpha.WorkloadDeployment{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
+			Name:      t.Name,
 			Namespace: w.Namespace,
 			Labels: map[string]string{
 				computev1alpha.WorkloadUIDLabel:      string(w.UID),
 				computev1alpha.WorkloadNameLabel:     w.Name,
 				computev1alpha.PlacementNameLabel:    p.Name,
-				computev1alpha.CityCodeLabel:         city,
-				computev1alpha.CityCodeTopologyLabel: city,
+				computev1alpha.CityCodeLabel:         t.CityCode,
+				computev1alpha.CityCodeTopologyLabel: t.CityCode,
 			},
 			OwnerReferences: []metav1.OwnerReference{OwnerReference(w)},
 		},
 		Spec: computev1alpha.WorkloadDeploymentSpec{
 			WorkloadRef:     computev1alpha.WorkloadReference{Name: w.Name, UID: w.UID},
 			PlacementName:   p.Name,
-			CityCode:        city,
+			CityCode:        t.CityCode,
+			LocationRef:     t.Location.DeepCopy(),
 			Template:        *tpl,
 			ScaleSettings:   *p.ScaleSettings.DeepCopy(),
 			RolloutStrategy: p.RolloutStrategy.DeepCopy(),
 		},
+	}
+	if t.Location != nil && len(validation.IsValidLabelValue(t.Location.Name)) == 0 {
+		wd.Labels[computev1alpha.LocationTopologyLabel] = t.Location.Name
 	}
 	wd.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))
 	return wd

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,16 +47,32 @@ func (w *workloadBuilder) withImage(image string) *workloadBuilder {
 
 func (w *workloadBuilder) build() *computev1alpha.Workload { return w.DeepCopy() }
 
+// readyCities binds one ready Location per city, named like the city
+// (lower case) in namespace "l".
 func readyCities(codes ...string) locations.Cities {
 	c := locations.Cities{}
 	for _, code := range codes {
-		c[code] = locations.City{Code: code, Ready: true, Location: networkingv1alpha.LocationReference{Namespace: "l", Name: code}}
+		bind(c, code, strings.ToLower(code), true)
 	}
 	return c
 }
 
+// bind binds Location l/name serving city code to c.
+func bind(c locations.Cities, code, name string, ready bool) {
+	l := locations.Location{
+		Ref:      networkingv1alpha.LocationReference{Namespace: "l", Name: name},
+		CityCode: code,
+		Topology: map[string]string{computev1alpha.CityCodeTopologyLabel: code, "topology.datum.net/region": "r-" + code},
+		Ready:    ready,
+	}
+	if !ready {
+		l.Reason, l.Message = "Down", "Location l/"+name+" serving "+code+" is not ready"
+	}
+	c.Bind(l)
+}
+
 func (c cityList) notReady(code string) cityList {
-	c.Cities[code] = locations.City{Code: code, Reason: "Down", Message: "Location l/" + code + " serving " + code + " is not ready"}
+	bind(c.Cities, code, strings.ToLower(code), false)
 	return c
 }
 
@@ -77,7 +94,9 @@ func summarize(ts []Target) []summary {
 
 func TestExpand(t *testing.T) {
 	const uid = types.UID("u-1")
-	name := func(p, c string) string { return names.WorkloadDeploymentName("web", uid, p, c) }
+	name := func(p, c string) string {
+		return names.LocationDeploymentName("web", uid, p, c, "l", strings.ToLower(c))
+	}
 	tests := map[string]struct {
 		workload *computev1alpha.Workload
 		cities   locations.Cities
@@ -97,7 +116,7 @@ func TestExpand(t *testing.T) {
 			cities:   readyCities("DFW"),
 			want: []summary{
 				{Placement: "edge", City: "DFW", Name: name("edge", "DFW"), Desired: true},
-				{Placement: "edge", City: "XYZ", Name: name("edge", "XYZ"), Reason: computev1alpha.ReasonLocationNotBound},
+				{Placement: "edge", City: "XYZ", Name: names.WorkloadDeploymentName("web", uid, "edge", "XYZ"), Reason: computev1alpha.ReasonLocationNotBound},
 			},
 		},
 		"a city whose location is not ready keeps an existing deployment but gets no new one": {
@@ -151,6 +170,7 @@ func TestDesiredDeployment(t *testing.T) {
 		computev1alpha.PlacementNameLabel:    "edge",
 		computev1alpha.CityCodeLabel:         "DFW",
 		computev1alpha.CityCodeTopologyLabel: "DFW",
+		computev1alpha.LocationTopologyLabel: "dfw",
 	}
 	if diff := cmp.Diff(wantLabels, wd.Labels); diff != "" {
 		t.Errorf("labels mismatch (-want +got):\n%s", diff)
@@ -163,6 +183,7 @@ func TestDesiredDeployment(t *testing.T) {
 		WorkloadRef:     computev1alpha.WorkloadReference{Name: "web", UID: "u-1"},
 		PlacementName:   "edge",
 		CityCode:        "DFW",
+		LocationRef:     &computev1alpha.LocationReference{Namespace: "l", Name: "dfw"},
 		Template:        w.Spec.Template,
 		ScaleSettings:   w.Spec.Placements[0].ScaleSettings,
 		RolloutStrategy: w.Spec.Placements[0].RolloutStrategy,
@@ -225,14 +246,14 @@ func TestCityRestart(t *testing.T) {
 // expand is Expand of every target of w, every city on the Workload's
 // template.
 func expand(w *computev1alpha.Workload, cities locations.Cities) []Target {
-	return Expand(w, Targets(w, cities), nil)
+	return Expand(w, Targets(w, cities, nil), nil)
 }
 
 func TestExpandBuildsEachCityOnTheRevisionItRuns(t *testing.T) {
 	w := makeWorkload("web", "u-1").withPlacement("edge", 2, "DFW", "LHR").withImage("app:2").build()
 	old := w.Spec.Template.DeepCopy()
 	old.Spec.Runtime.Sandbox.Containers[0].Image = "app:1"
-	targets := Targets(w, readyCities("DFW", "LHR"))
+	targets := Targets(w, readyCities("DFW", "LHR"), nil)
 	for _, tg := range targets {
 		if tg.Desired != nil {
 			t.Fatalf("Targets built a deployment for %s", tg.CityCode)

@@ -172,7 +172,7 @@ func TestDiff(t *testing.T) {
 	}
 	for n, tc := range tests {
 		t.Run(n, func(t *testing.T) {
-			targets := expand(tc.workload, readyCities(tc.bound...))
+			targets := Expand(tc.workload, Targets(tc.workload, readyCities(tc.bound...), tc.existing), nil)
 			plan := Diff(tc.workload, targets, tc.existing)
 			got := want{
 				create: namesOf(plan.Create), update: namesOf(plan.Update), delete: namesOf(plan.Delete),

@@ -14,6 +14,7 @@ import (
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/webhook/validation"
 )
 
@@ -157,12 +158,10 @@ func warnings(w, old *computev1alpha.Workload, env validation.Environment) admis
 		out = append(out, fmt.Sprintf("spec.template.spec.volumes: volume %s is not attached to any container or virtual machine", v))
 	}
 	seen := map[string]bool{}
-	for _, p := range w.Spec.Placements {
-		for _, code := range p.CityCodes {
-			if c, ok := env.Cities[code]; ok && !c.Ready && !seen[code] {
-				seen[code] = true
-				out = append(out, fmt.Sprintf("city %s is enabled but not ready: %s; no instances run there until it is", code, c.Message))
-			}
+	for _, t := range placement.Targets(w, env.Cities, nil) {
+		if t.Reason == computev1alpha.ReasonLocationNotReady && !seen[t.Location.Name] {
+			seen[t.Location.Name] = true
+			out = append(out, fmt.Sprintf("Location %s (%s) is bound but not ready: %s; no instances run there until it is", t.Location.Name, t.CityCode, t.Message))
 		}
 	}
 	return out

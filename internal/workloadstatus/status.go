@@ -80,7 +80,7 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 			v.status.Wave, v.status.Revision, v.status.Rollout = rc.Wave, rc.Revision, rc.State
 		}
 		byPlacement[c.Placement] = append(byPlacement[c.Placement], v)
-		v.label = c.Key()
+		v.label = c.Label()
 		all = append(all, v)
 		if c.Deployment != nil {
 			out.Deployments++
@@ -110,7 +110,9 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 			ps.Cities = append(ps.Cities, v.status)
 		}
 		ps.Cities = append(ps.Cities, leaving[name]...)
-		slices.SortStableFunc(ps.Cities, func(a, b computev1alpha.WorkloadCityStatus) int { return cmp.Compare(a.CityCode, b.CityCode) })
+		slices.SortStableFunc(ps.Cities, func(a, b computev1alpha.WorkloadCityStatus) int {
+			return cmp.Or(cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(locationName(a.Location), locationName(b.Location)))
+		})
 		if inSpec[name] {
 			ps.Conditions = conditionsFor(previousPlacementConditions(w, name), byPlacement[name], nil, w, in.Now)
 		}
@@ -152,22 +154,30 @@ func specReplicas(w *computev1alpha.Workload, c City) int32 {
 	return 0
 }
 
-// rolloutByCity indexes the cities of r by "placement/CITY".
+// rolloutByCity indexes the cities of r by placement.KeyOf.
 func rolloutByCity(r *computev1alpha.WorkloadRolloutStatus) map[string]computev1alpha.CityRolloutStatus {
 	out := map[string]computev1alpha.CityRolloutStatus{}
 	if r != nil {
 		for _, c := range r.Cities {
-			out[c.Placement+"/"+c.CityCode] = c
+			out[placement.KeyOf(c.Placement, c.CityCode, c.Location)] = c
 		}
 	}
 	return out
+}
+
+// locationName is the name of l, empty for none.
+func locationName(l *computev1alpha.LocationReference) string {
+	if l == nil {
+		return ""
+	}
+	return l.Name
 }
 
 // leavingStatus reports a city no longer in the placements whose deployment
 // is being removed.
 func leavingStatus(wd *computev1alpha.WorkloadDeployment) computev1alpha.WorkloadCityStatus {
 	return computev1alpha.WorkloadCityStatus{
-		CityCode: wd.Spec.CityCode, DeploymentName: wd.Name, ReplicaCounts: wd.Status.ReplicaCounts,
+		CityCode: wd.Spec.CityCode, Location: wd.Spec.LocationRef.DeepCopy(), DeploymentName: wd.Name, ReplicaCounts: wd.Status.ReplicaCounts,
 		Reason:  computev1alpha.ReasonDeploymentRemoving,
 		Message: fmt.Sprintf("WorkloadDeployment %s is being removed with its %d instances", wd.Name, wd.Status.Replicas),
 	}
@@ -192,7 +202,7 @@ func (v cityView) progressingFor(reason string) bool {
 
 // viewOf observes one city.
 func viewOf(c City) cityView {
-	v := cityView{label: c.CityCode, status: cityStatus(c)}
+	v := cityView{label: strings.TrimPrefix(c.Label(), c.Placement+"/"), status: cityStatus(c)}
 	wd := c.Deployment
 	switch {
 	case wd == nil:
@@ -227,7 +237,7 @@ func deploymentCaughtUp(c City) bool {
 
 // cityStatus reports one city.
 func cityStatus(c City) computev1alpha.WorkloadCityStatus {
-	cs := computev1alpha.WorkloadCityStatus{CityCode: c.CityCode}
+	cs := computev1alpha.WorkloadCityStatus{CityCode: c.CityCode, Location: c.Location.DeepCopy()}
 	wd := c.Deployment
 	if wd != nil {
 		cs.DeploymentName = wd.Name

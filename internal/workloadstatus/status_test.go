@@ -32,11 +32,7 @@ func makeScenario(cities ...string) *scenario {
 	}
 	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", CityCodes: cities,
 		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2}}}
-	s := &scenario{w: w, cities: locations.Cities{}, reports: map[string]func(*computev1alpha.WorkloadDeployment){}, missing: map[string]bool{}}
-	for _, c := range cities {
-		s.cities[c] = locations.City{Code: c, Ready: true}
-	}
-	return s
+	return &scenario{w: w, cities: locations.ReadyCities("l", cities...), reports: map[string]func(*computev1alpha.WorkloadDeployment){}, missing: map[string]bool{}}
 }
 
 // unbound removes a city from the project.
@@ -100,7 +96,7 @@ func report(wd *computev1alpha.WorkloadDeployment, ready int32, status metav1.Co
 
 // input observes the scenario as the reconciler would after its writes.
 func (s *scenario) input() Input {
-	plan := placement.Diff(s.w, placement.Expand(s.w, placement.Targets(s.w, s.cities), nil), nil)
+	plan := placement.Diff(s.w, placement.Expand(s.w, placement.Targets(s.w, s.cities, nil), nil), nil)
 	var cities []City
 	for _, t := range plan.Targets {
 		c := City{Target: t.Target}
@@ -173,7 +169,7 @@ func TestComputeStatus(t *testing.T) {
 				blocked("LHR", computev1alpha.ReasonImageUnavailable).blocked("SIN", computev1alpha.ReasonProvisioning),
 			want: want{
 				observed: 3, available: metav1.ConditionFalse, availableReason: computev1alpha.ReasonImageUnavailable,
-				availableMessage: "edge/LHR: instance " + names.WorkloadDeploymentName("web", "u-1", "edge", "LHR") +
+				availableMessage: "edge/LHR: instance " + names.LocationDeploymentName("web", "u-1", "edge", "LHR", "l", "lhr") +
 					"-0 is blocked: ImageUnavailable; also not available: edge/DFW (PendingQuota), edge/SIN (Provisioning)",
 				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonRolloutComplete,
 				deployments: 3,
@@ -304,8 +300,8 @@ func TestCitiesCarryTheirRolloutTemplateAndRestart(t *testing.T) {
 	in.Cities[1].Deployment.Generation = 2 // the cell has not reported the new template yet
 	in.Cities[1].Deployment.Status.ObservedGeneration = 1
 	in.Rollout = &computev1alpha.WorkloadRolloutStatus{Phase: computev1alpha.RolloutPhaseProgressing, Cities: []computev1alpha.CityRolloutStatus{
-		{Placement: "edge", CityCode: "DFW", Wave: 1, Revision: 4, State: computev1alpha.CityUpdated},
-		{Placement: "edge", CityCode: "LHR", Wave: 2, Revision: 3, State: computev1alpha.CityWaiting},
+		{Placement: "edge", CityCode: "DFW", Location: in.Cities[0].Location, Wave: 1, Revision: 4, State: computev1alpha.CityUpdated},
+		{Placement: "edge", CityCode: "LHR", Location: in.Cities[1].Location, Wave: 2, Revision: 3, State: computev1alpha.CityWaiting},
 	}}
 	st := Compute(in)
 	dfw, lhr := st.Placements[0].Cities[0], st.Placements[0].Cities[1]

@@ -32,6 +32,7 @@ import (
 	"github.com/citycells/compute/internal/manager/cell"
 	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/quota"
 	"github.com/citycells/compute/internal/standin/quotaservice"
@@ -362,7 +363,7 @@ func (h *Harness) Release(name string, cities ...string) {
 		in := func(city string) bool { return len(cities) == 0 || slices.Contains(cities, city) }
 		want := 0
 		for _, p := range w.Spec.Placements {
-			for _, city := range p.CityCodes {
+			for _, city := range slices.Concat(p.CityCodes, placement.SelectedCityCodes(p.LocationSelector)) {
 				if in(city) {
 					want++
 				}

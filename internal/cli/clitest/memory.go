@@ -1,6 +1,8 @@
 package clitest
 
 import (
+	"slices"
+
 	"fmt"
 	"strconv"
 
@@ -28,7 +30,7 @@ func InMemory(w *computev1alpha.Workload, world World) ([]computev1alpha.Workloa
 	}
 	w.Generation = 1
 	w.CreationTimestamp = metav1.NewTime(Epoch.Add(-3 * 24 * 60 * 60e9))
-	targets := placement.Expand(w, placement.Targets(w, BoundCities(w)), nil)
+	targets := placement.Expand(w, placement.Targets(w, BoundCities(w), nil), nil)
 	wds := make([]computev1alpha.WorkloadDeployment, 0, len(targets))
 	var insts []computev1alpha.Instance
 	for _, t := range targets {
@@ -81,13 +83,13 @@ func InMemory(w *computev1alpha.Workload, world World) ([]computev1alpha.Workloa
 
 // BoundCities returns every city w's placements name, bound and ready.
 func BoundCities(w *computev1alpha.Workload) locations.Cities {
-	out := locations.Cities{}
+	var codes []string
 	for _, p := range w.Spec.Placements {
-		for _, code := range p.CityCodes {
-			out[code] = locations.City{Code: code, Ready: true}
-		}
+		codes = append(codes, p.CityCodes...)
+		codes = append(codes, placement.SelectedCityCodes(p.LocationSelector)...)
 	}
-	return out
+	slices.Sort(codes)
+	return locations.ReadyCities(LocationNamespace, slices.Compact(codes)...)
 }
 
 // CellConditions are the Available and Progressing conditions a cell
@@ -121,7 +123,7 @@ func WriteStatus(w *computev1alpha.Workload, wds []computev1alpha.WorkloadDeploy
 	}
 	in := workloadstatus.Input{Workload: w, Rollout: w.Status.Rollout, Settled: true, Now: metav1.NewTime(Epoch),
 		Revision: &revision.Current{Number: max(w.Status.CurrentRevision, 1), TemplateHash: names.TemplateHash(&w.Spec.Template)}}
-	for _, t := range placement.Targets(w, cities) {
+	for _, t := range placement.Targets(w, cities, wds) {
 		in.Cities = append(in.Cities, workloadstatus.City{Target: t, Deployment: byName[t.Name]})
 		delete(byName, t.Name)
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/placement"
 )
 
 // GetWorkload reads the workload name; a missing one is an error that
@@ -33,12 +34,32 @@ func (f *Factory) WorkloadError(err error, namespace, name string) error {
 	return fmt.Errorf("cannot read workload %s: %w", name, err)
 }
 
-// WorkloadCities returns the city codes of w's placements, sorted, once
-// each.
+// WorkloadCities returns the city codes of w's placements (PlacementCities
+// of each), sorted, once each.
 func WorkloadCities(w *computev1alpha.Workload) []string {
 	var out []string
-	for _, p := range w.Spec.Placements {
-		out = append(out, p.CityCodes...)
+	for i := range w.Spec.Placements {
+		out = append(out, PlacementCities(w, &w.Spec.Placements[i])...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// PlacementCities returns the city codes placement p of w reaches, sorted,
+// once each: the ones its spec names (cityCodes, or a locationSelector on
+// topology.datum.net/city-code) and the ones its status reports (the
+// cities of the Locations it named or selected).
+func PlacementCities(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement) []string {
+	out := slices.Concat(p.CityCodes, placement.SelectedCityCodes(p.LocationSelector))
+	for _, ps := range w.Status.Placements {
+		if ps.Name != p.Name {
+			continue
+		}
+		for _, c := range ps.Cities {
+			if c.CityCode != "" {
+				out = append(out, c.CityCode)
+			}
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -47,6 +47,14 @@ type Options struct {
 	// CityValues are the raw --city values; Cities the parsed codes.
 	CityValues []string
 	Cities     []string
+	// LocationValues are the raw --location values; Locations the parsed
+	// names.
+	LocationValues []string
+	Locations      []string
+	// LocationSelectorValues are the raw --location-selector values;
+	// LocationSelector the parsed labels.
+	LocationSelectorValues []string
+	LocationSelector       map[string]string
 	// Min and Max are --min and --max: instances per city.
 	Min, Max int32
 	// PortValues are the raw --port values; Ports the parsed ports.
@@ -153,7 +161,12 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	fl := cmd.Flags()
 	fl.StringVarP(&o.Filename, "filename", "f", "", "A Workload manifest (YAML or JSON) to apply; - reads standard input.")
 	fl.StringVar(&o.Image, "image", "", "Container image to run, e.g. ghcr.io/acme/web:1.2.")
-	fl.StringSliceVar(&o.CityValues, "city", nil, "Cities to run in, e.g. DFW,LHR (comma-separated or repeated).")
+	fl.StringSliceVar(&o.CityValues, "city", nil,
+		"Cities to run in, e.g. DFW,LHR (comma-separated or repeated): every Location of the project in those cities.")
+	fl.StringSliceVar(&o.LocationValues, "location", nil,
+		"Locations to run in, by name, e.g. gcp-us-south1-a (comma-separated or repeated).")
+	fl.StringSliceVar(&o.LocationSelectorValues, "location-selector", nil,
+		"Run in every Location of the project whose topology matches, e.g. topology.datum.net/region=us-south (KEY=VALUE, comma-separated or repeated).")
 	fl.Int32Var(&o.Min, "min", 1, "Instances per city.")
 	fl.Int32Var(&o.Max, "max", 0, "Most instances per city (optional; at least --min).")
 	fl.StringArrayVar(&o.PortValues, "port", nil, "A port the container listens on: [name:]port[/protocol], e.g. http:8080 (repeatable).")
@@ -201,6 +214,10 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	}
 	var err error
 	if o.Cities, err = ParseCities(o.CityValues); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	o.Locations = ParseLocations(o.LocationValues)
+	if o.LocationSelector, err = ParseLocationSelector(o.LocationSelectorValues); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	for _, v := range o.PortValues {
@@ -258,6 +275,9 @@ func (o *Options) Validate() error {
 		}
 	} else if o.Name == "" {
 		return cmdutil.UsageErrorf("deploy needs a workload: give NAME and --image, or -f FILE")
+	}
+	if where := (o.changed & whereChanges).flags(); len(where) > 1 {
+		return cmdutil.UsageErrorf("%s say where to run in different ways: give one of them", strings.Join(where, " and "))
 	}
 	if o.changed.has(changeMin) && (o.Min < 0 || o.Min > validation.MaxReplicas) {
 		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", validation.MaxReplicas, o.Min)
@@ -451,7 +471,19 @@ func (o *Options) validate(desired, existing *computev1alpha.Workload, cities lo
 	if slices.ContainsFunc(errs, func(e *field.Error) bool { return strings.Contains(e.Field, "instanceType") }) {
 		hints = append(hints, "Instance types: "+strings.Join(types.Names(), ", ")+" (datumctl-compute instance-types).")
 	}
-	return cmdutil.WithHints(fmt.Errorf("workload %s is not valid:\n%s", desired.Name, describeErrors(errs, o.manifest == nil)), hints...)
+	return cmdutil.WithHints(fmt.Errorf("workload %s is not valid:\n%s", desired.Name, describeErrors(errs, o.flagOf)), hints...)
+}
+
+// flagOf names the flag that set the field at path (flagOf), nil for a
+// manifest: its errors name fields.
+func (o *Options) flagOf(path string) string {
+	if o.manifest != nil {
+		return ""
+	}
+	if strings.Contains(path, ".locationSelector") && o.changed.has(changeCity) {
+		return "--city"
+	}
+	return flagOf(path)
 }
 
 // notReady lists the cities of desired that are enabled but whose location

@@ -5,11 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/plan"
 )
 
 // desired returns the workload to apply: the manifest, a new workload
@@ -62,8 +64,8 @@ func (o *Options) create(ns string) (*computev1alpha.Workload, error) {
 	if o.Image == "" {
 		missing = append(missing, "--image")
 	}
-	if len(o.Cities) == 0 {
-		missing = append(missing, "--city")
+	if !o.changed.has(whereChanges) {
+		missing = append(missing, "--city (or --location, --location-selector)")
 	}
 	if len(missing) > 0 {
 		return nil, cmdutil.UsageErrorf("workload %s does not exist yet: to create it, deploy needs %s",
@@ -91,8 +93,8 @@ func (o *Options) create(ns string) (*computev1alpha.Workload, error) {
 		return nil, err
 	}
 	applyPullSecrets(sb, o.PullSecrets)
-	p := computev1alpha.WorkloadPlacement{Name: placement, CityCodes: o.Cities,
-		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: o.Min}}
+	p := computev1alpha.WorkloadPlacement{Name: placement, ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: o.Min}}
+	o.applyWhere(&p)
 	o.applyScale(&p)
 	w.Spec.Placements = []computev1alpha.WorkloadPlacement{p}
 	return w, nil
@@ -112,9 +114,7 @@ func (o *Options) update(existing *computev1alpha.Workload) (*computev1alpha.Wor
 		if err != nil {
 			return nil, err
 		}
-		if o.changed.has(changeCity) {
-			p.CityCodes = o.Cities
-		}
+		o.applyWhere(p)
 		o.applyScale(p)
 	}
 	return w, nil
@@ -181,13 +181,34 @@ func (o *Options) placementOf(w *computev1alpha.Workload) (*computev1alpha.Workl
 	if i := slices.Index(names, o.Placement); i >= 0 {
 		return &w.Spec.Placements[i], nil
 	}
-	if !o.changed.has(changeCity) {
-		return nil, cmdutil.UsageErrorf("workload %s has no placement %q (it has %s): to add it, give --city too",
+	if !o.changed.has(whereChanges) {
+		return nil, cmdutil.UsageErrorf("workload %s has no placement %q (it has %s): to add it, give --city (or --location, --location-selector) too",
 			o.Name, o.Placement, strings.Join(names, ", "))
 	}
 	w.Spec.Placements = append(w.Spec.Placements, computev1alpha.WorkloadPlacement{Name: o.Placement,
 		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: o.Min}})
 	return &w.Spec.Placements[len(w.Spec.Placements)-1], nil
+}
+
+// applyWhere sets where p runs from the flag given, if any: --city as
+// cityCodes (which DefaultWorkload, like admission, rewrites into the
+// locationSelector on topology.datum.net/city-code), --location by name,
+// --location-selector by topology.
+func (o *Options) applyWhere(p *computev1alpha.WorkloadPlacement) {
+	if !o.changed.has(whereChanges) {
+		return
+	}
+	p.CityCodes, p.Locations, p.LocationSelector = nil, nil, nil
+	switch {
+	case o.changed.has(changeCity):
+		p.CityCodes = o.Cities
+	case o.changed.has(changeLocation):
+		for _, l := range o.Locations {
+			p.Locations = append(p.Locations, computev1alpha.PlacementLocation{Name: l})
+		}
+	default:
+		p.LocationSelector = &metav1.LabelSelector{MatchLabels: o.LocationSelector}
+	}
 }
 
 // applyScale sets the scale flags given on p.
@@ -234,12 +255,14 @@ func ports(ps []Port) []computev1alpha.NamedPort {
 	return out
 }
 
-// describeCities renders a placement's cities: "DFW ×2, LHR ×2".
+// describeCities renders where the placements run: "DFW ×2, LHR ×2",
+// "Location gcp-us-south1-a ×1".
 func describeCities(w *computev1alpha.Workload) string {
 	var parts []string
-	for _, p := range w.Spec.Placements {
-		for _, c := range p.CityCodes {
-			part := fmt.Sprintf("%s ×%d", c, p.ScaleSettings.MinReplicas)
+	for i := range w.Spec.Placements {
+		p := &w.Spec.Placements[i]
+		for _, place := range plan.Places(p) {
+			part := fmt.Sprintf("%s ×%d", strings.TrimPrefix(place, "city "), p.ScaleSettings.MinReplicas)
 			if len(w.Spec.Placements) > 1 {
 				part += " (" + p.Name + ")"
 			}

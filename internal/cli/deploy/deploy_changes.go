@@ -26,6 +26,8 @@ const (
 	changePullSecret
 	changeEnvFromSecretAll
 	changeEnvFromConfigMapAll
+	changeLocation
+	changeLocationSelector
 )
 
 // Groups of workload flags.
@@ -35,7 +37,9 @@ const (
 		changeEnvFromSecret | changeEnvFromConfigMap | changeMountSecret | changeMountConfigMap |
 		changeEnvFromSecretAll | changeEnvFromConfigMapAll
 	// placementChanges change a placement.
-	placementChanges = changeCity | changeMin | changeMax | changePolicy | changePlacement
+	placementChanges = whereChanges | changeMin | changeMax | changePolicy | changePlacement
+	// whereChanges say where a placement runs: one of them at a time.
+	whereChanges = changeCity | changeLocation | changeLocationSelector
 )
 
 // workloadFlag names the flag of a change.
@@ -48,7 +52,8 @@ type workloadFlag struct {
 // messages list them; -f excludes them.
 func workloadFlags() []workloadFlag {
 	return []workloadFlag{
-		{changeImage, "image"}, {changeCity, "city"}, {changeMin, "min"}, {changeMax, "max"},
+		{changeImage, "image"}, {changeCity, "city"}, {changeLocation, "location"},
+		{changeLocationSelector, "location-selector"}, {changeMin, "min"}, {changeMax, "max"},
 		{changePort, "port"}, {changeEnv, "env"}, {changeEnvFromSecret, "env-from-secret"},
 		{changeEnvFromConfigMap, "env-from-configmap"}, {changeEnvFromSecretAll, "env-from-secret-all"},
 		{changeEnvFromConfigMapAll, "env-from-configmap-all"}, {changeMountSecret, "mount-secret"},

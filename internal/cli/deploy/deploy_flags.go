@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -83,6 +84,42 @@ func ParseEnv(s string) (EnvChange, error) {
 		return EnvChange{}, fmt.Errorf("--env %q: use NAME=value to set a variable or NAME- to remove it", s)
 	}
 	return EnvChange{Name: name, Value: value}, nil
+}
+
+// ParseLocations splits --location values ("a,b", repeated) into Location
+// names, in order, once each.
+func ParseLocations(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, l := range strings.Split(v, ",") {
+			if l = strings.TrimSpace(l); l != "" && !slices.Contains(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// ParseLocationSelector parses --location-selector values ("k=v,k2=v2",
+// repeated) into the labels a Location's topology must carry.
+func ParseLocationSelector(values []string) (map[string]string, error) {
+	var out map[string]string
+	for _, v := range values {
+		for _, kv := range strings.Split(v, ",") {
+			if kv = strings.TrimSpace(kv); kv == "" {
+				continue
+			}
+			k, val, ok := strings.Cut(kv, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, fmt.Errorf("--location-selector %q is not KEY=VALUE: use e.g. topology.datum.net/city-code=DFW", kv)
+			}
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[strings.TrimSpace(k)] = strings.TrimSpace(val)
+		}
+	}
+	return out, nil
 }
 
 // ParseCities splits --city values ("DFW,LHR", repeated) into upper-case
@@ -216,6 +253,10 @@ func onlyComments(doc string) bool {
 // flagOf maps a field path of a Workload built from flags to the flag that
 // set it, so validation errors name what the user typed.
 func flagOf(path string) string {
+	if strings.Contains(path, ".locationSelector") {
+		// --city and --location-selector both write it.
+		return "--location-selector"
+	}
 	for _, m := range []struct{ prefix, flag string }{
 		{"metadata.name", "NAME"},
 		{"spec.placements", "--placement"},
@@ -226,6 +267,7 @@ func flagOf(path string) string {
 	}
 	rules := []struct{ contains, flag string }{
 		{".cityCodes", "--city"},
+		{".locations", "--location"},
 		{".scaleSettings.minReplicas", "--min"},
 		{".scaleSettings.maxReplicas", "--max"},
 		{".scaleSettings.instanceManagementPolicy", "--policy"},
@@ -255,10 +297,14 @@ func flagOf(path string) string {
 // describeErrors renders validation errors, one per line: with the flag
 // that set the field when the workload came from flags, with the field
 // path otherwise.
-func describeErrors(errs field.ErrorList, fromFlags bool) string {
+func describeErrors(errs field.ErrorList, flagOf func(path string) string) string {
 	lines := make([]string, 0, len(errs))
 	for _, e := range errs {
-		if fl := flagOf(e.Field); fromFlags && fl != "" {
+		if flagOf == nil {
+			lines = append(lines, "  "+e.Error())
+			continue
+		}
+		if fl := flagOf(e.Field); fl != "" {
 			detail := e.Detail
 			if detail == "" {
 				detail = e.ErrorBody()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -16,6 +17,7 @@ import (
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
 	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/webhook/validation"
 )
 
@@ -138,18 +140,20 @@ func TestDeployFlags(t *testing.T) {
 				t.Errorf("manifest %+v", o.manifest)
 			}
 		}},
-		"nothing to deploy is usage":       {nil, cmdutil.ExitUsage, nil},
-		"a manifest and flags is usage":    {[]string{"-f", manifest, "--image", "x"}, cmdutil.ExitUsage, nil},
-		"a name other than the manifest's": {[]string{"api", "-f", manifest}, cmdutil.ExitUsage, nil},
-		"a missing manifest is a failure":  {[]string{"-f", "/nonexistent.yaml"}, cmdutil.ExitFailure, nil},
-		"a bad port is usage":              {[]string{"web", "--port", "http"}, cmdutil.ExitUsage, nil},
-		"a bad env is usage":               {[]string{"web", "--env", "FOO"}, cmdutil.ExitUsage, nil},
-		"a bad city is usage":              {[]string{"web", "--city", "Dallas"}, cmdutil.ExitUsage, nil},
-		"a negative min is usage":          {[]string{"web", "--min", "-1"}, cmdutil.ExitUsage, nil},
-		"a max below min is usage":         {[]string{"web", "--min", "3", "--max", "2"}, cmdutil.ExitUsage, nil},
-		"an unknown policy is usage":       {[]string{"web", "--policy", "Random"}, cmdutil.ExitUsage, nil},
-		"a zero timeout is usage":          {[]string{"web", "--timeout", "0s"}, cmdutil.ExitUsage, nil},
-		"two names are usage":              {[]string{"web", "api"}, cmdutil.ExitUsage, nil},
+		"nothing to deploy is usage":               {nil, cmdutil.ExitUsage, nil},
+		"a malformed --location-selector is usage": {[]string{"web", "--location-selector", "region"}, cmdutil.ExitUsage, nil},
+		"--city and --location together is usage":  {[]string{"web", "--city", "DFW", "--location", "dfw-a"}, cmdutil.ExitUsage, nil},
+		"a manifest and flags is usage":            {[]string{"-f", manifest, "--image", "x"}, cmdutil.ExitUsage, nil},
+		"a name other than the manifest's":         {[]string{"api", "-f", manifest}, cmdutil.ExitUsage, nil},
+		"a missing manifest is a failure":          {[]string{"-f", "/nonexistent.yaml"}, cmdutil.ExitFailure, nil},
+		"a bad port is usage":                      {[]string{"web", "--port", "http"}, cmdutil.ExitUsage, nil},
+		"a bad env is usage":                       {[]string{"web", "--env", "FOO"}, cmdutil.ExitUsage, nil},
+		"a bad city is usage":                      {[]string{"web", "--city", "Dallas"}, cmdutil.ExitUsage, nil},
+		"a negative min is usage":                  {[]string{"web", "--min", "-1"}, cmdutil.ExitUsage, nil},
+		"a max below min is usage":                 {[]string{"web", "--min", "3", "--max", "2"}, cmdutil.ExitUsage, nil},
+		"an unknown policy is usage":               {[]string{"web", "--policy", "Random"}, cmdutil.ExitUsage, nil},
+		"a zero timeout is usage":                  {[]string{"web", "--timeout", "0s"}, cmdutil.ExitUsage, nil},
+		"two names are usage":                      {[]string{"web", "api"}, cmdutil.ExitUsage, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o, err := parse(t, tc.args...)
@@ -246,6 +250,21 @@ func TestFlagsBuildTheWorkload(t *testing.T) {
 					ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 1}})
 			},
 		},
+		"--location names the Locations and replaces the cities": {
+			args: []string{"web", "--location", "dfw-a,lhr-1", "--location", "dfw-a"}, existing: existing,
+			want: func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].CityCodes = nil
+				w.Spec.Placements[0].Locations = []computev1alpha.PlacementLocation{{Name: "dfw-a"}, {Name: "lhr-1"}}
+			},
+		},
+		"--location-selector selects by topology": {
+			args: []string{"web", "--location-selector", "topology.datum.net/region=us-south,tier=edge"}, existing: existing,
+			want: func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].CityCodes = nil
+				w.Spec.Placements[0].LocationSelector = &metav1.LabelSelector{MatchLabels: map[string]string{
+					"topology.datum.net/region": "us-south", "tier": "edge"}}
+			},
+		},
 		"several placements need --placement": {
 			args: []string{"web", "--min", "3"}, existing: clitest.NewWorkload("web").AddPlacement("eu", 1, "AMS").Build(),
 			wantErr: "choose one with --placement",
@@ -295,7 +314,7 @@ func TestValidationErrorsNameTheFlag(t *testing.T) {
 	want := "  --city LAX: city LAX is not enabled for this project; enabled cities: DFW, LHR\n" +
 		"  --image: must be a fully qualified image\n" +
 		"  spec.template.spec.volumes: Invalid value: \"x\": volumes are unused"
-	if diff := cmp.Diff(want, describeErrors(errs, true)); diff != "" {
+	if diff := cmp.Diff(want, describeErrors(errs, flagOf)); diff != "" {
 		t.Error(diff)
 	}
 }
@@ -306,7 +325,7 @@ func TestThePlan(t *testing.T) {
 	changed := newWeb.DeepCopy()
 	changed.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "ghcr.io/acme/web:1.1"
 	changed.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Env = []computev1alpha.EnvVar{{Name: "MODE", Value: "staging"}}
-	changed.Spec.Placements[0].CityCodes = []string{"DFW", "SIN"}
+	changed.Spec.Placements[0].LocationSelector = placement.CityCodesSelector([]string{"DFW", "SIN"})
 	changed.Spec.Placements[0].ScaleSettings.MinReplicas = 3
 	target := cmdutil.Target{Project: "p1"}
 	for name, tc := range map[string]struct {
@@ -331,7 +350,8 @@ func TestThePlan(t *testing.T) {
 
 func TestNotReadyCitiesAreNoted(t *testing.T) {
 	w := clitest.NewWorkload("web").Build()
-	cities := locations.Cities{"DFW": {Code: "DFW", Ready: true}, "LHR": {Code: "LHR"}}
+	cities := locations.ReadyCities("l", "DFW")
+	cities.Bind(locations.Location{CityCode: "LHR"})
 	if got := notReady(w, cities); len(got) != 1 || got[0] != "LHR" {
 		t.Errorf("got %v", got)
 	}

@@ -12,8 +12,11 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/placement"
 )
 
 // Change is one line of a plan.
@@ -65,16 +68,39 @@ func Compute(old, desired *computev1alpha.WorkloadSpec) Plan {
 func instances(spec *computev1alpha.WorkloadSpec) int32 {
 	var n int32
 	for _, p := range spec.Placements {
-		n += p.ScaleSettings.MinReplicas * int32(len(p.CityCodes))
+		n += p.ScaleSettings.MinReplicas * int32(len(Places(&p)))
 	}
 	return n
+}
+
+// Places names where a placement runs, for people: "city DFW" for each
+// city it names (cityCodes, a selector on topology.datum.net/city-code),
+// "Location NAME" for each Location it names, or "Locations matching
+// SELECTOR" for a selector on other topology. A city counts once even when
+// two of the project's Locations serve it.
+func Places(p *computev1alpha.WorkloadPlacement) []string {
+	var out []string
+	codes := slices.Concat(p.CityCodes, placement.SelectedCityCodes(p.LocationSelector))
+	slices.Sort(codes)
+	for _, c := range slices.Compact(codes) {
+		out = append(out, "city "+c)
+	}
+	for _, l := range p.Locations {
+		out = append(out, "Location "+l.Name)
+	}
+	if len(out) == 0 && p.LocationSelector != nil {
+		if sel, err := metav1.LabelSelectorAsSelector(p.LocationSelector); err == nil {
+			out = append(out, "Locations matching "+sel.String())
+		}
+	}
+	return out
 }
 
 // cityReplicas maps "placement/city" to the replicas wanted there.
 func cityReplicas(spec *computev1alpha.WorkloadSpec) map[[2]string]int32 {
 	out := map[[2]string]int32{}
 	for _, p := range spec.Placements {
-		for _, c := range p.CityCodes {
+		for _, c := range Places(&p) {
 			out[[2]string{p.Name, c}] = p.ScaleSettings.MinReplicas
 		}
 	}
@@ -112,11 +138,11 @@ func cityChanges(old, desired *computev1alpha.WorkloadSpec) []Change {
 		a, has := after[k]
 		switch {
 		case !had:
-			out = append(out, Change{"+", fmt.Sprintf("city %s: %s", label(k), cmdutil.Plural(int(a), "instance", "instances"))})
+			out = append(out, Change{"+", fmt.Sprintf("%s: %s", label(k), cmdutil.Plural(int(a), "instance", "instances"))})
 		case !has:
-			out = append(out, Change{"-", fmt.Sprintf("city %s: its %s are removed", label(k), cmdutil.Plural(int(b), "instance", "instances"))})
+			out = append(out, Change{"-", fmt.Sprintf("%s: its %s are removed", label(k), cmdutil.Plural(int(b), "instance", "instances"))})
 		case a != b:
-			out = append(out, Change{"~", fmt.Sprintf("city %s: %d → %d instances", label(k), b, a)})
+			out = append(out, Change{"~", fmt.Sprintf("%s: %d → %d instances", label(k), b, a)})
 		}
 	}
 	return out

@@ -189,9 +189,9 @@ func (o *Options) scaleCity(ctx context.Context, c *cmdutil.Clients, w *computev
 // citiesOf lists the cities of the named placements.
 func citiesOf(w *computev1alpha.Workload, placements []string) []string {
 	var out []string
-	for _, p := range w.Spec.Placements {
-		if slices.Contains(placements, p.Name) {
-			out = append(out, p.CityCodes...)
+	for i := range w.Spec.Placements {
+		if p := &w.Spec.Placements[i]; slices.Contains(placements, p.Name) {
+			out = append(out, cmdutil.PlacementCities(w, p)...)
 		}
 	}
 	slices.Sort(out)

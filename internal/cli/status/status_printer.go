@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -167,12 +168,13 @@ func (v *View) header() [][2]string {
 	return rows
 }
 
-// CityTable renders the cities as CITY, PLACEMENT, READY, UP-TO-DATE,
-// STATE.
+// CityTable renders the cities as CITY, LOCATION, PLACEMENT, READY,
+// UP-TO-DATE, STATE.
 func (v *View) CityTable() *cmdutil.Table {
-	t := cmdutil.NewTable("CITY", "PLACEMENT", "READY", "UP-TO-DATE", "STATE~")
+	t := cmdutil.NewTable("CITY", "LOCATION", "PLACEMENT", "READY", "UP-TO-DATE", "STATE~")
 	for _, c := range v.Cities {
-		t.AddRow(c.City, c.Placement, fmt.Sprintf("%d/%d", c.Ready, c.Desired), fmt.Sprintf("%d/%d", c.Updated, c.Desired), c.State)
+		t.AddRow(cmp.Or(c.City, "-"), cmp.Or(c.Location, "-"), c.Placement,
+			fmt.Sprintf("%d/%d", c.Ready, c.Desired), fmt.Sprintf("%d/%d", c.Updated, c.Desired), c.State)
 	}
 	return t
 }

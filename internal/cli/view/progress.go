@@ -68,6 +68,10 @@ const (
 type City struct {
 	// City is the city code.
 	City string `json:"city"`
+	// Location is the name of the Location the city's deployment runs in,
+	// when the placement reaches one (a city with two Locations has a City
+	// for each).
+	Location string `json:"location,omitempty"`
 	// Placement is the placement name.
 	Placement string `json:"placement"`
 	// Deployment is the WorkloadDeployment running the city, if any.
@@ -187,11 +191,19 @@ func Assess(s Snapshot, exp Expectation) Progress {
 	return p
 }
 
+// locationName is the name of l, empty for none.
+func locationName(l *computev1alpha.LocationReference) string {
+	if l == nil {
+		return ""
+	}
+	return l.Name
+}
+
 // assessCity puts the state the Workload's status reports for one city of
 // a placement into words, naming the worst of its instances when it is
 // not ready.
 func assessCity(placement string, cs computev1alpha.WorkloadCityStatus, instances []*computev1alpha.Instance, exp Expectation, now time.Time) City {
-	c := City{City: cs.CityCode, Placement: placement, Deployment: cs.DeploymentName,
+	c := City{City: cs.CityCode, Location: locationName(cs.Location), Placement: placement, Deployment: cs.DeploymentName,
 		Desired: cs.DesiredReplicas, Ready: cs.ReadyReplicas, Updated: cs.UpdatedReplicas, Replicas: cs.Replicas,
 		Reason: cs.Reason, Message: cs.Message, Wave: cs.Wave, Revision: cs.Revision, Rollout: string(cs.Rollout)}
 	if want, ok := exp.CityRestarts[cs.CityCode]; ok && !restartApplied(cs.RestartedAt, want) {

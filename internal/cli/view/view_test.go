@@ -109,7 +109,7 @@ func (wo *world) city(city string, states ...clitest.State) *world {
 	w := wo.snap.Workload
 	p := &w.Spec.Placements[0]
 	tpl := placement.CityTemplate(w, &w.Spec.Template, city)
-	wd := placement.Desired(w, p, city, names.WorkloadDeploymentName(w.Name, w.UID, p.Name, city), &tpl)
+	wd := placement.Desired(w, p, &placement.Target{Placement: p.Name, CityCode: city, Name: names.WorkloadDeploymentName(w.Name, w.UID, p.Name, city)}, &tpl)
 	wd.Generation, wd.Status.ObservedGeneration = 1, 1
 	hash := names.TemplateHash(&wd.Spec.Template)
 	wd.Status.TemplateHash = hash
@@ -212,7 +212,7 @@ func TestAssess(t *testing.T) {
 		},
 		"a city that is not enabled fails with the reason": {
 			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).cell(func(wo *world) {
-				wo.cities = locations.Cities{"DFW": {Code: "DFW", Ready: true}}
+				wo.cities = locations.ReadyCities(clitest.LocationNamespace, "DFW")
 			}),
 			wantLine: "DFW 2/2 ready · LHR 0/0 not enabled", wantHealth: HealthDegraded, wantFailure: computev1alpha.ReasonLocationNotBound,
 		},

@@ -65,8 +65,9 @@ func Desired(w *computev1alpha.Workload) int32 {
 		return w.Status.DesiredReplicas
 	}
 	var n int32
-	for _, p := range w.Spec.Placements {
-		n += p.ScaleSettings.MinReplicas * int32(len(p.CityCodes))
+	for i := range w.Spec.Placements {
+		p := &w.Spec.Placements[i]
+		n += p.ScaleSettings.MinReplicas * int32(len(cmdutil.PlacementCities(w, p)))
 	}
 	return n
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -139,6 +140,11 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 		return ctrl.Result{}, nil
 	}
 
+	if rewritten, err := rewriteCityCodes(ctx, c, w); rewritten || err != nil {
+		// The update brings the Workload back; a conflict retries.
+		return ctrl.Result{}, err
+	}
+
 	s, err := observe(ctx, c, w)
 	if err != nil {
 		return ctrl.Result{}, r.observationFailed(ctx, c, w, err)
@@ -155,7 +161,7 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	}
 	// One pass: the rollout is planned on the cities as observed, then
 	// each city's deployment is built once, with the revision it may run.
-	targets := placement.Targets(w, s.cities)
+	targets := placement.Targets(w, s.cities, s.deployments)
 	ro := r.planRollout(s, targets, current)
 	targets = placement.Expand(w, targets, ro.revisionOf)
 	// The revision is written while the deployments are: they carry the
@@ -192,6 +198,35 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	// A soak ending or a progress deadline passing changes the rollout
 	// without any object changing.
 	return ctrl.Result{RequeueAfter: ro.plan.RequeueAfter}, nil
+}
+
+// rewriteCityCodes rewrites the deprecated cityCodes of w's placements into
+// locationSelectors (placement.RewriteCityCodes), for Workloads stored
+// before admission did it, and reports whether it wrote. It changes where
+// nothing runs: the placement reads cityCodes as that selector already, and
+// the deployments keep their names. A refused write (a Workload admission
+// now finds invalid for another reason) is logged and the Workload keeps
+// running on its cityCodes; only a conflict is returned, to retry.
+func rewriteCityCodes(ctx context.Context, c client.Client, w *computev1alpha.Workload) (bool, error) {
+	rewritten := w.DeepCopy()
+	changed := false
+	for i := range rewritten.Spec.Placements {
+		changed = placement.RewriteCityCodes(&rewritten.Spec.Placements[i]) || changed
+	}
+	if !changed {
+		return false, nil
+	}
+	err := c.Update(ctx, rewritten)
+	switch {
+	case err == nil:
+		ctrl.LoggerFrom(ctx).Info("Rewrote the deprecated cityCodes of the Workload's placements into locationSelectors")
+		return true, nil
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		return false, client.IgnoreNotFound(err)
+	default:
+		ctrl.LoggerFrom(ctx).Info("Cannot rewrite the deprecated cityCodes into locationSelectors; the Workload keeps placing by them", "error", err.Error())
+		return false, nil
+	}
 }
 
 // observationFailed reports that what w's status depends on could not be

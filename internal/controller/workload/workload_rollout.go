@@ -50,8 +50,8 @@ type rollout struct {
 	// deployments (nil for a new city), by position.
 	cities   []cityrollout.City
 	existing []*computev1alpha.WorkloadDeployment
-	// placements and codes of each planned key.
-	placements, codes map[string]string
+	// planned are the targets planned, by key.
+	planned map[string]placement.Target
 	// numbers are the revision numbers by template hash.
 	numbers map[string]int64
 	// notes are messages for cities whose decision could not be applied
@@ -73,15 +73,14 @@ func (r *Reconciler) now() time.Time {
 func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *revision.Current) *rollout {
 	w := s.workload
 	ro := &rollout{
-		workload:   w,
-		now:        r.now(),
-		revisions:  s.revisions,
-		target:     names.TemplateHash(&w.Spec.Template),
-		index:      map[string]int{},
-		placements: map[string]string{},
-		codes:      map[string]string{},
-		numbers:    map[string]int64{},
-		notes:      map[string]string{},
+		workload:  w,
+		now:       r.now(),
+		revisions: s.revisions,
+		target:    names.TemplateHash(&w.Spec.Template),
+		index:     map[string]int{},
+		planned:   map[string]placement.Target{},
+		numbers:   map[string]int64{},
+		notes:     map[string]string{},
 	}
 	for i := range s.revisions {
 		rev := &s.revisions[i]
@@ -108,7 +107,7 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 		}
 		key := t.Key()
 		ro.index[key] = len(ro.cities)
-		ro.placements[key], ro.codes[key] = t.Placement, t.CityCode
+		ro.planned[key] = *t
 		ro.cities = append(ro.cities, observeCity(w, t, wd, ro.target))
 		ro.existing = append(ro.existing, wd)
 	}
@@ -129,7 +128,7 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 
 // observeCity reads one city's rollout state from its deployment.
 func observeCity(w *computev1alpha.Workload, t *placement.Target, wd *computev1alpha.WorkloadDeployment, target string) cityrollout.City {
-	c := cityrollout.City{Key: t.Key(), Code: t.CityCode}
+	c := cityrollout.City{Key: t.Key(), Name: t.Label(), Code: t.CityCode}
 	if wd == nil {
 		return c
 	}
@@ -275,7 +274,7 @@ func (ro *rollout) status(current *revision.Current) *computev1alpha.WorkloadRol
 	}
 	for _, d := range p.Cities {
 		cs := computev1alpha.CityRolloutStatus{
-			Placement: ro.placements[d.Key], CityCode: ro.codes[d.Key], Wave: int32(d.Wave),
+			Placement: ro.planned[d.Key].Placement, CityCode: ro.planned[d.Key].CityCode, Location: ro.planned[d.Key].Location.DeepCopy(), Wave: int32(d.Wave),
 			TemplateHash: d.Revision, Revision: ro.numbers[d.Revision], State: d.State,
 			Reason: d.Reason, Message: status.Truncate(cmp.Or(ro.notes[d.Key], d.Message)),
 		}
@@ -285,7 +284,8 @@ func (ro *rollout) status(current *revision.Current) *computev1alpha.WorkloadRol
 		out.Cities = append(out.Cities, cs)
 	}
 	slices.SortFunc(out.Cities, func(a, b computev1alpha.CityRolloutStatus) int {
-		return cmp.Or(cmp.Compare(a.Wave, b.Wave), cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(a.Placement, b.Placement))
+		return cmp.Or(cmp.Compare(a.Wave, b.Wave), cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(a.Placement, b.Placement),
+			cmp.Compare(placement.KeyOf(a.Placement, a.CityCode, a.Location), placement.KeyOf(b.Placement, b.CityCode, b.Location)))
 	})
 	return out
 }

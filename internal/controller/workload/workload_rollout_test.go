@@ -25,7 +25,7 @@ var rolloutNow = time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
 func rolloutScope(t *testing.T) (*scope, []placement.Target) {
 	t.Helper()
 	w := rolloutWorkload()
-	cities := locations.Cities{"DFW": {Code: "DFW", Ready: true}, "LHR": {Code: "LHR", Ready: true}}
+	cities := locations.ReadyCities("l", "DFW", "LHR")
 
 	// Revision 1 (1.0) as the history holds it, and the deployments at 1.0.
 	var revs []appsv1.ControllerRevision
@@ -36,7 +36,7 @@ func rolloutScope(t *testing.T) (*scope, []placement.Target) {
 	revs = append(revs, *plan.Create)
 	old := names.TemplateHash(&w.Spec.Template)
 	var wds []computev1alpha.WorkloadDeployment
-	for _, tg := range placement.Expand(w, placement.Targets(w, cities), nil) {
+	for _, tg := range placement.Expand(w, placement.Targets(w, cities, nil), nil) {
 		wd := tg.Desired.DeepCopy()
 		wd.Generation, wd.Status.ObservedGeneration = 1, 1
 		wd.Annotations = map[string]string{computev1alpha.RevisionHashAnnotation: old,
@@ -54,7 +54,7 @@ func rolloutScope(t *testing.T) (*scope, []placement.Target) {
 		t.Fatal(err)
 	}
 	revs = append(revs, *plan.Create)
-	return &scope{workload: w, cities: cities, deployments: wds, revisions: revs}, placement.Targets(w, cities)
+	return &scope{workload: w, cities: cities, deployments: wds, revisions: revs}, placement.Targets(w, cities, wds)
 }
 
 // rolloutWorkload is a Workload at image 1.0 in DFW and LHR, rolled out in
@@ -65,7 +65,7 @@ func rolloutWorkload() *computev1alpha.Workload {
 	w.Spec.Template.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{
 		Containers: []computev1alpha.SandboxContainer{{Name: "app", Image: "app:1.0"}},
 	}
-	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", CityCodes: []string{"DFW", "LHR"},
+	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", LocationSelector: placement.CityCodesSelector([]string{"DFW", "LHR"}),
 		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2}}}
 	w.Spec.Rollout = &computev1alpha.WorkloadRollout{Strategy: computev1alpha.WavesCityRollout,
 		Waves: []computev1alpha.RolloutWave{{CityCodes: []string{"DFW"}}, {CityCodes: []string{"LHR"}}}}

@@ -253,13 +253,22 @@ func linkingLabels(wd *computev1alpha.WorkloadDeployment) map[string]string {
 	}
 }
 
+// locationOf is the Location wd runs in: its spec.locationRef, else the
+// cell's own Location (deployments from before placement by Location).
+func (r *Reconciler) locationOf(wd *computev1alpha.WorkloadDeployment) *computev1alpha.LocationReference {
+	if wd.Spec.LocationRef != nil {
+		return wd.Spec.LocationRef.DeepCopy()
+	}
+	return r.Location.DeepCopy()
+}
+
 // patchStatus writes the status computed from what was observed, only when
 // it changed. ObservedGeneration advances only when the reconcile
 // succeeded.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a instanceplan.Assessment, succeeded bool) error {
 	now := metav1.NewTime(r.Clock.Now())
 	st := computeStatus(s.wd, s.instances, a, now)
-	st.Location = r.Location.DeepCopy()
+	st.Location = r.locationOf(s.wd)
 	if succeeded {
 		st.ObservedGeneration = s.wd.Generation
 	}

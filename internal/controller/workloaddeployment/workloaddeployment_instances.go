@@ -295,7 +295,7 @@ func (r *Reconciler) newInstance(s *scope, in instanceplan.Intent) *computev1alp
 	maps.Copy(labels, in.Labels)
 
 	spec := tpl.Spec.DeepCopy()
-	spec.Location = r.Location.DeepCopy()
+	spec.Location = r.locationOf(s.wd)
 	spec.Controller = &computev1alpha.InstanceController{TemplateHash: s.input.TemplateHash}
 	for _, g := range schedulingGates(r.SchedulingGates, tpl) {
 		spec.Controller.SchedulingGates = append(spec.Controller.SchedulingGates, computev1alpha.SchedulingGate{Name: g})

@@ -98,11 +98,7 @@ func configMap(name, source string) computev1alpha.InstanceVolume {
 
 // bound returns an environment with the given cities bound.
 func bound(codes ...string) Environment {
-	c := locations.Cities{}
-	for _, code := range codes {
-		c[code] = locations.City{Code: code, Ready: true}
-	}
-	return Environment{Cities: c, InstanceTypes: standardTypes()}
+	return Environment{Cities: locations.ReadyCities("l", codes...), InstanceTypes: standardTypes()}
 }
 
 // standardTypes is a catalog like Datum's standard set

@@ -6,6 +6,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
+	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
 )
 
@@ -27,6 +28,7 @@ func DefaultWorkload(w *computev1alpha.Workload) {
 	}
 	for i := range w.Spec.Placements {
 		p := &w.Spec.Placements[i]
+		placement.RewriteCityCodes(p)
 		if p.ScaleSettings.InstanceManagementPolicy == "" {
 			p.ScaleSettings.InstanceManagementPolicy = computev1alpha.OrderedReadyInstanceManagementPolicy
 		}

@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/placement"
 )
 
 // Bounds of spec.rollout.
@@ -24,16 +26,13 @@ var percentPattern = regexp.MustCompile(`^([1-9][0-9]?|100)%$`)
 
 // validateRollout validates spec.rollout: the strategy's own fields, and
 // that every city it names is a city of a placement.
-func validateRollout(w *computev1alpha.Workload) field.ErrorList {
+func validateRollout(w *computev1alpha.Workload, env Environment) field.ErrorList {
 	r := w.Spec.Rollout
 	if r == nil {
 		return nil
 	}
 	path := field.NewPath("spec", "rollout")
-	cities := sets.New[string]()
-	for _, p := range w.Spec.Placements {
-		cities.Insert(p.CityCodes...)
-	}
+	cities := workloadCities(w, env)
 	var errs field.ErrorList
 	switch r.Strategy {
 	case "", computev1alpha.AllAtOnceCityRollout, computev1alpha.WavesCityRollout, computev1alpha.CanaryCityRollout:
@@ -45,6 +44,28 @@ func validateRollout(w *computev1alpha.Workload) field.ErrorList {
 	errs = append(errs, validateCanary(r, cities, path.Child("canary"))...)
 	errs = append(errs, validateCityCount(r.MaxUnavailableCities, path.Child("maxUnavailableCities"))...)
 	return append(errs, validateRolloutPolicy(r, path)...)
+}
+
+// workloadCities are the cities w's placements reach: the ones they name
+// (cityCodes, a city-code selector) and the cities of the bound Locations
+// they reach; nil when that cannot be known (offline validation of a
+// placement that does not name its cities), which turns the check off.
+func workloadCities(w *computev1alpha.Workload, env Environment) sets.Set[string] {
+	cities := sets.New[string]()
+	for i := range w.Spec.Placements {
+		p := &w.Spec.Placements[i]
+		named := slices.Concat(p.CityCodes, placement.SelectedCityCodes(p.LocationSelector))
+		if env.SkipCityBindings && len(named) == 0 {
+			return nil
+		}
+		cities.Insert(named...)
+	}
+	for _, t := range placement.Targets(w, env.Cities, nil) {
+		if t.CityCode != "" {
+			cities.Insert(t.CityCode)
+		}
+	}
+	return cities
 }
 
 // validateWaves validates spec.rollout.waves: set with strategy Waves
@@ -71,7 +92,7 @@ func validateWaves(r *computev1alpha.WorkloadRollout, cities sets.Set[string], w
 				errs = append(errs, field.Invalid(cp.Index(j), code, "must be a three-letter upper-case city code, e.g. DFW"))
 			case dup:
 				errs = append(errs, field.Invalid(cp.Index(j), code, fmt.Sprintf("city %s is already in wave %d: a city is rolled in one wave", code, first+1)))
-			case !cities.Has(code):
+			case cities != nil && !cities.Has(code):
 				errs = append(errs, field.Invalid(cp.Index(j), code, notACity(cities, code)))
 			default:
 				inWave[code] = i
@@ -96,7 +117,7 @@ func validateCanary(r *computev1alpha.WorkloadRollout, cities sets.Set[string], 
 	case c.CityCode == "":
 	case !cityCodePattern.MatchString(c.CityCode):
 		errs = append(errs, field.Invalid(cp.Child("cityCode"), c.CityCode, "must be a three-letter upper-case city code, e.g. DFW"))
-	case !cities.Has(c.CityCode):
+	case cities != nil && !cities.Has(c.CityCode):
 		errs = append(errs, field.Invalid(cp.Child("cityCode"), c.CityCode, notACity(cities, c.CityCode)))
 	}
 	return append(errs, validateCityCount(c.WaveSize, cp.Child("waveSize"))...)

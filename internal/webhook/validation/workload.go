@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -15,6 +17,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/placement"
 )
 
 // Bounds of a Workload spec.
@@ -102,7 +105,7 @@ func validateSpec(w *computev1alpha.Workload, old *computev1alpha.Workload, env 
 	errs = append(errs, validatePlacements(w, old, env)...)
 	errs = append(errs, validateTemplate(&w.Spec.Template, w.Namespace, spec.Child("template"))...)
 	errs = append(errs, validateInstanceType(w, old, env)...)
-	errs = append(errs, validateRollout(w)...)
+	errs = append(errs, validateRollout(w, env)...)
 	return errs
 }
 
@@ -117,22 +120,129 @@ func validatePlacements(w *computev1alpha.Workload, old *computev1alpha.Workload
 		errs = append(errs, field.TooMany(path, n, MaxPlacements))
 	}
 
-	grandfathered := sets.New[string]()
-	if old != nil {
-		for _, p := range old.Spec.Placements {
-			grandfathered.Insert(p.CityCodes...)
-		}
-	}
+	grandfathered := grandfatheredPlaces(old)
 	seen := sets.New[string]()
 	for i := range w.Spec.Placements {
 		p := &w.Spec.Placements[i]
 		pp := path.Index(i)
 		errs = append(errs, validateItemName(p.Name, pp.Child("name"), seen, "every placement needs a name", utilvalidation.IsDNS1123Label)...)
-		errs = append(errs, validateCityCodes(w, p, pp.Child("cityCodes"), grandfathered, env)...)
+		errs = append(errs, validateWhere(w, p, pp, grandfathered, env)...)
 		errs = append(errs, validateScaleSettings(&p.ScaleSettings, pp.Child("scaleSettings"))...)
 		if rs := p.RolloutStrategy; rs != nil && rs.MaxUnavailable != nil && (*rs.MaxUnavailable < 1 || *rs.MaxUnavailable > MaxReplicas) {
 			errs = append(errs, field.Invalid(pp.Child("rolloutStrategy", "maxUnavailable"), *rs.MaxUnavailable,
 				fmt.Sprintf("must be between 1 and %d", MaxReplicas)))
+		}
+	}
+	return errs
+}
+
+// grandfatheredPlaces are the city codes and Location names old already
+// placed in: a Workload keeps them after they are unbound.
+func grandfatheredPlaces(old *computev1alpha.Workload) sets.Set[string] {
+	out := sets.New[string]()
+	if old == nil {
+		return out
+	}
+	for i := range old.Spec.Placements {
+		p := &old.Spec.Placements[i]
+		out.Insert(p.CityCodes...)
+		out.Insert(placement.SelectedCityCodes(p.LocationSelector)...)
+		for _, l := range p.Locations {
+			out.Insert(l.Name)
+		}
+	}
+	return out
+}
+
+// validateWhere validates where a placement runs: exactly one of
+// locations, locationSelector and the deprecated cityCodes (which admission
+// rewrites into a locationSelector when they are valid).
+func validateWhere(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, pp *field.Path,
+	grandfathered sets.Set[string], env Environment) field.ErrorList {
+	var set []string
+	if len(p.Locations) > 0 {
+		set = append(set, "locations")
+	}
+	if p.LocationSelector != nil {
+		set = append(set, "locationSelector")
+	}
+	if len(p.CityCodes) > 0 {
+		set = append(set, "cityCodes")
+	}
+	switch {
+	case len(set) == 0:
+		return field.ErrorList{field.Required(pp.Child("locations"),
+			"exactly one of locations or locationSelector is required: name the Locations to run in (locations: [{name: <location>}]) "+
+				"or select them (locationSelector: {matchLabels: {topology.datum.net/city-code: DFW}})")}
+	case len(set) > 1:
+		return field.ErrorList{field.Forbidden(pp.Child(set[1]),
+			fmt.Sprintf("exactly one of locations or locationSelector may be set (cityCodes is their deprecated spelling); this placement sets %s",
+				strings.Join(set, " and ")))}
+	case len(p.CityCodes) > 0:
+		return validateCityCodes(w, p, pp.Child("cityCodes"), grandfathered, env)
+	case p.LocationSelector != nil:
+		return validateLocationSelector(w, p.LocationSelector, pp.Child("locationSelector"), grandfathered, env)
+	}
+	return validateLocations(w, p.Locations, pp.Child("locations"), grandfathered, env)
+}
+
+// validateLocations validates the Locations a placement names: valid,
+// distinct names, each bound to the project unless the Workload already
+// ran there.
+func validateLocations(w *computev1alpha.Workload, locs []computev1alpha.PlacementLocation, path *field.Path,
+	grandfathered sets.Set[string], env Environment) field.ErrorList {
+	var errs field.ErrorList
+	if n := len(locs); n > MaxCityCodes {
+		errs = append(errs, field.TooMany(path, n, MaxCityCodes))
+	}
+	bound := sets.New[string]()
+	for _, l := range env.Cities.All() {
+		bound.Insert(l.Ref.Name)
+	}
+	seen := sets.New[string]()
+	for j, l := range locs {
+		np := path.Index(j).Child("name")
+		switch msgs := utilvalidation.IsDNS1123Subdomain(l.Name); {
+		case l.Name == "":
+			errs = append(errs, field.Required(np, "the name of a Location bound to the project, e.g. gcp-us-south1-a"))
+		case len(msgs) > 0:
+			errs = append(errs, field.Invalid(np, l.Name, strings.Join(msgs, "; ")))
+		case seen.Has(l.Name):
+			errs = append(errs, field.Duplicate(np, l.Name))
+		case env.SkipCityBindings || grandfathered.Has(l.Name) || bound.Has(l.Name):
+		default:
+			errs = append(errs, field.Invalid(np, l.Name, notBoundLocationMessage(l.Name, w.Namespace, env.Cities)))
+		}
+		seen.Insert(l.Name)
+	}
+	return errs
+}
+
+// notBoundLocationMessage says that a Location is not bound and which are.
+func notBoundLocationMessage(name, namespace string, cities locations.Cities) string {
+	if len(cities) == 0 {
+		return fmt.Sprintf("Location %s is not bound to this project: no Locations are bound yet "+
+			"(no LocationBinding in namespace %s); ask your platform operator to bind one", name, namespace)
+	}
+	return fmt.Sprintf("Location %s is not bound to this project; bound Locations: %s", name, cities.DescribeLocations())
+}
+
+// validateLocationSelector validates a placement's locationSelector: a
+// valid selector that constrains something (an empty one would match
+// every Location), whose city codes, when it names some, are bound.
+func validateLocationSelector(w *computev1alpha.Workload, ls *metav1.LabelSelector, path *field.Path,
+	grandfathered sets.Set[string], env Environment) field.ErrorList {
+	if len(ls.MatchLabels) == 0 && len(ls.MatchExpressions) == 0 {
+		return field.ErrorList{field.Invalid(path, "{}",
+			"an empty selector would match every Location and is refused: select by topology, e.g. matchLabels: {topology.datum.net/city-code: DFW}")}
+	}
+	errs := metav1validation.ValidateLabelSelector(ls, metav1validation.LabelSelectorValidationOptions{}, path)
+	if len(errs) > 0 || env.SkipCityBindings {
+		return errs
+	}
+	for _, code := range placement.SelectedCityCodes(ls) {
+		if _, ok := env.Cities[code]; !ok && !grandfathered.Has(code) {
+			errs = append(errs, field.Invalid(path, code, notEnabledMessage(code, w.Namespace, env.Cities)))
 		}
 	}
 	return errs

@@ -56,9 +56,60 @@ func TestValidateWorkloadCreate(t *testing.T) {
 			workload: makeWorkload().with(func(w *computev1alpha.Workload) { w.Spec.Placements[0].Name = "Edge!" }).build(),
 			want:     []violation{{field.ErrorTypeInvalid, "spec.placements[0].name"}},
 		},
-		"a placement without cities is rejected": {
+		"a placement that says nothing about where is rejected": {
 			workload: makeWorkload().with(func(w *computev1alpha.Workload) { w.Spec.Placements[0].CityCodes = nil }).build(),
-			want:     []violation{{field.ErrorTypeRequired, "spec.placements[0].cityCodes"}},
+			want:     []violation{{field.ErrorTypeRequired, "spec.placements[0].locations"}},
+		},
+		"bound Locations by name are accepted": {
+			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].CityCodes = nil
+				w.Spec.Placements[0].Locations = []computev1alpha.PlacementLocation{{Name: "dfw"}, {Name: "sin"}}
+			}).build(),
+		},
+		"a Location that is not bound, a duplicate and a malformed name are rejected": {
+			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].CityCodes = nil
+				w.Spec.Placements[0].Locations = []computev1alpha.PlacementLocation{{Name: "dfw"}, {Name: "gcp-us-south1-a"}, {Name: "dfw"}, {Name: "Bad_Name"}}
+			}).build(),
+			want: []violation{
+				{field.ErrorTypeInvalid, "spec.placements[0].locations[1].name"},
+				{field.ErrorTypeDuplicate, "spec.placements[0].locations[2].name"},
+				{field.ErrorTypeInvalid, "spec.placements[0].locations[3].name"},
+			},
+		},
+		"a selector on topology is accepted": {
+			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].CityCodes = nil
+				w.Spec.Placements[0].LocationSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"topology.datum.net/region": "us"}}
+			}).build(),
+		},
+		"an empty selector is rejected": {
+			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].CityCodes = nil
+				w.Spec.Placements[0].LocationSelector = &metav1.LabelSelector{}
+			}).build(),
+			want: []violation{{field.ErrorTypeInvalid, "spec.placements[0].locationSelector"}},
+		},
+		"a selector naming a city that is not bound is rejected": {
+			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].CityCodes = nil
+				w.Spec.Placements[0].LocationSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"topology.datum.net/city-code": "NRT"}}
+			}).build(),
+			want: []violation{{field.ErrorTypeInvalid, "spec.placements[0].locationSelector"}},
+		},
+		"a malformed selector is rejected": {
+			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].CityCodes = nil
+				w.Spec.Placements[0].LocationSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+					Key: "topology.datum.net/region", Operator: "Near"}}}
+			}).build(),
+			want: []violation{{field.ErrorTypeInvalid, "spec.placements[0].locationSelector.matchExpressions[0].operator"}},
+		},
+		"locations and a selector together are rejected": {
+			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].Locations = []computev1alpha.PlacementLocation{{Name: "dfw"}}
+			}).build(),
+			want: []violation{{field.ErrorTypeForbidden, "spec.placements[0].cityCodes"}},
 		},
 		"a malformed city code is rejected": {
 			workload: makeWorkload().with(func(w *computev1alpha.Workload) { w.Spec.Placements[0].CityCodes[1] = "lhr" }).build(),
