@@ -125,6 +125,7 @@ func TestRolesCoverEveryMarker(t *testing.T) {
 // the hub holds its hub permissions through compute-federation).
 var markerRoles = map[string][]string{
 	"internal/controller/workload":           {"management"},
+	"internal/controller/instancetype":       {"management"},
 	"internal/controller/companions":         {"management", "federation"},
 	"internal/webhook":                       {"management"},
 	"internal/projects":                      {"management"},
