@@ -65,9 +65,9 @@ func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *test
 	want := map[string]counts{
 		// Datum's current samples: by Location name (gcp-us-south1-a, in
 		// DFW) and by a selector on DFW, which reaches both DFW Locations.
-		"datum-sandbox-locations": {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
-		"datum-vm-locations":      {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
-		"datum-location-selector": {deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2},
+		"datum-sandbox-locations":  {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"datum-vm-locations":       {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"datum-location-selector":  {deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2},
 		"sandbox-volumes-env":      {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
 		"sandbox-envfrom-security": {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
 		"vm-boot-disk":             {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
