@@ -148,6 +148,7 @@ var (
 	workloads     = schema.GroupVersionResource{Group: "compute.datumapis.com", Version: "v1alpha", Resource: "workloads"}
 	wds           = schema.GroupVersionResource{Group: "compute.datumapis.com", Version: "v1alpha", Resource: "workloaddeployments"}
 	instances     = schema.GroupVersionResource{Group: "compute.datumapis.com", Version: "v1alpha", Resource: "instances"}
+	instanceTypes = schema.GroupVersionResource{Group: "compute.datumapis.com", Version: "v1alpha", Resource: "instancetypes"}
 	policies      = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "propagationpolicies"}
 	namespaces    = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	secrets       = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -155,7 +156,7 @@ var (
 	grants        = schema.GroupVersionResource{Group: "quota.miloapis.com", Version: "v1alpha1", Resource: "resourcegrants"}
 	buckets       = schema.GroupVersionResource{Group: "quota.miloapis.com", Version: "v1alpha1", Resource: "allowancebuckets"}
 	entitlements  = schema.GroupVersionResource{Group: "services.miloapis.com", Version: "v1alpha1", Resource: "serviceentitlements"}
-	kindsOf       = map[string]string{"workloads": "Workload", "workloaddeployments": "WorkloadDeployment", "instances": "Instance", "propagationpolicies": "PropagationPolicy", "namespaces": "Namespace", "secrets": "Secret", "resourceclaims": "ResourceClaim", "resourcegrants": "ResourceGrant", "allowancebuckets": "AllowanceBucket", "serviceentitlements": "ServiceEntitlement"}
+	kindsOf       = map[string]string{"workloads": "Workload", "workloaddeployments": "WorkloadDeployment", "instances": "Instance", "instancetypes": "InstanceType", "propagationpolicies": "PropagationPolicy", "namespaces": "Namespace", "secrets": "Secret", "resourceclaims": "ResourceClaim", "resourcegrants": "ResourceGrant", "allowancebuckets": "AllowanceBucket", "serviceentitlements": "ServiceEntitlement"}
 	allow, forbid = true, false
 )
 
