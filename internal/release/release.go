@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,6 +97,9 @@ type Result struct {
 	Bundles []string
 	// ImagesFile lists "<binary> <ref by digest>" per line.
 	ImagesFile string
+	// InstanceTypes is dist/instancetypes.yaml, config/instancetypes
+	// rendered (empty when the tree has none).
+	InstanceTypes string
 }
 
 func (o *Options) validate() error {
@@ -183,8 +187,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if res.Bundles, err = RenderBundles(ctx, o.Kustomize, o.ConfigDir, o.Dist, overlays, pins); err != nil {
 		return nil, err
 	}
-	for _, b := range res.Bundles {
-		o.logf("bundle %s", b)
+	// The InstanceType catalog: no images, applied to the hub and every
+	// project plane after the bundles (docs/install.md).
+	if _, err := os.Stat(filepath.Join(o.ConfigDir, "instancetypes", "kustomization.yaml")); err == nil {
+		out, err := kustomizeRun(ctx, o.Kustomize, filepath.Join(o.ConfigDir, "instancetypes"), "build", ".")
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build config/instancetypes: %w\n%s", err, out)
+		}
+		res.InstanceTypes = filepath.Join(o.Dist, "instancetypes.yaml")
+		if err := os.WriteFile(res.InstanceTypes, out, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range append(slices.Clone(res.Bundles), res.InstanceTypes) {
+		if b != "" {
+			o.logf("bundle %s", b)
+		}
 	}
 	return res, nil
 }

@@ -141,6 +141,14 @@ func TestReleaseDryRun(t *testing.T) {
 		for _, o := range overlayPlanes {
 			apply(t, o.plane, o.overlay, readBundle(t, dist, o.overlay), true)
 		}
+		// The InstanceType catalog goes to the hub and the project planes
+		// after the bundles that install its CRD; the project plane's copy
+		// passes compute's admission webhook, which needs a running
+		// compute-manager this suite does not start, so it goes to the hub.
+		if res.InstanceTypes != filepath.Join(dist, "instancetypes.yaml") {
+			t.Errorf("InstanceTypes bundle %q, want dist/instancetypes.yaml", res.InstanceTypes)
+		}
+		apply(t, hub, "instancetypes", readBundle(t, dist, "instancetypes"), false)
 		for _, o := range overlays {
 			if !slices.ContainsFunc(overlayPlanes, func(p struct {
 				overlay, plane string
