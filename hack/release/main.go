@@ -71,8 +71,9 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: --created %q must be Unix seconds (git log -1 --format=%%ct)", errUsage, *created)
 	}
-	var plats []v1.Platform
-	for _, p := range strings.Split(*platforms, ",") {
+	platformList := strings.Split(*platforms, ",")
+	plats := make([]v1.Platform, 0, len(platformList))
+	for _, p := range platformList {
 		plat, err := v1.ParsePlatform(p)
 		if err != nil {
 			return fmt.Errorf("%w: --platforms %q: %w", errUsage, p, err)

@@ -17,7 +17,7 @@ import (
 // artifact usage").
 const (
 	emptyMediaType types.MediaType = "application/vnd.oci.empty.v1+json"
-	emptyJSON                      = "{}"
+	emptyJSON      string          = "{}"
 )
 
 // artifactManifest is an OCI 1.1 image manifest carrying one file as an
@@ -47,7 +47,7 @@ func (a rawArtifact) MediaType() (types.MediaType, error) { return types.OCIMani
 func PushReferrer(repo name.Repository, subject v1.Descriptor, mediaType types.MediaType, title string, data []byte, annotations map[string]string, opts ...remote.Option) (v1.Hash, error) {
 	config := static.NewLayer([]byte(emptyJSON), emptyMediaType)
 	layer := static.NewLayer(data, mediaType)
-	var descs []v1.Descriptor
+	descs := make([]v1.Descriptor, 0, 2)
 	for _, l := range []v1.Layer{config, layer} {
 		if err := remote.WriteLayer(repo, l, opts...); err != nil {
 			return v1.Hash{}, fmt.Errorf("failed to push a blob of %s to %s: %w", title, repo, err)

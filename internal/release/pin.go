@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -46,7 +47,7 @@ func RenderBundles(ctx context.Context, kustomize, configDir, distDir string, ov
 	if err := os.MkdirAll(distDir, 0o755); err != nil {
 		return nil, err
 	}
-	var written []string
+	written := make([]string, 0, len(overlays))
 	for _, o := range overlays {
 		dir := filepath.Join(copyDir, "overlays", o)
 		if _, err := os.Stat(filepath.Join(dir, "kustomization.yaml")); err != nil {
@@ -99,13 +100,12 @@ func Overlays(configDir string) ([]string, error) {
 func kustomizeRun(ctx context.Context, kustomize, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, kustomize, args...)
 	cmd.Dir = dir
-	var stderr []byte
 	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = ee.Stderr
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		return ee.Stderr, err
 	}
 	if err != nil {
-		return stderr, err
+		return nil, err
 	}
 	return out, nil
 }

@@ -167,7 +167,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	res := &Result{}
-	var pins []Pin
+	pins := make([]Pin, 0, len(o.Binaries))
 	for _, b := range o.Binaries {
 		img, err := o.publish(ctx, work, b)
 		if err != nil {
@@ -215,8 +215,8 @@ func (o *Options) publish(ctx context.Context, work, binary string) (*Image, err
 			Source: images.SourceURL, Created: o.Created}
 	}
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	var adds []mutate.IndexAddendum
-	var built []BuiltBinary
+	adds := make([]mutate.IndexAddendum, 0, len(o.Platforms))
+	built := make([]BuiltBinary, 0, len(o.Platforms))
 	for _, p := range o.Platforms {
 		bin, err := images.GoBuild(ctx, o.ModuleDir, work, binary, p, o.Version, o.Revision)
 		if err != nil {
