@@ -31,7 +31,7 @@ var layers = []struct {
 	}},
 	{"controllers and webhooks", []string{"internal/controller/", "internal/standin/", "internal/provider/", "internal/webhook"}},
 	{"role wiring", []string{"internal/manager/"}},
-	{"programs' insides", []string{"internal/manager", "internal/local/platform", "internal/local/cmd", "internal/cli", "internal/images"}},
+	{"programs' insides", []string{"internal/manager", "internal/local/platform", "internal/local/cmd", "internal/cli", "internal/images", "internal/release"}},
 	{"programs, tools and tests", []string{"cmd/", "hack/", "test/", "config/"}},
 }
 

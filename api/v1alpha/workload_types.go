@@ -96,6 +96,9 @@ type WorkloadSpec struct {
 // names (locations) or the ones whose topology it selects
 // (locationSelector). Exactly one of the two is set; cityCodes, the
 // spelling from before Locations, is rewritten into a locationSelector.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.locations) && size(self.locations) > 0) || has(self.locationSelector) || (has(self.cityCodes) && size(self.cityCodes) > 0)",message="exactly one of locations or locationSelector is required"
+// +kubebuilder:validation:XValidation:rule="!(has(self.locations) && size(self.locations) > 0 && has(self.locationSelector))",message="exactly one of locations or locationSelector may be set"
 type WorkloadPlacement struct {
 	// Name of the placement, unique within the Workload.
 	//

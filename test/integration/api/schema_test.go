@@ -197,9 +197,16 @@ func TestSchemaAcceptsAndRejects(t *testing.T) {
 			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{set("spec.placements[0].cityCodes", []any{"dfw"})},
 			wantField: "spec.placements[0].cityCodes[0]", wantText: "should match",
 		},
-		"a workload with no city codes is rejected": {
+		"a placement that says nothing about where is rejected": {
 			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{set("spec.placements[0].cityCodes", []any{})},
-			wantField: "spec.placements[0].cityCodes", wantText: "at least 1 items",
+			wantField: "spec.placements[0]", wantText: "exactly one of locations or locationSelector is required",
+		},
+		"a placement with locations and a selector is rejected": {
+			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{
+				set("spec.placements[0].locations", []any{map[string]any{"name": "dfw"}}),
+				set("spec.placements[0].locationSelector", map[string]any{"matchLabels": map[string]any{"topology.datum.net/city-code": "DFW"}}),
+			},
+			wantField: "spec.placements[0]", wantText: "exactly one of locations or locationSelector may be set",
 		},
 		"a workload with negative min replicas is rejected": {
 			gvr: workloadsGVR, manifest: workloadYAML, mutate: []mutation{set("spec.placements[0].scaleSettings.minReplicas", int64(-1))},
