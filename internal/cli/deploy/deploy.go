@@ -528,7 +528,7 @@ func (o *Options) apply(ctx context.Context, c *cmdutil.Clients, existing, desir
 		for _, pl := range desired.Spec.Placements {
 			placements = append(placements, pl.Name)
 		}
-		if _, err := cmdutil.ClearReplicaOverrides(ctx, c, existing, placements); err != nil {
+		if _, err := cmdutil.ClearReplicaOverrides(ctx, c, existing, placements, cmdutil.DryRunNone); err != nil {
 			return err
 		}
 	}
