@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,13 @@ import (
 )
 
 // mustContain fails the test unless s contains every want.
+// columnGap matches the spaces between the columns of an aligned table.
+var columnGap = regexp.MustCompile(` {3,}`)
+
+// cells turns an aligned table into tab-separated cells, for tests that
+// look for a row (an empty cell disappears).
+func cells(table string) string { return columnGap.ReplaceAllString(table, "\t") }
+
 func mustContain(t *testing.T, what, s string, want ...string) {
 	t.Helper()
 	for _, w := range want {

@@ -128,7 +128,8 @@ func statusRow(out, city string) string {
 // historyCurrent returns the line of `rollout history` marked current.
 func historyCurrent(out string) string {
 	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Split(l, "\t"); len(f) > 1 && strings.TrimSpace(f[1]) == "*" {
+		// REVISION, CURRENT ("*" or empty), AGE, ...: an age is never "*".
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "*" {
 			return l
 		}
 	}
