@@ -42,7 +42,7 @@ func ParseFieldPath(expr string) (*FieldPath, error) {
 	}
 	jp := jsonpath.New("field").AllowMissingKeys(true)
 	if err := jp.Parse("{" + e + "}"); err != nil {
-		return nil, fmt.Errorf("%q is not a field path such as .metadata.name: %v", expr, err)
+		return nil, fmt.Errorf("%q is not a field path such as .metadata.name: %w", expr, err)
 	}
 	return &FieldPath{Expr: expr, jp: jp}, nil
 }
@@ -105,15 +105,16 @@ func ParseCustomColumns(spec string) ([]CustomColumn, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, fmt.Errorf("give the columns as HEADER:FIELD pairs, e.g. NAME:.metadata.name,CITY:.spec.cityCode")
 	}
-	var cols []CustomColumn
-	for _, part := range strings.Split(spec, ",") {
+	parts := strings.Split(spec, ",")
+	cols := make([]CustomColumn, 0, len(parts))
+	for _, part := range parts {
 		header, expr, ok := strings.Cut(part, ":")
 		if !ok || strings.TrimSpace(header) == "" {
 			return nil, fmt.Errorf("column %q is not HEADER:FIELD (e.g. NAME:.metadata.name)", part)
 		}
 		p, err := ParseFieldPath(expr)
 		if err != nil {
-			return nil, fmt.Errorf("column %s: %v", header, err)
+			return nil, fmt.Errorf("column %s: %w", header, err)
 		}
 		cols = append(cols, CustomColumn{Header: strings.TrimSpace(header), Field: p})
 	}

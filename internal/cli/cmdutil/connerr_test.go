@@ -118,7 +118,7 @@ users:
 	}
 
 	// An answer from the server is not a reachability problem.
-	if got := f.ExplainUnreachable(context.Canceled); got != context.Canceled {
+	if got := f.ExplainUnreachable(context.Canceled); got != context.Canceled { //nolint:errorlint // the very error must come back
 		t.Errorf("a non-network error was changed: %v", got)
 	}
 }
