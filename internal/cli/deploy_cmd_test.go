@@ -2,6 +2,9 @@ package cli_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,13 @@ import (
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
+
+// columnGap matches the spaces between the columns of an aligned table.
+var columnGap = regexp.MustCompile(` {3,}`)
+
+// cells turns an aligned table into tab-separated cells, for tests that
+// look for a row (an empty cell disappears).
+func cells(table string) string { return columnGap.ReplaceAllString(table, "\t") }
 
 // mustContain fails the test unless s contains every want.
 func mustContain(t *testing.T, what, s string, want ...string) {
@@ -274,4 +284,67 @@ func storedTemplate(t *testing.T, h *clitest.Harness, name string) *computev1alp
 		t.Fatal(err)
 	}
 	return &w.Spec.Template.Spec
+}
+
+func TestDeployAppliesEveryWorkloadOfAMultiDocumentManifest(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	h.BindCities("DFW", "LHR")
+	doc := func(name, city string) string {
+		return `apiVersion: compute.datumapis.com/v1alpha
+kind: Workload
+metadata:
+  name: ` + name + `
+spec:
+  template:
+    spec:
+      runtime:
+        sandbox:
+          containers:
+          - name: app
+            image: ghcr.io/acme/` + name + `:1.0
+  placements:
+  - name: default
+    cityCodes: [` + city + `]
+    scaleSettings: {minReplicas: 1}
+`
+	}
+	res := h.Run(main, clitest.RunOptions{Stdin: "# the shop\n---\n" + doc("web", "DFW") + "---\n" + doc("api", "LHR")}, "deploy", "-f", "-", "--detach")
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	}
+	mustContain(t, "stdout", res.Stdout,
+		"==> Workload 1 of 2: web (standard input document 1)", "Deployed web. Watch the rollout with",
+		"==> Workload 2 of 2: api (standard input document 2)", "Deployed api. Watch the rollout with")
+	if strings.Index(res.Stdout, "Deployed web.") > strings.Index(res.Stdout, "==> Workload 2 of 2") {
+		t.Errorf("web is deployed before api is planned:\n%s", res.Stdout)
+	}
+	for _, name := range []string{"web", "api"} {
+		var w computev1alpha.Workload
+		if err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: name}, &w); err != nil {
+			t.Errorf("workload %s was not created: %v", name, err)
+		}
+	}
+
+	// A file: the second document runs in a city the project does not
+	// have; the first is deployed, the error names the second.
+	path := filepath.Join(t.TempDir(), "shop.yaml")
+	if err := os.WriteFile(path, []byte(doc("cart", "DFW")+"---\n"+doc("search", "SIN")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := h.Run(main, clitest.RunOptions{}, "deploy", "-f", path, "--detach")
+	if bad.Code != cmdutil.ExitFailure {
+		t.Fatalf("exit %d, want 1:\n%s%s", bad.Code, bad.Stdout, bad.Stderr)
+	}
+	mustContain(t, "stderr", bad.Stderr, "Error: "+path+" document 2, workload search: workload search is not valid",
+		"→ Document 1 was deployed; fix this one and run the command again")
+	var cart computev1alpha.Workload
+	if err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "cart"}, &cart); err != nil {
+		t.Errorf("the first document was not deployed: %v", err)
+	}
+
+	// NAME cannot pick one workload of several.
+	if res := h.Run(main, clitest.RunOptions{}, "deploy", "cart", "-f", path); res.Code != cmdutil.ExitUsage {
+		t.Errorf("NAME with a multi-document file: exit %d, want a usage error: %s", res.Code, res.Stderr)
+	}
 }

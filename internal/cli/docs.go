@@ -112,6 +112,12 @@ datumctl runs plugins even when nobody is logged in: it then sets ` + "`DATUM_PL
 ` + "`DATUM_API_HOST`" + ` empty. The plugin refuses to run then ("not logged in — run ` + "`datumctl login`" + `") unless
 ` + "`--kubeconfig`" + ` or ` + "`--context`" + ` name a cluster: it never falls back to whatever ` + "`$KUBECONFIG`" + ` points at.
 
+Run standalone with no kubeconfig at all (and no ` + "`--server`" + `), a command does not try client-go's
+` + "`localhost:8080`" + ` fallback; it says "no cluster to talk to" and names the fix: ` + "`datumctl login`" + ` and run it as
+` + "`datumctl compute`" + `, or pass ` + "`--kubeconfig`" + `. When the server cannot be reached (refused, unknown host, timed
+out) the error names the host it tried and where it came from — the kubeconfig context and the flags that
+change it (` + "`--kubeconfig`" + `, ` + "`--context`" + `, ` + "`--server`" + `), or ` + "`$DATUM_API_HOST`" + ` under datumctl.
+
 ` + installDocs
 
 // waitDocs says how waits behave when the API misbehaves.
@@ -125,15 +131,33 @@ line; a 401 gets one retry with a fresh token from datumctl (its tokens are shor
 the wait with a hint to log in again. Only ` + "`--timeout`" + ` (exit 3), a terminal failure (exit 1), an error
 retrying cannot fix (forbidden, not found) and Ctrl-C (exit 130) end a wait.
 
-Output follows kubectl: ` + "`-o json|yaml|jsonpath=…|jsonpath-as-json=…|go-template=…`" + ` everywhere, ` + "`-o name`" + ` where
-a command prints API objects, ` + "`-o wide`" + ` on the ` + "`workloads`" + ` and ` + "`instances`" + ` lists, which also take
-` + "`-l/--selector`" + `, ` + "`-A/--all-namespaces`" + `, ` + "`--no-headers`" + ` and ` + "`-w/--watch`" + `. AGE is relative; tables align by
+Output follows kubectl: ` + "`-o json|yaml|jsonpath=…|jsonpath-as-json=…|go-template=…`" + ` everywhere, ` + "`-o name`" + ` and
+` + "`-o custom-columns=HEADER:FIELD,…`" + ` (e.g. ` + "`NAME:.metadata.name,CITY:.metadata.labels.compute\\.datumapis\\.com/city-code`" + `) where a
+command prints API objects, ` + "`-o wide`" + ` on the ` + "`workloads`" + ` and ` + "`instances`" + ` lists, which also take
+` + "`-l/--selector`" + `, ` + "`-A/--all-namespaces`" + `, ` + "`--no-headers`" + `, ` + "`-w/--watch`" + ` and ` + "`--sort-by=FIELD`" + ` (a JSONPath such as
+` + "`.metadata.creationTimestamp`" + `; numbers and times sort by value, items without the field last; ` + "`instance-types`" + `
+takes it too). Tables are aligned on a terminal and in a pipe alike, as kubectl's: a terminal cuts long
+messages to its width, a pipe gets every value whole; scripts read fields with ` + "`-o jsonpath=`" + `,
+` + "`-o custom-columns=`" + ` or ` + "`-o json`" + `. Progress is redrawn in place only on a terminal whose ` + "`TERM`" + ` is not
+` + "`dumb`" + `; otherwise (a pipe, a log, ` + "`TERM=dumb`" + `) it is one line per change with no cursor movement.
+AGE is relative; tables align by
 display width. ` + "`workloads NAME -o yaml`" + ` prints a manifest ` + "`deploy -f`" + ` takes back with no change.
 
 `
 
 // installDocs says how to install the plugin.
 const installDocs = `## Installing
+
+### The name: this plugin is ` + "`compute`" + `, and replaces Datum's
+
+` + "`compute`" + ` is also the name of Datum's official plugin in datumctl's plugin index. This project keeps the
+name on purpose: it is a compatible implementation of the same API (` + "`compute.datumapis.com/v1alpha`" + `
+Workloads), so ` + "`datumctl compute …`" + `, scripts and habits carry over. The two cannot be installed side by
+side: both are the ` + "`datumctl-compute`" + ` binary and the ` + "`compute`" + ` entry of datumctl's plugins, so installing
+one replaces the other. ` + "`datumctl plugin install citycells/compute`" + ` installs this one (its source is
+recorded as ` + "`github.com/citycells/compute`" + `, and ` + "`datumctl plugin list`" + ` shows it with the description
+"citycells/compute: …" from its manifest); ` + "`datumctl plugin install compute`" + ` (the index) puts Datum's back.
+A ` + "`datumctl-compute`" + ` found on PATH conflicts the same way with one installed by datumctl.
 
 The plugin needs datumctl v0.15.0 or later (the first with plugin dispatch; the manifest says so).
 

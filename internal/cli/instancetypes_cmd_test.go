@@ -61,8 +61,8 @@ func TestInstanceTypesListsTheCatalog(t *testing.T) {
 	createInstanceType(t, h, name, computev1alpha.InstanceTypePhaseDisabled, "datumcloud-d1-standard-2")
 	sel := "cli-test=" + h.Namespace
 	piped := h.Run(main, clitest.RunOptions{}, "instance-types", "-l", sel)
-	if want := name + "\tDisabled\t500m\t1Gi\tdatumcloud-d1-standard-2\n"; piped.Code != 0 || piped.Stdout != "NAME\tPHASE\tCPU\tMEMORY\tREPLACEMENT\n"+want {
-		t.Errorf("a pipe gets the selected type as tab-separated values, got exit %d:\n%s%s", piped.Code, piped.Stdout, piped.Stderr)
+	if want := name + "\tDisabled\t500m\t1Gi\tdatumcloud-d1-standard-2\n"; piped.Code != 0 || cells(piped.Stdout) != "NAME\tPHASE\tCPU\tMEMORY\tREPLACEMENT\n"+want {
+		t.Errorf("a pipe gets the selected type as an aligned table, got exit %d:\n%s%s", piped.Code, piped.Stdout, piped.Stderr)
 	}
 	wide := h.Run(main, clitest.RunOptions{Terminal: true, Width: 200}, "instance-types", "-l", sel, "-o", "wide")
 	mustContain(t, "instance-types -o wide", wide.Stdout, "DISPLAY-NAME", "ALSO-ACCEPTED", "READY", "DEPRECATED", "Test "+name)

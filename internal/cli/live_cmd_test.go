@@ -185,7 +185,7 @@ func TestInstancesAreFilteredByWorkloadAndCityAndDescribed(t *testing.T) {
 		t.Errorf("want a header and 5 instances:\n%s", all.Stdout)
 	}
 	lhr := h.Run(main, clitest.RunOptions{}, "instances", "list", "--workload", "web", "--city", "lhr")
-	lines := strings.Split(strings.TrimSpace(lhr.Stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(cells(lhr.Stdout)), "\n")
 	if len(lines) != 3 || !strings.HasSuffix(lines[2], "\tFailed (crashing)") {
 		t.Fatalf("want the two LHR instances of web:\n%s", lhr.Stdout)
 	}

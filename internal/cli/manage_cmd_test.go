@@ -171,7 +171,7 @@ func TestRolloutHistoryAndUndo(t *testing.T) {
 		}
 	}
 	hist := h.Run(main, clitest.RunOptions{}, "rollout", "history", "web")
-	lines := strings.Split(strings.TrimSpace(hist.Stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(cells(hist.Stdout)), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[2], "2\t*\t") || !strings.Contains(lines[2], "ghcr.io/acme/web:1.1") {
 		t.Fatalf("want two revisions, the second current:\n%s", hist.Stdout)
 	}

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -227,4 +229,37 @@ func TestKubectlConnectionFlagsApplyUnderDatumctlToo(t *testing.T) {
 	if res := run("workloads", "--request-timeout", "30s"); res.Code != cmdutil.ExitOK {
 		t.Errorf("--request-timeout 30s: exit %d\n%s", res.Code, res.Stderr)
 	}
+}
+
+// TestFirstRunWithoutAKubeconfigNamesTheFix is a fresh machine: no
+// kubeconfig, not run by datumctl. Before, the first command printed only
+// `dial tcp 127.0.0.1:8080: connect: connection refused` (cli-runtime's
+// fallback server).
+func TestFirstRunWithoutAKubeconfigNamesTheFix(t *testing.T) {
+	h := harness(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("KUBECONFIG", filepath.Join(home, "absent"))
+	res := h.Run(main, clitest.RunOptions{Factory: func(f *cmdutil.Factory) { f.Kubeconfig, f.Name = "", "" }}, "workloads")
+	want := "Error: no cluster to talk to: no kubeconfig, and datumctl did not run this command\n" +
+		"  → Run `datumctl login`, then run it as `datumctl compute ...`,\n" +
+		"  → or pass --kubeconfig (compute-local up prints one).\n"
+	if res.Code != cmdutil.ExitFailure || res.Stderr != want || res.Stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1 and:\n%s", res.Code, res.Stdout, res.Stderr, want)
+	}
+
+	// A kubeconfig whose server is down: the error names the host and the
+	// flags that change it.
+	down := filepath.Join(home, "down.yaml")
+	if err := os.WriteFile(down, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\"}\n"+
+		"contexts:\n- name: lab\n  context: {cluster: c, user: u}\ncurrent-context: lab\nusers:\n- name: u\n  user: {token: t}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = h.Run(main, clitest.RunOptions{Factory: func(f *cmdutil.Factory) { f.Kubeconfig = down }}, "workloads")
+	if res.Code != cmdutil.ExitFailure {
+		t.Fatalf("exit %d, want 1:\n%s", res.Code, res.Stderr)
+	}
+	mustContain(t, "the unreachable error", res.Stderr, "connection refused",
+		"  → Cannot reach https://127.0.0.1:1, the server context \"lab\" of "+down+" names.",
+		"  → Point at another cluster with --kubeconfig or --context (or --server).")
 }

@@ -170,6 +170,7 @@ func Main(ctx context.Context, args []string, f *cmdutil.Factory) int {
 	if err == nil {
 		return cmdutil.ExitOK
 	}
+	err = f.ExplainUnreachable(err)
 	var ee *cmdutil.ExitError
 	if !ran && !errors.As(err, &ee) {
 		// cobra refused the command line before running anything: an

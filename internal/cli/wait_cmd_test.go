@@ -170,12 +170,12 @@ func TestInstancesWatchPrintsWhatChangesUntilCtrlC(t *testing.T) {
 	ctx, interrupt := context.WithCancelCause(context.Background())
 	defer interrupt(nil)
 	cmd := start(h, clitest.RunOptions{Ctx: ctx}, "instances", "--workload", "web", "-w")
-	cmd.waitFor(t, "NAME\tWORKLOAD")
-	cmd.waitFor(t, "\tLHR\t")
+	cmd.waitFor(t, "   WORKLOAD   ")
+	cmd.waitFor(t, "   LHR   ")
 	cmd.waitFor(t, "Starting\n") // the held LHR instance
 
 	h.Release("web", "LHR")
-	available := regexp.MustCompile(`\tLHR\t[^\n]*\tAvailable\n`)
+	available := regexp.MustCompile(`   LHR   [^\n]*   Available\n`)
 	deadline := time.Now().Add(30 * time.Second)
 	for !available.MatchString(cmd.out.String()) {
 		if time.Now().After(deadline) {
@@ -187,7 +187,7 @@ func TestInstancesWatchPrintsWhatChangesUntilCtrlC(t *testing.T) {
 	if code := cmd.exit(t); code != cmdutil.ExitOK {
 		t.Fatalf("Ctrl-C ends a watch normally; exit %d:\n%s%s", code, cmd.out, cmd.errOut)
 	}
-	if strings.Count(cmd.out.String(), "NAME\t") != 1 {
+	if strings.Count(cmd.out.String(), "NAME ") != 1 {
 		t.Errorf("the header is printed once:\n%s", cmd.out)
 	}
 }

@@ -55,8 +55,11 @@ func TestWorkloadsListsWhatTheUserDeployed(t *testing.T) {
 	}
 
 	piped := h.Run(main, clitest.RunOptions{}, "workloads")
-	if !strings.Contains(piped.Stdout, "web\tDFW,LHR\t3/4\t3\tYes\t") {
-		t.Errorf("a pipe gets tab-separated values:\n%s", piped.Stdout)
+	if !strings.Contains(cells(piped.Stdout), "web\tDFW,LHR\t3/4\t3\tYes\t") {
+		t.Errorf("a pipe gets the aligned table:\n%s", piped.Stdout)
+	}
+	if strings.Contains(piped.Stdout, "\t") {
+		t.Errorf("a pipe gets aligned columns, not tabs:\n%q", piped.Stdout)
 	}
 
 	js := h.Run(main, clitest.RunOptions{}, "workloads", "-o", "json")
@@ -90,10 +93,19 @@ func TestListsFollowKubectlsConventions(t *testing.T) {
 		"-o wide adds the quota and network columns": {[]string{"instances", "--workload", "web", "-o", "wide"}, "\tPLACEMENT\tQUOTA\tNETWORK-IP\tEXTERNAL-IP\n"},
 		"a view takes jsonpath":                      {[]string{"status", "web", "-o", "jsonpath={.name}"}, "web"},
 		"instance ages are relative in a pipe":       {[]string{"instances", "--workload", "web", "--no-headers"}, "s\tAvailable\n"},
+		"-o custom-columns picks the columns": {[]string{"workloads", "-o", "custom-columns=NAME:.metadata.name,MIN:.spec.placements[0].scaleSettings.minReplicas,TEAM:.metadata.labels.team"},
+			"NAME\tMIN\tTEAM\napi\t1\t<none>\nweb\t2\t" + team + "\n"},
+		"--sort-by orders by a field, missing last": {[]string{"workloads", "--sort-by", "{.metadata.labels.team}", "-o", "name"},
+			"workload.compute.datumapis.com/web\nworkload.compute.datumapis.com/api\n"},
+		"--sort-by orders the table too": {[]string{"workloads", "--sort-by", ".metadata.labels.team", "--no-headers"}, "web\tDFW,LHR\t4/4\t4\tYes\t"},
+		"instances take custom columns and --sort-by": {[]string{"instances", "--workload", "web", "--no-headers", "--sort-by", ".metadata.labels.compute\\.datumapis\\.com/city-code",
+			"-o", "custom-columns=CITY:.metadata.labels.compute\\.datumapis\\.com/city-code,KIND:.kind"}, "DFW\tInstance\nDFW\tInstance\nLHR\tInstance\nLHR\tInstance\n"},
+		"instance types take custom columns and --sort-by": {[]string{"instance-types", "--sort-by", ".metadata.name", "-o", "custom-columns=NAME:.metadata.name,KIND:.kind"},
+			"datumcloud-d1-standard-2\tInstanceType\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := h.Run(main, clitest.RunOptions{}, tc.args...)
-			if res.Code != cmdutil.ExitOK || !strings.Contains(res.Stdout, tc.want) {
+			if res.Code != cmdutil.ExitOK || !strings.Contains(cells(res.Stdout), tc.want) {
 				t.Errorf("%v: exit %d, stdout lacks %q:\n%s%s", tc.args, res.Code, tc.want, res.Stdout, res.Stderr)
 			}
 			if slices.Contains(tc.args, "--no-headers") && strings.Contains(res.Stdout, "NAME") {
@@ -101,7 +113,13 @@ func TestListsFollowKubectlsConventions(t *testing.T) {
 			}
 		})
 	}
-	for _, args := range [][]string{{"status", "web", "-o", "name"}, {"workloads", "-l", "team in (a"}, {"workloads", "-o", "jsonpath={.items["}} {
+	// --sort-by orders every item, the first of the table too.
+	if res := h.Run(main, clitest.RunOptions{}, "workloads", "--sort-by", ".metadata.labels.team"); !strings.HasPrefix(cells(res.Stdout), "NAME\tCITIES\t") ||
+		!strings.HasPrefix(strings.Split(res.Stdout, "\n")[1], "web ") {
+		t.Errorf("workloads --sort-by .metadata.labels.team: want web first:\n%s%s", res.Stdout, res.Stderr)
+	}
+	for _, args := range [][]string{{"status", "web", "-o", "name"}, {"workloads", "-l", "team in (a"}, {"workloads", "-o", "jsonpath={.items["},
+		{"workloads", "--sort-by", "{.metadata["}, {"workloads", "-o", "custom-columns=NAME"}, {"status", "web", "-o", "custom-columns=NAME:.name"}} {
 		if res := h.Run(main, clitest.RunOptions{}, args...); res.Code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d, want a usage error:\n%s", args, res.Code, res.Stderr)
 		}

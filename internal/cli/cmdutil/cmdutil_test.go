@@ -125,8 +125,11 @@ func TestTableFitsTheTerminalByCuttingFlexibleColumns(t *testing.T) {
 	if err := tb.Render(&b, false, 36); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "web-dfw-0\tPending (quota exceeded): the project uses 10 of its 10 instances\n") {
-		t.Errorf("a pipe gets complete tab-separated values:\n%s", b.String())
+	want = "NAME        STATUS\n" +
+		"web-dfw-0   Pending (quota exceeded): the project uses 10 of its 10 instances\n" +
+		"web-lhr-0   Available^[[31m\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("a pipe gets the aligned table with complete values (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,7 +1,13 @@
 package cmdutil
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -53,4 +59,75 @@ func CreateOptions(v string) []client.CreateOption {
 		return []client.CreateOption{client.DryRunAll}
 	}
 	return nil
+}
+
+// DryRunDone ends a command run with --dry-run after it said what it would
+// do: it says nothing was stored, then prints obj, what the object would
+// become, when -o asked for a document.
+func (f *Factory) DryRunDone(out io.Writer, mode string, o *OutputFlags, obj runtime.Object, scheme *runtime.Scheme) error {
+	if mode == DryRunServer {
+		_, _ = fmt.Fprintln(out, "Server dry run: the server accepted the change; nothing was stored.")
+	} else {
+		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
+	}
+	return f.PrintResult(o, obj, scheme)
+}
+
+// Would returns done, or "would <do>" in a dry run, to start a message:
+// Would("Scaled", "scale", mode).
+func Would(done, do, mode string) string {
+	if mode == DryRunClient || mode == DryRunServer {
+		return "Would " + do
+	}
+	return done
+}
+
+// MergePatched returns what obj becomes with the JSON merge patch applied,
+// without sending it (--dry-run=client).
+func MergePatched[T any, PT interface {
+	*T
+	client.Object
+}](obj PT, patch []byte) (PT, error) {
+	doc, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	patched, err := jsonpatch.MergePatch(doc, patch)
+	if err != nil {
+		return nil, fmt.Errorf("cannot apply the patch: %w", err)
+	}
+	out := PT(new(T))
+	if err := json.Unmarshal(patched, out); err != nil {
+		return nil, fmt.Errorf("cannot apply the patch: %w", err)
+	}
+	return out, nil
+}
+
+// JSONPatched returns what obj becomes with the JSON patch p applied,
+// without sending it (--dry-run=client).
+func JSONPatched[T any, PT interface {
+	*T
+	client.Object
+}](obj PT, p JSONPatch) (PT, error) {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := jsonpatch.DecodePatch(data)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	patched, err := ops.Apply(doc)
+	if err != nil {
+		return nil, fmt.Errorf("cannot apply the patch: %w", err)
+	}
+	out := PT(new(T))
+	if err := json.Unmarshal(patched, out); err != nil {
+		return nil, fmt.Errorf("cannot apply the patch: %w", err)
+	}
+	return out, nil
 }

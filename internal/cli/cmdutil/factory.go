@@ -16,6 +16,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -263,9 +264,7 @@ func (f *Factory) restConfig() (*rest.Config, Target, error) {
 	cfg, err := loader.ClientConfig()
 	if err != nil {
 		if clientcmd.IsEmptyConfig(err) {
-			return nil, Target{}, WithHints(errors.New("no cluster to talk to: no kubeconfig and no Datum context"),
-				"Run it as `datumctl compute ...` after `datumctl login`,",
-				"or pass --kubeconfig (compute-local up prints one).")
+			return nil, Target{}, errNoCluster()
 		}
 		return nil, Target{}, WithHints(fmt.Errorf("cannot load the kubeconfig: %w", err),
 			"Check --kubeconfig and --context.")
@@ -273,6 +272,12 @@ func (f *Factory) restConfig() (*rest.Config, Target, error) {
 	raw, err := loader.RawConfig()
 	if err != nil {
 		return nil, Target{}, fmt.Errorf("cannot load the kubeconfig: %w", err)
+	}
+	if f.noServerConfigured(cfg.Host, raw.Clusters) {
+		// cli-runtime falls back to http://localhost:8080 when nothing
+		// names a server; the first command would only say "connection
+		// refused".
+		return nil, Target{}, errNoCluster()
 	}
 	target := Target{Context: f.Context, Project: f.Project}
 	if target.Context == "" {
@@ -287,6 +292,25 @@ func (f *Factory) restConfig() (*rest.Config, Target, error) {
 		}
 	}
 	return cfg, target, nil
+}
+
+// errNoCluster is the first-run error: nothing says which cluster to talk
+// to.
+func errNoCluster() error {
+	return WithHints(errors.New("no cluster to talk to: no kubeconfig, and datumctl did not run this command"),
+		"Run `datumctl login`, then run it as `datumctl compute ...`,",
+		"or pass --kubeconfig (compute-local up prints one).")
+}
+
+// noServerConfigured reports whether nothing names an API server: host is
+// client-go's default, the kubeconfig has no cluster, and neither --server
+// nor $KUBERNETES_MASTER gives one (in a Pod, the in-cluster config does).
+func (f *Factory) noServerConfigured(host string, clusters map[string]*clientcmdapi.Cluster) bool {
+	if host != clientcmd.ClusterDefaults.Server || len(clusters) > 0 || f.getenv("KUBERNETES_MASTER") != "" {
+		return false
+	}
+	cf := f.ConfigFlags()
+	return cf.APIServer == nil || *cf.APIServer == ""
 }
 
 // getenv reads the environment through Getenv, or sees nothing.

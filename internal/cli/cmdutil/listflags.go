@@ -21,8 +21,12 @@ type ListFlags struct {
 	NoHeaders bool
 	// Watch is -w/--watch: after the list, print what changes until Ctrl-C.
 	Watch bool
+	// SortBy is --sort-by: a field path (.metadata.creationTimestamp) to
+	// order the items by instead of the command's own order.
+	SortBy string
 
 	selector labels.Selector
+	sortBy   *FieldPath
 }
 
 // AddFlags binds the flags to cmd.
@@ -34,6 +38,14 @@ func (l *ListFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&l.NoHeaders, "no-headers", l.NoHeaders, "Leave the header line out of the table.")
 	cmd.Flags().BoolVarP(&l.Watch, "watch", "w", l.Watch,
 		"After listing, print each object again when it changes, until Ctrl-C.")
+	l.AddSortByFlag(cmd)
+}
+
+// AddSortByFlag binds --sort-by alone, for lists that take only some of
+// the list flags.
+func (l *ListFlags) AddSortByFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&l.SortBy, "sort-by", l.SortBy,
+		"Order the items by this field, a JSONPath such as .metadata.creationTimestamp or '{.metadata.name}'.")
 }
 
 // Validate parses the selector.
@@ -43,7 +55,25 @@ func (l *ListFlags) Validate() error {
 		return UsageErrorf("-l %q: %v", l.Selector, err)
 	}
 	l.selector = sel
+	if l.SortBy != "" {
+		p, err := ParseFieldPath(l.SortBy)
+		if err != nil {
+			return UsageErrorf("--sort-by: %v", err)
+		}
+		l.sortBy = p
+	}
 	return nil
+}
+
+// sortItems orders items by --sort-by, after the command's own order.
+func sortItems[T any, PT interface {
+	*T
+	client.Object
+}](l *ListFlags, items []T) error {
+	if l == nil || l.sortBy == nil {
+		return nil
+	}
+	return SortByField[T, PT](items, l.sortBy)
 }
 
 // Options returns the list options: the namespace (none with
@@ -145,7 +175,16 @@ type ListView[T any, PT interface {
 // returns false, for the caller to say on stderr what it found nothing of.
 func (v ListView[T, PT]) Print(f *Factory, c *Clients, list runtime.Object, items []T) (bool, error) {
 	v.Sort(items)
+	if err := sortItems[T, PT](v.List, items); err != nil {
+		return false, err
+	}
 	s := f.Streams
+	if isCustomColumns(v.Output.Format) {
+		if len(items) == 0 {
+			return false, nil
+		}
+		return true, PrintCustomColumns(s.Out, v.Output.Format, list, c.Scheme, v.List.NoHeaders)
+	}
 	if !v.Output.IsTable() {
 		return len(items) > 0, PrintObject(s.Out, v.Output.Format, list, c.Scheme)
 	}
@@ -165,6 +204,16 @@ func (v ListView[T, PT]) Watch(ctx context.Context, f *Factory, c *Clients, src 
 	return f.WatchList(ctx, c.Client, src, func(objs []client.Object, first bool) error {
 		items := Items[T, PT](objs)
 		v.Sort(items)
+		if err := sortItems[T, PT](v.List, items); err != nil {
+			return err
+		}
+		if isCustomColumns(v.Output.Format) {
+			objs := make([]runtime.Object, len(items))
+			for i := range items {
+				objs[i] = PT(&items[i])
+			}
+			return printCustomColumns(s.Out, v.Output.Format, objs, c.Scheme, v.List.NoHeaders || !first)
+		}
 		if !v.Output.IsTable() {
 			return PrintItems[T, PT](s.Out, v.Output.Format, items, c.Scheme)
 		}

@@ -40,7 +40,8 @@ var templateFormats = []string{"jsonpath", "jsonpath-as-json", "jsonpath-file", 
 // OutputFlags is the -o/--output flag.
 type OutputFlags struct {
 	// Format is table, json, yaml, name (API objects only), or a template:
-	// jsonpath=…, jsonpath-as-json=…, go-template=… (or their -file forms).
+	// jsonpath=…, jsonpath-as-json=…, go-template=… (or their -file forms),
+	// or custom-columns=HEADER:FIELD,… (API objects only).
 	Format string
 	// Objects says the command prints API objects, which -o name needs;
 	// commands that print computed views leave it false.
@@ -68,7 +69,7 @@ func (o *OutputFlags) formats() []string {
 		out = append(out, OutputWide)
 	}
 	if o.Objects {
-		out = append(out, OutputName)
+		out = append(out, OutputName, customColumnsPrefix)
 	}
 	for _, t := range templateFormats {
 		out = append(out, t+"=")
@@ -83,7 +84,7 @@ func (o *OutputFlags) AddFlags(cmd *cobra.Command) {
 		more += ", wide"
 	}
 	if o.Objects {
-		more += ", name"
+		more += ", name, custom-columns=HEADER:FIELD,..."
 	}
 	cmd.Flags().StringVarP(&o.Format, "output", "o", o.Format,
 		"Output format: table, json, yaml"+more+", jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE or go-template=TEMPLATE.")
@@ -103,6 +104,13 @@ func (o *OutputFlags) Validate() error {
 		return UsageErrorf("-o name prints API objects; this command prints a computed view: use json, yaml, jsonpath= or go-template=")
 	case o.Format == OutputWide && o.Wide:
 		return nil
+	case isCustomColumns(o.Format) && o.Objects:
+		if _, err := ParseCustomColumns(strings.TrimPrefix(o.Format, customColumnsPrefix)); err != nil {
+			return UsageErrorf("-o custom-columns: %v", err)
+		}
+		return nil
+	case isCustomColumns(o.Format):
+		return UsageErrorf("-o custom-columns prints API objects; this command prints a computed view: use json, yaml, jsonpath= or go-template=")
 	case o.Format == OutputWide:
 		return UsageErrorf("-o wide is only for the workloads and instances lists: this table already shows every column; use -o json for everything")
 	case isTemplate(o.Format):
@@ -194,6 +202,8 @@ func PrintObject(w io.Writer, format string, obj runtime.Object, scheme *runtime
 		if p, err = templatePrinter(format); err != nil {
 			return UsageErrorf("-o %s: %v", format, err)
 		}
+	case isCustomColumns(format):
+		return PrintCustomColumns(w, format, obj, scheme, false)
 	default:
 		return fmt.Errorf("PrintObject: unsupported format %q", format)
 	}

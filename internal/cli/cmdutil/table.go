@@ -22,9 +22,9 @@ type Column struct {
 	Flexible bool
 }
 
-// Table is rows of cells under column headers, rendered for a terminal
-// (aligned, fitted to the width, escape sequences neutralised) or for a
-// pipe (tab-separated, complete values, one header line).
+// Table is rows of cells under column headers, rendered aligned with
+// escape sequences neutralised: fitted to the width on a terminal,
+// complete in a pipe.
 type Table struct {
 	// Columns are the headers.
 	Columns []Column
@@ -55,15 +55,17 @@ func (t *Table) AddRow(cells ...string) {
 	t.Rows = append(t.Rows, row)
 }
 
-// Render writes the table to w for a terminal of the given width (zero:
-// unknown) or, when terminal is false, as tab-separated values.
+// Render writes the table to w with aligned columns, as kubectl does on
+// a terminal and in a pipe alike. On a terminal of the given width (zero:
+// unknown) flexible columns are cut to fit; in a pipe (terminal false)
+// every value is complete. Scripts that want fields use -o json, -o
+// jsonpath= or -o custom-columns=.
 func (t *Table) Render(w io.Writer, terminal bool, width int) error {
-	var b strings.Builder
 	if !terminal {
-		t.renderTSV(&b)
-	} else {
-		t.renderAligned(&b, width)
+		width = 0
 	}
+	var b strings.Builder
+	t.renderAligned(&b, width)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -71,27 +73,6 @@ func (t *Table) Render(w io.Writer, terminal bool, width int) error {
 // RenderTo writes the table to the output stream of s.
 func (t *Table) RenderTo(s IOStreams) error {
 	return t.Render(s.Out, s.OutTerminal, s.Width)
-}
-
-// renderTSV writes tab-separated values with a header line.
-func (t *Table) renderTSV(b *strings.Builder) {
-	clean := strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
-	headers := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		headers[i] = c.Header
-	}
-	if !t.NoHeaders {
-		b.WriteString(strings.Join(headers, "\t"))
-		b.WriteByte('\n')
-	}
-	for _, row := range t.Rows {
-		cells := make([]string, len(row))
-		for i, c := range row {
-			cells[i] = clean.Replace(c)
-		}
-		b.WriteString(strings.Join(cells, "\t"))
-		b.WriteByte('\n')
-	}
 }
 
 // renderAligned writes padded columns, cutting flexible columns so a row

@@ -77,8 +77,9 @@ func Deployments(ctx context.Context, c *Clients, w *computev1alpha.Workload) ([
 
 // ClearReplicaOverrides removes the per-city replica overrides (set by
 // `scale --city`) of w's deployments in the placements named, so those
-// cities follow minReplicas again. It returns the cities cleared.
-func ClearReplicaOverrides(ctx context.Context, c *Clients, w *computev1alpha.Workload, placements []string) ([]string, error) {
+// cities follow minReplicas again. It returns the cities cleared; with
+// --dry-run client it only says which, with server the server checks it.
+func ClearReplicaOverrides(ctx context.Context, c *Clients, w *computev1alpha.Workload, placements []string, dryRun string) ([]string, error) {
 	wds, err := Deployments(ctx, c, w)
 	if err != nil {
 		return nil, err
@@ -89,8 +90,12 @@ func ClearReplicaOverrides(ctx context.Context, c *Clients, w *computev1alpha.Wo
 		if wd.Spec.Replicas == nil || !slices.Contains(placements, wd.Spec.PlacementName) {
 			continue
 		}
+		if dryRun == DryRunClient {
+			cleared = append(cleared, wd.Spec.CityCode)
+			continue
+		}
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":null}}`))
-		if err := c.Client.Patch(ctx, wd, patch); err != nil && !apierrors.IsNotFound(err) {
+		if err := c.Client.Patch(ctx, wd, patch, PatchOptions(dryRun)...); err != nil && !apierrors.IsNotFound(err) {
 			return cleared, fmt.Errorf("cannot clear the replica override of %s in %s: %w", w.Name, wd.Spec.CityCode, err)
 		}
 		cleared = append(cleared, wd.Spec.CityCode)

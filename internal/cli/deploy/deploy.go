@@ -39,7 +39,8 @@ type Options struct {
 	// Name is the workload name (argument, manifest or derived from the
 	// image).
 	Name string
-	// Filename is -f: a Workload manifest ("-" for stdin).
+	// Filename is -f: a file of Workload manifests, one per YAML document
+	// ("-" for stdin).
 	Filename string
 
 	// Image is --image.
@@ -100,8 +101,10 @@ type Options struct {
 	// --detach).
 	WaitFlags *cmdutil.WaitFlags
 
-	// manifest is the Workload read from Filename.
-	manifest *computev1alpha.Workload
+	// manifests are the Workloads read from Filename; manifest is the one
+	// being deployed.
+	manifests []*computev1alpha.Workload
+	manifest  *computev1alpha.Workload
 	// changed records the workload flags given on the command line.
 	changed changes
 	// cause is the change cause recorded with the revision.
@@ -137,6 +140,9 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"When the workload exists, only the flags given change it: --image replaces the image, --city the\n" +
 			"cities of the placement, --env NAME=value sets a variable (NAME- removes it), --port replaces the\n" +
 			"ports. Without NAME the workload is named after the image.\n\n" +
+			"-f takes one Workload, or several separated by --- lines (- reads standard input): each is planned,\n" +
+			"confirmed, applied and rolled out in turn, and the first that fails stops the command; errors name\n" +
+			"the document.\n\n" +
 			"Secrets and ConfigMaps of the project reach the container four ways, each flag repeatable:\n" +
 			"--env-from-secret NAME=SECRET:KEY and --env-from-configmap NAME=CONFIGMAP:KEY set variable NAME\n" +
 			"from a key (--env NAME- removes it, whatever its source); --env-from-secret-all SECRET[:PREFIX]\n" +
@@ -154,12 +160,15 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"  datumctl compute deploy web --env-from-secret DB_PASSWORD=db:password \\\n" +
 			"    --mount-configmap web-config:/etc/web --pull-secret regcred\n\n" +
 			"  # Apply a manifest without waiting\n" +
-			"  datumctl compute deploy -f workload.yaml --detach",
+			"  datumctl compute deploy -f workload.yaml --detach\n\n" +
+			"  # Apply every Workload of a multi-document file, read from standard input\n" +
+			"  cat workloads.yaml | datumctl compute deploy -f - --yes",
 		Args:              cmdutil.MaximumArgs("NAME"),
 		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
 	}, o, o.Output)
 	fl := cmd.Flags()
-	fl.StringVarP(&o.Filename, "filename", "f", "", "A Workload manifest (YAML or JSON) to apply; - reads standard input.")
+	fl.StringVarP(&o.Filename, "filename", "f", "",
+		"Workload manifests (YAML or JSON) to apply, several separated by --- lines; - reads standard input.")
 	fl.StringVar(&o.Image, "image", "", "Container image to run, e.g. ghcr.io/acme/web:1.2.")
 	fl.StringSliceVar(&o.CityValues, "city", nil,
 		"Cities to run in, e.g. DFW,LHR (comma-separated or repeated): every Location of the project in those cities.")
@@ -244,9 +253,10 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 				return cmdutil.UsageErrorf("cannot read the manifest from standard input: %v", err)
 			}
 		}
-		if o.manifest, err = ReadManifest(o.Filename, in); err != nil {
+		if o.manifests, err = ReadManifests(o.Filename, in); err != nil {
 			return err
 		}
+		o.manifest = o.manifests[0]
 		o.cause = "deploy -f " + o.Filename
 	} else {
 		o.cause = strings.Join(append([]string{"deploy", o.Name}, changedFlags(cmd.Flags(),
@@ -267,11 +277,17 @@ func (o *Options) Validate() error {
 		if both := o.changed.flags(); len(both) > 0 {
 			return cmdutil.UsageErrorf("-f cannot be combined with %s: put them in the manifest", strings.Join(both, ", "))
 		}
+		if o.Name != "" && len(o.manifests) > 1 {
+			return cmdutil.UsageErrorf("NAME %q cannot pick one of the %d workloads of %s: deploy them all, or put one in its own file",
+				o.Name, len(o.manifests), o.Filename)
+		}
 		if o.Name != "" && o.Name != o.manifest.Name {
 			return cmdutil.UsageErrorf("NAME %q differs from the manifest's metadata.name %q", o.Name, o.manifest.Name)
 		}
-		if o.manifest.Name == "" {
-			return cmdutil.UsageErrorf("%s has no metadata.name: name the workload in the manifest", o.Filename)
+		for i, m := range o.manifests {
+			if m.Name == "" {
+				return cmdutil.UsageErrorf("%s has no metadata.name: name the workload in the manifest", o.document(i))
+			}
 		}
 	} else if o.Name == "" {
 		return cmdutil.UsageErrorf("deploy needs a workload: give NAME and --image, or -f FILE")
@@ -310,6 +326,12 @@ func (o *Options) Resolve(ctx context.Context) error {
 	if err := o.ProjectRef.Resolve(ctx); err != nil {
 		return err
 	}
+	return o.resolveWorkload(ctx)
+}
+
+// resolveWorkload chooses the namespace of the workload being deployed
+// and reads it when it exists.
+func (o *Options) resolveWorkload(ctx context.Context) error {
 	ns, err := o.chooseNamespace(o.Clients)
 	if err != nil {
 		return err
@@ -326,8 +348,48 @@ func (o *Options) Resolve(ctx context.Context) error {
 	return nil
 }
 
-// Run deploys.
+// document names manifest i for messages: the file, and the document
+// when it holds several.
+func (o *Options) document(i int) string {
+	if len(o.manifests) > 1 {
+		return fmt.Sprintf("%s document %d", SourceName(o.Filename), i+1)
+	}
+	return SourceName(o.Filename)
+}
+
+// Run deploys the workload, or each workload of the file in turn: plan,
+// confirmation, apply and rollout one after the other, stopping at the
+// first that fails (those before it stay deployed).
 func (o *Options) Run(ctx context.Context) error {
+	if len(o.manifests) <= 1 {
+		return o.runOne(ctx)
+	}
+	out, _ := o.Factory.Human(o.Output)
+	for i, m := range o.manifests {
+		o.manifest = m
+		_, _ = fmt.Fprintf(out, "==> Workload %d of %d: %s (%s)\n", i+1, len(o.manifests), m.Name, o.document(i))
+		err := o.resolveWorkload(ctx)
+		if err == nil {
+			err = o.runOne(ctx)
+		}
+		if err != nil {
+			switch {
+			case i == 1:
+				err = cmdutil.WithHints(err, "Document 1 was deployed; fix this one and run the command again (a deployed workload shows no change).")
+			case i > 1:
+				err = cmdutil.WithHints(err, fmt.Sprintf("Documents 1 to %d were deployed; fix this one and run the command again (a deployed workload shows no change).", i))
+			}
+			return fmt.Errorf("%s, workload %s: %w", o.document(i), m.Name, err)
+		}
+		if i < len(o.manifests)-1 {
+			_, _ = fmt.Fprintln(out)
+		}
+	}
+	return nil
+}
+
+// runOne deploys the workload of the flags or of o.manifest.
+func (o *Options) runOne(ctx context.Context) error {
 	f, c, ns, existing := o.Factory, o.Clients, o.namespace, o.existing
 	name := o.workloadName()
 	desired, p, cities, warn, err := o.plan(ctx, c, existing, ns)
@@ -528,7 +590,7 @@ func (o *Options) apply(ctx context.Context, c *cmdutil.Clients, existing, desir
 		for _, pl := range desired.Spec.Placements {
 			placements = append(placements, pl.Name)
 		}
-		if _, err := cmdutil.ClearReplicaOverrides(ctx, c, existing, placements); err != nil {
+		if _, err := cmdutil.ClearReplicaOverrides(ctx, c, existing, placements, cmdutil.DryRunNone); err != nil {
 			return err
 		}
 	}

@@ -174,11 +174,25 @@ func nameFromImage(image string) string {
 	return name
 }
 
-// ReadManifest reads one Workload from path ("-" reads in), rejecting
-// unknown fields and other kinds with a message naming the file. Its
-// errors are failures (exit 1), not usage errors: the command line was
-// right, the file is wrong.
+// ReadManifest reads one Workload from path ("-" reads in); see
+// ReadManifests. A file of several documents is refused.
 func ReadManifest(path string, in []byte) (*computev1alpha.Workload, error) {
+	ws, err := ReadManifests(path, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(ws) > 1 {
+		return nil, cmdutil.Failf("%s holds %d documents: give one Workload", SourceName(path), len(ws))
+	}
+	return ws[0], nil
+}
+
+// ReadManifests reads the Workloads of path ("-" reads in), one per YAML
+// document, rejecting unknown fields, other kinds and a name given twice
+// with a message naming the file and, when it holds several, the
+// document. Its errors are failures (exit 1), not usage errors: the
+// command line was right, the file is wrong.
+func ReadManifests(path string, in []byte) ([]*computev1alpha.Workload, error) {
 	data := in
 	if path != "-" {
 		var err error
@@ -186,24 +200,53 @@ func ReadManifest(path string, in []byte) (*computev1alpha.Workload, error) {
 			return nil, cmdutil.Failf("cannot read %s: %v", path, err)
 		}
 	}
+	name := SourceName(path)
 	docs := splitDocuments(string(data))
-	switch {
-	case len(docs) == 0:
-		return nil, cmdutil.Failf("%s is empty: it must hold one Workload", path)
-	case len(docs) > 1:
-		return nil, cmdutil.Failf("%s holds %d documents: deploy takes one Workload per file", path, len(docs))
+	if len(docs) == 0 {
+		return nil, cmdutil.Failf("%s is empty: it must hold a Workload", name)
 	}
+	out := make([]*computev1alpha.Workload, 0, len(docs))
+	seen := map[string]int{}
+	for i, doc := range docs {
+		where := name
+		if len(docs) > 1 {
+			where = fmt.Sprintf("%s document %d", name, i+1)
+		}
+		w, err := decodeWorkload(where, doc)
+		if err != nil {
+			return nil, err
+		}
+		key := w.Namespace + "/" + w.Name
+		if first, ok := seen[key]; ok && w.Name != "" {
+			return nil, cmdutil.Failf("%s: workload %s is also document %d; give each workload once", where, w.Name, first)
+		}
+		seen[key] = i + 1
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// SourceName names the -f file in messages: "standard input" for -.
+func SourceName(path string) string {
+	if path == "-" {
+		return "standard input"
+	}
+	return path
+}
+
+// decodeWorkload decodes one document, where naming it in errors.
+func decodeWorkload(where, doc string) (*computev1alpha.Workload, error) {
 	var head struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 	}
-	if err := yaml.Unmarshal([]byte(docs[0]), &head); err != nil {
-		return nil, cmdutil.Failf("%s is not valid YAML or JSON: %v", path, err)
+	if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+		return nil, cmdutil.Failf("%s is not valid YAML or JSON: %v", where, err)
 	}
 	want := computev1alpha.GroupVersion.String()
 	if head.Kind != computev1alpha.WorkloadKind || head.APIVersion != want {
 		return nil, cmdutil.Failf("%s holds apiVersion %q kind %q: deploy takes apiVersion %s kind %s",
-			path, head.APIVersion, head.Kind, want, computev1alpha.WorkloadKind)
+			where, head.APIVersion, head.Kind, want, computev1alpha.WorkloadKind)
 	}
 	// The apimachinery strict decoder names the full path of an unknown
 	// or duplicate field.
@@ -211,8 +254,8 @@ func ReadManifest(path string, in []byte) (*computev1alpha.Workload, error) {
 	dec := serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme, scheme,
 		serializerjson.SerializerOptions{Yaml: true, Strict: true})
 	var w computev1alpha.Workload
-	if _, _, err := dec.Decode([]byte(docs[0]), nil, &w); err != nil {
-		return nil, cmdutil.Failf("%s: %v", path, err)
+	if _, _, err := dec.Decode([]byte(doc), nil, &w); err != nil {
+		return nil, cmdutil.Failf("%s: %v", where, err)
 	}
 	return &w, nil
 }

@@ -197,7 +197,8 @@ func TestReadManifestSaysWhatIsWrong(t *testing.T) {
 	}{
 		"an unknown field": {strings.Replace(manifestYAML, "minReplicas", "minReplica", 1), `unknown field "spec.placements[0].scaleSettings.minReplica"`},
 		"another kind":     {strings.Replace(manifestYAML, "kind: Workload", "kind: Deployment", 1), `kind "Deployment": deploy takes apiVersion compute.datumapis.com/v1alpha kind Workload`},
-		"two documents":    {manifestYAML + "---\n" + manifestYAML, "holds 2 documents"},
+		"two documents":    {manifestYAML + "---\n" + strings.Replace(manifestYAML, "name: web", "name: api", 1), "holds 2 documents: give one Workload"},
+		"a name twice":     {manifestYAML + "---\n" + manifestYAML, "standard input document 2: workload web is also document 1; give each workload once"},
 		"nothing":          {"# just a comment\n", "is empty"},
 		"not yaml":         {"{{{", "is not valid YAML or JSON"},
 	} {
@@ -207,6 +208,27 @@ func TestReadManifestSaysWhatIsWrong(t *testing.T) {
 				t.Errorf("got %v, want a failure containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestReadManifestsTakesSeveralDocumentsAndNamesTheBadOne(t *testing.T) {
+	api := strings.Replace(manifestYAML, "name: web", "name: api", 1)
+	ws, err := ReadManifests("-", []byte("# two workloads\n---\n"+manifestYAML+"---\n"+api+"---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 2 || ws[0].Name != "web" || ws[1].Name != "api" {
+		t.Fatalf("got %d workloads: %+v", len(ws), ws)
+	}
+	bad := strings.Replace(api, "minReplicas", "minReplica", 1)
+	_, err = ReadManifests("apps.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot read apps.yaml") {
+		t.Errorf("a missing file: %v", err)
+	}
+	_, err = ReadManifests("-", []byte(manifestYAML+"---\n"+bad))
+	if want := `standard input document 2: strict decoding error: unknown field "spec.placements[0].scaleSettings.minReplica"`; err == nil ||
+		!strings.Contains(err.Error(), want) || cmdutil.ExitCode(err) != cmdutil.ExitFailure {
+		t.Errorf("got %v, want a failure containing %q", err, want)
 	}
 }
 

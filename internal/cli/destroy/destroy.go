@@ -28,6 +28,9 @@ const DefaultTimeout = 5 * time.Minute
 // are gone.
 type Options struct {
 	cmdutil.WorkloadWaitOptions
+	// DryRun is --dry-run: none, client (show what goes and stop) or
+	// server (also have the server check the delete without doing it).
+	DryRun string
 }
 
 // NewCommand returns the destroy command.
@@ -45,10 +48,19 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 		Short:   "Delete a workload and all of its instances",
 		Long: "Show the workload's instances per city, ask for confirmation (or take --yes), and delete the\n" +
 			"workload; its instances in every city are removed with it. Without a terminal, --yes is required.",
-		Example: "  datumctl compute destroy web\n  datumctl compute destroy web --yes --wait",
+		Example: "  datumctl compute destroy web\n  datumctl compute destroy web --yes --wait\n  datumctl compute destroy web --dry-run",
 	}, o, o.Output)
 	o.WaitFlags.AddFlags(cmd, "Wait until the workload and its instances are gone.")
+	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would be destroyed")
 	return cmd, o
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
+		return err
+	}
+	return o.WorkloadWaitOptions.Validate()
 }
 
 // Run destroys the workload.
@@ -59,6 +71,18 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	Summary(f.Streams.ErrOut, w, insts)
+	uid := w.UID
+	if o.DryRun != cmdutil.DryRunNone {
+		// Nothing goes: no confirmation to ask.
+		out, _ := f.Human(o.Output)
+		if o.DryRun == cmdutil.DryRunServer {
+			if err := c.Client.Delete(ctx, w.DeepCopy(), client.Preconditions{UID: &uid}, client.DryRunAll); err != nil {
+				return fmt.Errorf("cannot destroy workload %s: %w", o.Name, err)
+			}
+		}
+		_, _ = fmt.Fprintf(out, "Would destroy workload %s and its %s.\n", o.Name, cmdutil.Plural(len(insts), "instance", "instances"))
+		return f.DryRunDone(out, o.DryRun, o.Output, w, c.Scheme)
+	}
 	if !f.Yes && !f.CanPrompt() {
 		return cmdutil.UsageErrorf("refusing to destroy %s without confirmation: pass --yes", o.Name)
 	}
@@ -69,7 +93,6 @@ func (o *Options) Run(ctx context.Context) error {
 	if !ok {
 		return cmdutil.Failf("not destroyed: %s is unchanged", o.Name)
 	}
-	uid := w.UID
 	if err := c.Client.Delete(ctx, w, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("cannot destroy workload %s: %w", o.Name, err)
 	}

@@ -89,7 +89,7 @@ func find(t *testing.T, insts []computev1alpha.Instance, status string) *compute
 	var b strings.Builder
 	_ = Table(insts, clitest.Epoch, TableOptions{}).Render(&b, false, 0)
 	for i, line := range strings.Split(b.String(), "\n")[1:] {
-		if strings.HasSuffix(line, "\t"+status) {
+		if strings.HasSuffix(line, "   "+status) {
 			return &insts[i]
 		}
 	}

@@ -59,6 +59,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	cmd.Flags().BoolVar(&o.List.NoHeaders, "no-headers", o.List.NoHeaders, "Leave the header line out of the table.")
 	cmd.Flags().BoolVarP(&o.List.Watch, "watch", "w", o.List.Watch,
 		"After listing, print the catalog again when a type changes, until Ctrl-C.")
+	o.List.AddSortByFlag(cmd)
 	return cmd, o
 }
 

@@ -22,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -54,6 +55,9 @@ type Options struct {
 	cmdutil.WorkloadWaitOptions
 	// CityFlag is --city: restart only this city.
 	cmdutil.CityFlag
+	// DryRun is --dry-run: none, client (say what would change and stop)
+	// or server (also have the server check it without storing it).
+	DryRun string
 }
 
 // NewCommand returns the restart command.
@@ -71,10 +75,12 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 		Long: "Restart a workload: every instance is deleted and recreated, one at a time, newest first, so the\n" +
 			"workload keeps serving. With --city only that city's instances are replaced, and the restart survives\n" +
 			"later changes to the workload.",
-		Example: "  datumctl compute restart web\n  datumctl compute restart web --city DFW --wait",
+		Example: "  datumctl compute restart web\n  datumctl compute restart web --city DFW --wait\n" +
+			"  datumctl compute restart web --dry-run=server -o yaml",
 	}, o, o.Output)
 	o.AddCityFlag(cmd, f, "Restart only the instances in this city (a city code such as DFW).")
 	o.WaitFlags.AddFlags(cmd, "Wait for the restart to finish, with live per-city progress.")
+	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	return cmd, o
 }
 
@@ -86,6 +92,9 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
+	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
+		return err
+	}
 	if err := o.ValidateCity(); err != nil {
 		return err
 	}
@@ -104,11 +113,14 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	out, terminal := o.Factory.Human(o.Output)
+	if o.DryRun != cmdutil.DryRunNone {
+		return o.dryRun(ctx, out, cities, patch)
+	}
 	if err := o.Clients.Client.Patch(ctx, w, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("cannot restart workload %s: %w", o.Name, err)
 	}
 
-	out, terminal := o.Factory.Human(o.Output)
 	exp := view.Expectation{}
 	if o.City != "" {
 		exp.CityRestarts = map[string]string{o.City: at}
@@ -118,6 +130,28 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	return rollout.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Expect: exp, Verb: "Restarting", Out: out, Terminal: terminal},
 		true, func(p view.Progress) string { return fmt.Sprintf("Restarted %s: %s", o.Name, p.Line()) })
+}
+
+// dryRun says what the restart would replace and prints the workload as
+// it would be: patched here with client, by the server with server.
+func (o *Options) dryRun(ctx context.Context, out io.Writer, cities []string, patch []byte) error {
+	where := cmdutil.JoinCities(cities)
+	if o.City != "" {
+		where = o.City
+	}
+	_, _ = fmt.Fprintf(out, "Would restart %s in %s: its instances would be replaced one at a time.\n", o.Name, where)
+	result := o.Workload.DeepCopy()
+	if o.DryRun == cmdutil.DryRunServer {
+		if err := o.Clients.Client.Patch(ctx, result, client.RawPatch(types.MergePatchType, patch), client.DryRunAll); err != nil {
+			return fmt.Errorf("cannot restart workload %s: %w", o.Name, err)
+		}
+	} else {
+		var err error
+		if result, err = cmdutil.MergePatched(result, patch); err != nil {
+			return err
+		}
+	}
+	return o.Factory.DryRunDone(out, o.DryRun, o.Output, result, o.Clients.Scheme)
 }
 
 // stamp returns the restart time: now, moved a second on when the

@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,9 @@ type ControlOptions struct {
 	Output *cmdutil.OutputFlags
 	// Action is pause, resume or approve.
 	Action string
+	// DryRun is --dry-run: none, client (say what would change and stop)
+	// or server (also have the server check it without storing it).
+	DryRun string
 }
 
 // NewPauseCommand returns `rollout pause NAME`.
@@ -56,11 +60,17 @@ func newControlCommand(f *cmdutil.Factory, action, short, long string) *cobra.Co
 		Long:    long,
 		Example: "  datumctl compute rollout " + action + " web",
 	}, o, o.Output)
+	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	return cmd
 }
 
 // Validate checks the flags.
-func (o *ControlOptions) Validate() error { return o.Output.Validate() }
+func (o *ControlOptions) Validate() error {
+	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
+		return err
+	}
+	return o.Output.Validate()
+}
 
 // Run pauses, resumes or approves.
 func (o *ControlOptions) Run(ctx context.Context) error {
@@ -103,9 +113,30 @@ func (o *ControlOptions) Run(ctx context.Context) error {
 		done = fmt.Sprintf("Approved wave %d of %d of %s (revision %d). Watch it with: %s",
 			r.Wave, r.Waves, o.Name, r.Revision, o.Factory.Cmd("rollout status %s", o.Name))
 	}
+	if o.DryRun != cmdutil.DryRunNone {
+		return o.dryRun(ctx, out, p)
+	}
 	if err := p.Apply(ctx, o.Clients.Client, w); err != nil {
 		return o.PatchError(err, "", fmt.Sprintf("%s the rollout of workload %s", o.Action, o.Name))
 	}
 	_, _ = fmt.Fprintln(out, done)
 	return o.PrintCurrent(ctx, o.Output)
+}
+
+// dryRun says what the action would do and prints the workload as it
+// would be: patched here with client, by the server with server.
+func (o *ControlOptions) dryRun(ctx context.Context, out io.Writer, p cmdutil.JSONPatch) error {
+	_, _ = fmt.Fprintf(out, "Would %s the rollout of %s.\n", o.Action, o.Name)
+	result := o.Workload.DeepCopy()
+	if o.DryRun == cmdutil.DryRunServer {
+		if err := p.Apply(ctx, o.Clients.Client, result, cmdutil.PatchOptions(o.DryRun)...); err != nil {
+			return o.PatchError(err, "", fmt.Sprintf("%s the rollout of workload %s", o.Action, o.Name))
+		}
+	} else {
+		var err error
+		if result, err = cmdutil.JSONPatched(result, p); err != nil {
+			return err
+		}
+	}
+	return o.Factory.DryRunDone(out, o.DryRun, o.Output, result, o.Clients.Scheme)
 }

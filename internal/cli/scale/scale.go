@@ -39,6 +39,9 @@ type Options struct {
 	Min int32
 	// Placement is --placement: scale only this placement.
 	Placement string
+	// DryRun is --dry-run: none, client (say what would change and stop)
+	// or server (also have the server check it without storing it).
+	DryRun string
 
 	minSet bool
 }
@@ -58,9 +61,13 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 		Long: "Set the number of instances per city. Without --city every city of the workload (or of --placement)\n" +
 			"runs N instances; with --city only that city changes, and keeps its number until the next scale\n" +
 			"without --city.",
-		Example: "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait",
+		Example: "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait\n" +
+			"  datumctl compute scale web --replicas 2 --dry-run=server",
 	}, o, o.Output)
 	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city (required).")
+	// kubectl users type --replicas; it means the same here.
+	cmd.Flags().Int32Var(&o.Min, "replicas", 0, "Same as --min (kubectl's name for it).")
+	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	o.AddCityFlag(cmd, f, "Scale only this city (a city code such as DFW).")
 	cmd.Flags().StringVar(&o.Placement, "placement", "", "Scale only this placement (needed when a city is in several).")
 	_ = cmd.RegisterFlagCompletionFunc("placement", cmdutil.CompletePlacements(f))
@@ -71,7 +78,10 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 // Complete takes the name and normalises the flags.
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	o.CompleteCity()
-	o.minSet = cmd.Flags().Changed("min")
+	if cmd.Flags().Changed("min") && cmd.Flags().Changed("replicas") {
+		return cmdutil.UsageErrorf("--replicas is another name for --min: give one of them")
+	}
+	o.minSet = cmd.Flags().Changed("min") || cmd.Flags().Changed("replicas")
 	return o.WorkloadRef.Complete(cmd, args)
 }
 
@@ -79,9 +89,12 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 func (o *Options) Validate() error {
 	switch {
 	case !o.minSet:
-		return cmdutil.UsageErrorf("scale needs --min: the number of instances per city, e.g. --min 3")
+		return cmdutil.UsageErrorf("scale needs --min (or --replicas): the number of instances per city, e.g. --min 3")
 	case o.Min < 0 || o.Min > MaxReplicas:
 		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", MaxReplicas, o.Min)
+	}
+	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
+		return err
 	}
 	if err := o.ValidateCity(); err != nil {
 		return err
@@ -99,18 +112,22 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.City != "" {
 		scale = o.scaleCity
 	}
-	msg, err := scale(ctx, o.Clients, w)
+	msg, result, err := scale(ctx, o.Clients, w)
 	if err != nil {
 		return err
 	}
 	out, terminal := o.Factory.Human(o.Output)
 	_, _ = fmt.Fprintln(out, msg)
+	if o.DryRun != cmdutil.DryRunNone {
+		return o.Factory.DryRunDone(out, o.DryRun, o.Output, result, o.Clients.Scheme)
+	}
 	return rollout.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Verb: "Scaling", Out: out, Terminal: terminal},
 		false, func(p view.Progress) string { return fmt.Sprintf("Scaled %s: %s", o.Name, p.Line()) })
 }
 
-// scalePlacements sets minReplicas and clears per-city overrides.
-func (o *Options) scalePlacements(ctx context.Context, c *cmdutil.Clients, w *computev1alpha.Workload) (string, error) {
+// scalePlacements sets minReplicas and clears per-city overrides. It
+// returns what it says and the workload as it is (or would be) after.
+func (o *Options) scalePlacements(ctx context.Context, c *cmdutil.Clients, w *computev1alpha.Workload) (string, *computev1alpha.Workload, error) {
 	updated := w.DeepCopy()
 	scaled := make([]string, 0, len(updated.Spec.Placements))
 	var patch cmdutil.JSONPatch
@@ -121,7 +138,7 @@ func (o *Options) scalePlacements(ctx context.Context, c *cmdutil.Clients, w *co
 			continue
 		}
 		if m := p.ScaleSettings.MaxReplicas; m != nil && o.Min > *m {
-			return "", cmdutil.WithHints(cmdutil.Failf("--min %d is above maxReplicas %d of placement %s", o.Min, *m, p.Name),
+			return "", nil, cmdutil.WithHints(cmdutil.Failf("--min %d is above maxReplicas %d of placement %s", o.Min, *m, p.Name),
 				"Raise maxReplicas in the workload manifest and deploy it with: "+o.Factory.Cmd("deploy -f workload.yaml"))
 		}
 		p.ScaleSettings.MinReplicas = o.Min
@@ -129,31 +146,40 @@ func (o *Options) scalePlacements(ctx context.Context, c *cmdutil.Clients, w *co
 		patch.Replace(fmt.Sprintf("/spec/placements/%d/scaleSettings/minReplicas", i), o.Min)
 		scaled = append(scaled, p.Name)
 	}
-	if err := patch.Apply(ctx, c.Client, w); err != nil {
-		return "", o.PatchError(err, " while scaling", "scale workload "+o.Name)
+	result := updated
+	if o.DryRun != cmdutil.DryRunClient {
+		// The server's answer is the workload after (with server dry-run,
+		// as it would be).
+		result = w.DeepCopy()
+		if err := patch.Apply(ctx, c.Client, result, cmdutil.PatchOptions(o.DryRun)...); err != nil {
+			return "", nil, o.PatchError(err, " while scaling", "scale workload "+o.Name)
+		}
 	}
-	cleared, err := cmdutil.ClearReplicaOverrides(ctx, c, w, scaled)
+	cleared, err := cmdutil.ClearReplicaOverrides(ctx, c, w, scaled, o.DryRun)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	msg := fmt.Sprintf("Scaled %s to %s per city in %s.", o.Name, cmdutil.Plural(int(o.Min), "instance", "instances"),
-		cmdutil.JoinCities(citiesOf(updated, scaled)))
+	msg := fmt.Sprintf("%s %s to %s per city in %s.", cmdutil.Would("Scaled", "scale", o.DryRun), o.Name,
+		cmdutil.Plural(int(o.Min), "instance", "instances"), cmdutil.JoinCities(citiesOf(updated, scaled)))
 	if len(cleared) > 0 {
 		msg += fmt.Sprintf(" %s no longer keep their own number of instances.", cmdutil.JoinCities(cleared))
+		if o.DryRun != cmdutil.DryRunNone {
+			msg = strings.Replace(msg, "no longer keep", "would no longer keep", 1)
+		}
 	}
-	return msg, nil
+	return msg, result, nil
 }
 
 // scaleCity sets the replicas of one city's deployment through its scale
 // subresource.
-func (o *Options) scaleCity(ctx context.Context, c *cmdutil.Clients, w *computev1alpha.Workload) (string, error) {
+func (o *Options) scaleCity(ctx context.Context, c *cmdutil.Clients, w *computev1alpha.Workload) (string, *computev1alpha.Workload, error) {
 	cities := cmdutil.WorkloadCities(w)
 	if !slices.Contains(cities, o.City) {
-		return "", cmdutil.Failf("workload %s does not run in %s; it runs in %s", o.Name, o.City, cmdutil.JoinCities(cities))
+		return "", nil, cmdutil.Failf("workload %s does not run in %s; it runs in %s", o.Name, o.City, cmdutil.JoinCities(cities))
 	}
 	wds, err := cmdutil.Deployments(ctx, c, w)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var match []*computev1alpha.WorkloadDeployment
 	for i := range wds {
@@ -164,7 +190,7 @@ func (o *Options) scaleCity(ctx context.Context, c *cmdutil.Clients, w *computev
 	}
 	switch {
 	case len(match) == 0:
-		return "", cmdutil.WithHints(cmdutil.PendingErrorf("%s has no deployment in %s yet", o.Name, o.City),
+		return "", nil, cmdutil.WithHints(cmdutil.PendingErrorf("%s has no deployment in %s yet", o.Name, o.City),
 			"See why with: "+o.Factory.Cmd("status %s", o.Name))
 	case len(match) > 1:
 		var names []string
@@ -172,18 +198,24 @@ func (o *Options) scaleCity(ctx context.Context, c *cmdutil.Clients, w *computev
 			names = append(names, wd.Spec.PlacementName)
 		}
 		slices.Sort(names)
-		return "", cmdutil.UsageErrorf("%s runs in %s in placements %s: choose one with --placement", o.Name, o.City, strings.Join(names, ", "))
+		return "", nil, cmdutil.UsageErrorf("%s runs in %s in placements %s: choose one with --placement", o.Name, o.City, strings.Join(names, ", "))
 	}
 	wd := match[0]
 	if m := wd.Spec.ScaleSettings.MaxReplicas; m != nil && o.Min > *m {
-		return "", cmdutil.Failf("--min %d is above maxReplicas %d of placement %s", o.Min, *m, wd.Spec.PlacementName)
+		return "", nil, cmdutil.Failf("--min %d is above maxReplicas %d of placement %s", o.Min, *m, wd.Spec.PlacementName)
 	}
 	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, o.Min))
-	scale := &autoscalingv1.Scale{}
-	if err := c.Client.SubResource("scale").Patch(ctx, wd, patch, client.WithSubResourceBody(scale)); err != nil {
-		return "", fmt.Errorf("cannot scale %s in %s: %w", o.Name, o.City, err)
+	if o.DryRun != cmdutil.DryRunClient {
+		opts := []client.SubResourcePatchOption{client.WithSubResourceBody(&autoscalingv1.Scale{})}
+		if o.DryRun == cmdutil.DryRunServer {
+			opts = append(opts, client.DryRunAll)
+		}
+		if err := c.Client.SubResource("scale").Patch(ctx, wd, patch, opts...); err != nil {
+			return "", nil, fmt.Errorf("cannot scale %s in %s: %w", o.Name, o.City, err)
+		}
 	}
-	return fmt.Sprintf("Scaled %s in %s to %s.", o.Name, o.City, cmdutil.Plural(int(o.Min), "instance", "instances")), nil
+	return fmt.Sprintf("%s %s in %s to %s.", cmdutil.Would("Scaled", "scale", o.DryRun), o.Name, o.City,
+		cmdutil.Plural(int(o.Min), "instance", "instances")), w, nil
 }
 
 // citiesOf lists the cities of the named placements.

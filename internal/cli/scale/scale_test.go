@@ -20,6 +20,10 @@ func TestScaleFlags(t *testing.T) {
 		"--min must be a number":    {[]string{"web", "--min", "three"}, cmdutil.ExitUsage},
 		"a bad city is usage":       {[]string{"web", "--min", "1", "--city", "Dallas"}, cmdutil.ExitUsage},
 		"no name is usage":          {[]string{"--min", "1"}, cmdutil.ExitUsage},
+		"--replicas is --min":       {[]string{"web", "--replicas", "3"}, cmdutil.ExitOK},
+		"not both":                  {[]string{"web", "--replicas", "3", "--min", "3"}, cmdutil.ExitUsage},
+		"--dry-run=server":          {[]string{"web", "--min", "3", "--dry-run=server"}, cmdutil.ExitOK},
+		"--dry-run=later is usage":  {[]string{"web", "--min", "3", "--dry-run=later"}, cmdutil.ExitUsage},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, o := newCommand(&cmdutil.Factory{})

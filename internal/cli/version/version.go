@@ -19,7 +19,11 @@ const (
 	// PluginName is the datumctl subcommand the plugin provides.
 	PluginName = "compute"
 	// PluginDescription describes the plugin in `datumctl plugin list`.
-	PluginDescription = "Deploy and manage containerized workloads across Datum Cloud cities"
+	// The name is Datum's official compute plugin's, on purpose (a
+	// compatible implementation that replaces it: docs/cli.md,
+	// "Installing"); the description says which one is installed.
+	PluginDescription = "citycells/compute: deploy and manage containerized workloads across Datum Cloud cities " +
+		"(a compatible implementation; replaces Datum's compute plugin)"
 	// MinDatumctlVersion is the first datumctl that dispatches to plugins.
 	// A plugin found on PATH (not installed with `datumctl plugin install`)
 	// gets its arguments unchanged only from datumctl v0.17.1 on, and must

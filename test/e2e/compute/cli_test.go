@@ -128,7 +128,8 @@ func statusRow(out, city string) string {
 // historyCurrent returns the line of `rollout history` marked current.
 func historyCurrent(out string) string {
 	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Split(l, "\t"); len(f) > 1 && strings.TrimSpace(f[1]) == "*" {
+		// REVISION, CURRENT ("*" or empty), AGE, ...: an age is never "*".
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "*" {
 			return l
 		}
 	}
@@ -158,7 +159,8 @@ func TestCLIUserJourneyDeployScaleRestartRollbackDestroy(t *testing.T) {
 	}
 	for _, city := range []string{"DFW", "LHR"} {
 		row := strings.Fields(statusRow(res.Stdout, city))
-		if len(row) < 5 || row[2] != "1/1" || row[4] != "ready" {
+		// CITY LOCATION PLACEMENT READY UP-TO-DATE STATE
+		if len(row) < 6 || row[3] != "1/1" || row[5] != "ready" {
 			t.Errorf("status row of %s is %q, want 1/1 ready", city, row)
 		}
 	}
@@ -172,7 +174,7 @@ func TestCLIUserJourneyDeployScaleRestartRollbackDestroy(t *testing.T) {
 	res = u.run(cmdutil.ExitOK, "status", "web")
 	for _, city := range []string{"DFW", "LHR"} {
 		row := strings.Fields(statusRow(res.Stdout, city))
-		if len(row) < 5 || row[2] != "2/2" || row[4] != "ready" {
+		if len(row) < 6 || row[3] != "2/2" || row[5] != "ready" {
 			t.Errorf("after scaling, the status row of %s is %q, want 2/2 ready", city, row)
 		}
 	}
