@@ -58,8 +58,18 @@ var rolloutPhaseValues = []computev1alpha.RolloutPhase{
 func registerMetrics() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(rolloutDuration, waveDuration, rollouts)
+		// Every series exists from the start, so rate() and the alerts
+		// see zero rather than nothing.
 		for _, p := range rolloutPhaseValues {
 			rollouts.WithLabelValues(string(p))
+		}
+		for _, st := range []computev1alpha.CityRolloutStrategyType{
+			computev1alpha.AllAtOnceCityRollout, computev1alpha.WavesCityRollout, computev1alpha.CanaryCityRollout,
+		} {
+			waveDuration.WithLabelValues(string(st))
+			for _, result := range []computev1alpha.RolloutPhase{computev1alpha.RolloutPhaseComplete, computev1alpha.RolloutPhaseHalted} {
+				rolloutDuration.WithLabelValues(string(st), string(result))
+			}
 		}
 	})
 }
