@@ -8,6 +8,7 @@ package prometheus_test
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,7 +113,7 @@ func TestEveryAlertParsesAndHasARunbook(t *testing.T) {
 			if !strings.HasSuffix(r.Annotations["runbook_url"], anchor) {
 				t.Errorf("runbook_url %q does not end in %s", r.Annotations["runbook_url"], anchor)
 			}
-			if !contains(doc.Sections, r.Alert) {
+			if !slices.Contains(doc.Sections, r.Alert) {
 				t.Errorf("docs/metrics.md has no runbook section \"### %s\"", r.Alert)
 			}
 		})
@@ -160,13 +161,4 @@ func TestDashboardQueriesParse(t *testing.T) {
 			t.Errorf("no panel of the dashboard shows %s", s.Name)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
