@@ -73,7 +73,7 @@ func TestEveryExportedMetricIsDocumented(t *testing.T) {
 		instance.QuotaWaitMetric, instance.QuotaRefusalsMetric, instance.GateWaitMetric,
 		quota.EnforcementEnabledMetric, quota.EvalFailuresMetric, quota.ClaimOrphanedMetric,
 	}
-	var documented []string
+	documented := make([]string, 0, len(d.Series))
 	for _, s := range d.Series {
 		documented = append(documented, s.Name)
 	}

@@ -118,7 +118,7 @@ func TestManagersServeEveryDocumentedSeries(t *testing.T) {
 func runningManagers(t *testing.T) []scrapedManager {
 	t.Helper()
 	tokens := map[string]string{}
-	var out []scrapedManager
+	out := make([]scrapedManager, 0, len(local.State().Components))
 	for _, c := range local.State().Components {
 		var role string
 		switch {
