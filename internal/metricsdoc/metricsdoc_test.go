@@ -69,7 +69,7 @@ func TestEveryExportedMetricIsDocumented(t *testing.T) {
 		buildinfo.Metric, cellhealth.ReachableMetric,
 		workload.RolloutsMetric, workload.RolloutDurationMetric, workload.WaveDurationMetric,
 		projector.LagMetric, projector.UnresolvableMetric,
-		workloaddeployment.HubToCellLagMetric, writeback.LagMetric,
+		workloaddeployment.ToCellLagMetric, writeback.LagMetric,
 		instance.QuotaWaitMetric, instance.QuotaRefusalsMetric, instance.GateWaitMetric,
 		quota.EnforcementEnabledMetric, quota.EvalFailuresMetric, quota.ClaimOrphanedMetric,
 	}

@@ -290,7 +290,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a instanceplan.A
 	}
 	if wrote {
 		r.suspensionEvent(s.wd, was, st.Suspended, int(st.Replicas))
-		observeHubToCellLag(s.wd, wasHash, st.TemplateHash, now.Time)
+		observeToCellLag(s.wd, wasHash, st.TemplateHash, now.Time)
 	}
 	r.mem.pace.settled(key)
 	if wrote {

@@ -10,18 +10,19 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
-// HubToCellLagMetric observes, for each template a cell's
-// WorkloadDeployment gets, the seconds from the management role applying
-// it in the federation plane (the revision-applied-at annotation, RFC 3339,
-// so to the second) to the cell's controller first writing a status for
-// it (status.templateHash changes): the hub → cell leg, Karmada's
-// propagation included. Part of compute's operational contract.
-const HubToCellLagMetric = "compute_hub_to_cell_lag_seconds"
+// ToCellLagMetric observes, for each template a cell's WorkloadDeployment
+// gets, the seconds from the management role applying it (the Workload
+// controller's revision-applied-at annotation, RFC 3339, so to the second,
+// which the federator copies to the hub and Karmada to the cell) to the
+// cell's controller first writing a status for it (status.templateHash
+// changes): the whole way of a change, management → hub → cell. Part of
+// compute's operational contract.
+const ToCellLagMetric = "compute_management_to_cell_lag_seconds"
 
 var (
-	hubToCellLag = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    HubToCellLagMetric,
-		Help:    "Seconds from a template being applied to a city's WorkloadDeployment in the federation plane to the cell's controller acting on it (1 s resolution).",
+	toCellLag = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    ToCellLagMetric,
+		Help:    "Seconds from the management role applying a template to a city's WorkloadDeployment to the cell's controller acting on it (1 s resolution).",
 		Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600},
 	})
 	registerOnce sync.Once
@@ -30,13 +31,13 @@ var (
 // registerMetrics registers the controller's metrics on controller-runtime's
 // registry, once: binaries without the cell role expose none of them.
 func registerMetrics() {
-	registerOnce.Do(func() { metrics.Registry.MustRegister(hubToCellLag) })
+	registerOnce.Do(func() { metrics.Registry.MustRegister(toCellLag) })
 }
 
-// observeHubToCellLag observes the lag of a status write that took the
+// observeToCellLag observes the lag of a status write that took the
 // deployment from template hash previous to written, when the template
 // changed and the hub recorded when it applied it.
-func observeHubToCellLag(wd *computev1alpha.WorkloadDeployment, previous, written string, now time.Time) {
+func observeToCellLag(wd *computev1alpha.WorkloadDeployment, previous, written string, now time.Time) {
 	if written == "" || written == previous {
 		return
 	}
@@ -44,5 +45,5 @@ func observeHubToCellLag(wd *computev1alpha.WorkloadDeployment, previous, writte
 	if err != nil {
 		return
 	}
-	hubToCellLag.Observe(max(now.Sub(at), 0).Seconds())
+	toCellLag.Observe(max(now.Sub(at), 0).Seconds())
 }

@@ -100,7 +100,7 @@ func TestManagersServeEveryDocumentedSeries(t *testing.T) {
 				"%s: the first wave finished", m.name)
 			g.Expect(s.sum("compute_projection_lag_seconds_count", nil)).To(BeNumerically(">=", 1), "%s: projections observed", m.name)
 		case metricsdoc.RoleCell:
-			cellsSeen[m.plane] = s.sum("compute_hub_to_cell_lag_seconds_count", nil)
+			cellsSeen[m.plane] = s.sum("compute_management_to_cell_lag_seconds_count", nil)
 		}
 	}
 	g.Expect(management).To(BeNumerically(">=", 1), "the completed rollout was observed")
