@@ -85,6 +85,20 @@ release-snapshot: tools-goreleaser ## Build the release archives `datumctl plugi
 	$(GORELEASER) release --snapshot --clean
 	@ls -1 dist/*.tar.gz dist/*.zip dist/checksums.txt
 
+# What `make release` builds images of: the binaries that run in a cluster
+# and the demo workload (datumctl-compute ships as the goreleaser archives;
+# compute-local drives processes on a developer's machine and has no image).
+RELEASE_BINARIES ?= compute-manager,compute-quota,compute-hello
+RELEASE_PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: release
+release: tools-goreleaser ## Push multi-arch (amd64+arm64) images with SPDX SBOMs to REGISTRY, write dist/<overlay>.yaml pinned to their digests and the plugin archives (make release REGISTRY=registry.example.com/citycells).
+	@if [ -z "$(REGISTRY)" ]; then echo "make release needs REGISTRY=<host>/<path>, e.g. make release REGISTRY=ghcr.io/citycells VERSION=v0.1.0"; exit 2; fi
+	@bash $(TOOLS) kustomize >/dev/null
+	go run ./hack/release --registry $(REGISTRY) --binaries $(RELEASE_BINARIES) --platforms $(RELEASE_PLATFORMS) \
+		--version $(VERSION) --revision $(REVISION) --created $(SOURCE_DATE_EPOCH) \
+		--kustomize $(KUSTOMIZE) --goreleaser $(GORELEASER) $(RELEASE_FLAGS)
+
 .PHONY: images
 images: ## Build the container images into ./bin/images (OCI layout + docker archive), without Docker.
 	go run ./hack/images --out $(BIN_DIR)/images --platform $(PLATFORM) \

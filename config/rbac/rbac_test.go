@@ -125,6 +125,7 @@ func TestRolesCoverEveryMarker(t *testing.T) {
 // the hub holds its hub permissions through compute-federation).
 var markerRoles = map[string][]string{
 	"internal/controller/workload":           {"management"},
+	"internal/controller/instancetype":       {"management"},
 	"internal/controller/companions":         {"management", "federation"},
 	"internal/webhook":                       {"management"},
 	"internal/projects":                      {"management"},
@@ -295,5 +296,60 @@ func TestRolesStayInTheirFence(t *testing.T) {
 				t.Errorf("%s holds %q", role, p.verb)
 			}
 		}
+	}
+}
+
+// TestTenantRolesWriteWorkloadsOnly: the tenants' roles (config/rbac/tenant,
+// aggregated into view and edit) write Workloads and nothing else —
+// no projection, no WorkloadDeployment, no InstanceType, no status, no
+// wildcard — and compute-viewer writes nothing. The install suite proves
+// the aggregation on a real project plane.
+func TestTenantRolesWriteWorkloadsOnly(t *testing.T) {
+	for p := range rolePerms(t, "tenant") {
+		if p.group != "compute.datumapis.com" || p.verb == "*" || p.resource == "*" || strings.Contains(p.resource, "/") {
+			t.Errorf("a tenant role holds %q on %s/%s", p.verb, p.group, p.resource)
+		}
+		if !slices.Contains([]string{"get", "list", "watch"}, p.verb) && p.resource != "workloads" {
+			t.Errorf("a tenant role holds %q on %s: only Workloads are the tenants' to write", p.verb, p.resource)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join("tenant", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	labels := map[string]string{"viewer": "rbac.authorization.k8s.io/aggregate-to-view", "editor": "rbac.authorization.k8s.io/aggregate-to-edit"}
+	seen := 0
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var role rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict(doc, &role); err != nil {
+			t.Fatal(err)
+		}
+		label, ok := labels[role.Name]
+		if !ok {
+			t.Errorf("tenant/role.yaml holds an unexpected role %q", role.Name)
+			continue
+		}
+		seen++
+		if role.Labels[label] != "true" {
+			t.Errorf("%s is not labelled %s=true", role.Name, label)
+		}
+		if role.Name == "viewer" {
+			for p := range perms(role.Rules) {
+				if !slices.Contains([]string{"get", "list", "watch"}, p.verb) {
+					t.Errorf("viewer holds %q on %s", p.verb, p.resource)
+				}
+			}
+		}
+	}
+	if seen != len(labels) {
+		t.Errorf("tenant/role.yaml holds %d of the roles viewer and editor", seen)
 	}
 }

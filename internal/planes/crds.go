@@ -186,3 +186,10 @@ func crdCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensions
 	}
 	return false
 }
+
+// InstallCRDs creates or updates crds in the plane cfg reaches and waits
+// until every one is established and discovered: the CRDs of a new release
+// applied over a running plane.
+func InstallCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	return installCRDs(ctx, cfg, crds)
+}

@@ -237,7 +237,12 @@ func deploymentCaughtUp(c City) bool {
 
 // cityStatus reports one city.
 func cityStatus(c City) computev1alpha.WorkloadCityStatus {
-	cs := computev1alpha.WorkloadCityStatus{CityCode: c.CityCode, Location: c.Location.DeepCopy()}
+	cs := computev1alpha.WorkloadCityStatus{CityCode: c.CityCode}
+	if c.Location != nil && c.Location.Namespace != "" {
+		// A Location name that is not bound has no namespace: its
+		// message names it.
+		cs.Location = c.Location.DeepCopy()
+	}
 	wd := c.Deployment
 	if wd != nil {
 		cs.DeploymentName = wd.Name

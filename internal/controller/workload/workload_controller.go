@@ -55,7 +55,7 @@ type Reconciler struct {
 	phases phaseCounts
 }
 
-// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads,verbs=get;list;watch
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads/finalizers,verbs=update
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instancetypes,verbs=get;list;watch
@@ -243,7 +243,7 @@ func rewriteCityCodes(ctx context.Context, c client.Client, w *computev1alpha.Wo
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		return false, client.IgnoreNotFound(err)
 	default:
-		ctrl.LoggerFrom(ctx).Info("Cannot rewrite the deprecated cityCodes into locationSelectors; the Workload keeps placing by them", "error", err.Error())
+		ctrl.LoggerFrom(ctx).V(1).Info("Cannot rewrite the deprecated cityCodes into locationSelectors; the Workload keeps placing by them", "error", err.Error())
 		return false, nil
 	}
 }

@@ -240,9 +240,23 @@ func validateLocationSelector(w *computev1alpha.Workload, ls *metav1.LabelSelect
 	if len(errs) > 0 || env.SkipCityBindings {
 		return errs
 	}
-	for _, code := range placement.SelectedCityCodes(ls) {
-		if _, ok := env.Cities[code]; !ok && !grandfathered.Has(code) {
-			errs = append(errs, field.Invalid(path, code, notEnabledMessage(code, w.Namespace, env.Cities)))
+	unbound := func(code string) bool {
+		_, ok := env.Cities[code]
+		return !ok && !grandfathered.Has(code)
+	}
+	key := computev1alpha.CityCodeTopologyLabel
+	if code, ok := ls.MatchLabels[key]; ok && unbound(code) {
+		errs = append(errs, field.Invalid(path.Child("matchLabels").Key(key), code, notEnabledMessage(code, w.Namespace, env.Cities)))
+	}
+	for i, r := range ls.MatchExpressions {
+		if r.Key != key || r.Operator != metav1.LabelSelectorOpIn {
+			continue
+		}
+		for j, code := range r.Values {
+			if unbound(code) {
+				errs = append(errs, field.Invalid(path.Child("matchExpressions").Index(i).Child("values").Index(j), code,
+					notEnabledMessage(code, w.Namespace, env.Cities)))
+			}
 		}
 	}
 	return errs

@@ -95,7 +95,7 @@ func TestValidateWorkloadCreate(t *testing.T) {
 				w.Spec.Placements[0].CityCodes = nil
 				w.Spec.Placements[0].LocationSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"topology.datum.net/city-code": "NRT"}}
 			}).build(),
-			want: []violation{{field.ErrorTypeInvalid, "spec.placements[0].locationSelector"}},
+			want: []violation{{field.ErrorTypeInvalid, "spec.placements[0].locationSelector.matchLabels[topology.datum.net/city-code]"}},
 		},
 		"a malformed selector is rejected": {
 			workload: makeWorkload().with(func(w *computev1alpha.Workload) {

@@ -9,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local/platform"
 )
@@ -59,7 +60,14 @@ func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *test
 	g := NewWithT(t)
 	ctx := t.Context()
 	ns := newProjectNamespace(t)
+	bindLocation(t, ns.name, "gcp-us-south1-a", map[string]string{
+		networkingv1alpha.CityCodeTopologyKey: "DFW", "topology.datum.net/region": "us-south1"})
 	want := map[string]counts{
+		// Datum's current samples: by Location name (gcp-us-south1-a, in
+		// DFW) and by a selector on DFW, which reaches both DFW Locations.
+		"datum-sandbox-locations":  {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"datum-vm-locations":       {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"datum-location-selector":  {deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2},
 		"sandbox-volumes-env":      {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
 		"sandbox-envfrom-security": {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
 		"vm-boot-disk":             {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
@@ -86,8 +94,10 @@ func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *test
 		expectAvailable(t, w, want[w.Name])
 		for _, wd := range deploymentsOf(g, w) {
 			city := wd.Spec.CityCode
-			location := &computev1alpha.LocationReference{Namespace: platform.LocationNamespace, Name: strings.ToLower(city)}
-			g.Expect(wd.Status.Location).To(Equal(location), "the deployment %s reports its cell's Location", wd.Name)
+			location := wd.Spec.LocationRef
+			g.Expect(location).NotTo(BeNil(), "the deployment %s names no Location", wd.Name)
+			g.Expect(location.Namespace).To(Equal(platform.LocationNamespace))
+			g.Expect(wd.Status.Location).To(Equal(location), "the deployment %s reports its Location", wd.Name)
 			for _, inst := range instancesIn(g, cells[city], ns.hub, wd.Name) {
 				g.Expect(inst.Spec.Location).To(Equal(location), "Instance %s in %s", inst.Name, city)
 				g.Expect(inst.Status.NetworkInterfaces).NotTo(BeEmpty(), "Instance %s in %s shows its addresses", inst.Name, city)
@@ -95,6 +105,29 @@ func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *test
 			}
 		}
 	}
+}
+
+// bindLocation creates (once) a ready Location of the platform named name
+// with topology, and binds it to namespace ns, as an operator does.
+func bindLocation(t *testing.T, ns, name string, topology map[string]string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := t.Context()
+	loc := &networkingv1alpha.Location{ObjectMeta: metav1.ObjectMeta{Namespace: platform.LocationNamespace, Name: name},
+		Spec: networkingv1alpha.LocationSpec{LocationClassName: networkingv1alpha.LocationClassDatumManaged, Topology: topology}}
+	if err := project.Create(ctx, loc); err == nil {
+		meta.SetStatusCondition(&loc.Status.Conditions, metav1.Condition{Type: networkingv1alpha.LocationConditionReady,
+			Status: metav1.ConditionTrue, Reason: "E2E", Message: "made ready by the test"})
+		g.Expect(project.Status().Update(ctx, loc)).To(Succeed())
+	} else {
+		g.Expect(apierrors.IsAlreadyExists(err)).To(BeTrue(), "creating Location %s: %v", name, err)
+	}
+	b := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: networkingv1alpha.LocationBindingSpec{LocationRef: networkingv1alpha.LocationReference{Namespace: platform.LocationNamespace, Name: name}}}
+	g.Expect(project.Create(ctx, b)).To(Succeed())
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{Type: networkingv1alpha.LocationBindingConditionReady,
+		Status: metav1.ConditionTrue, Reason: "E2E", Message: "bound by the test"})
+	g.Expect(project.Status().Update(ctx, b)).To(Succeed())
 }
 
 func TestAMissingSecretHoldsTheInstancesNamingItUntilItIsCreated(t *testing.T) {

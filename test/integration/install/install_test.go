@@ -23,14 +23,16 @@ import (
 
 // overlayPlanes say where each overlay goes. The first four are applied for
 // real (in this order: the hub and quota-plane overlays create the cells'
-// identities); single-cluster and dev go to the project plane as a dry run
-// only, since they would replace the management-plane installation there.
+// identities); management-plane-hardened, single-cluster and dev go to the
+// project plane as a dry run only, since they would replace the
+// management-plane installation there.
 var overlayPlanes = []overlayPlane{
 	{"hub", hub, true},
 	{"quota-plane", project, true},
 	{"management-plane", project, true},
 	{"cell", cell, true},
 	{"cell-kubernetes", cell, false},
+	{"management-plane-hardened", project, false},
 	{"single-cluster", project, false},
 	{"dev", project, false},
 }
@@ -45,7 +47,7 @@ type overlayPlane struct {
 // externalGroups are served by operators compute's overlays rely on but
 // the planes do not run; their objects are reported, not applied.
 var externalGroups = map[string]string{
-	"cert-manager.io":       "cert-manager (webhook-cert-manager component)",
+	"cert-manager.io":       "cert-manager (webhook-cert-manager and metrics-certificate components)",
 	"monitoring.coreos.com": "prometheus-operator (prometheus component)",
 }
 
@@ -148,6 +150,7 @@ var (
 	workloads     = schema.GroupVersionResource{Group: "compute.datumapis.com", Version: "v1alpha", Resource: "workloads"}
 	wds           = schema.GroupVersionResource{Group: "compute.datumapis.com", Version: "v1alpha", Resource: "workloaddeployments"}
 	instances     = schema.GroupVersionResource{Group: "compute.datumapis.com", Version: "v1alpha", Resource: "instances"}
+	instanceTypes = schema.GroupVersionResource{Group: "compute.datumapis.com", Version: "v1alpha", Resource: "instancetypes"}
 	policies      = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "propagationpolicies"}
 	namespaces    = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	secrets       = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -155,7 +158,7 @@ var (
 	grants        = schema.GroupVersionResource{Group: "quota.miloapis.com", Version: "v1alpha1", Resource: "resourcegrants"}
 	buckets       = schema.GroupVersionResource{Group: "quota.miloapis.com", Version: "v1alpha1", Resource: "allowancebuckets"}
 	entitlements  = schema.GroupVersionResource{Group: "services.miloapis.com", Version: "v1alpha1", Resource: "serviceentitlements"}
-	kindsOf       = map[string]string{"workloads": "Workload", "workloaddeployments": "WorkloadDeployment", "instances": "Instance", "propagationpolicies": "PropagationPolicy", "namespaces": "Namespace", "secrets": "Secret", "resourceclaims": "ResourceClaim", "resourcegrants": "ResourceGrant", "allowancebuckets": "AllowanceBucket", "serviceentitlements": "ServiceEntitlement"}
+	kindsOf       = map[string]string{"workloads": "Workload", "workloaddeployments": "WorkloadDeployment", "instances": "Instance", "instancetypes": "InstanceType", "propagationpolicies": "PropagationPolicy", "namespaces": "Namespace", "secrets": "Secret", "resourceclaims": "ResourceClaim", "resourcegrants": "ResourceGrant", "allowancebuckets": "AllowanceBucket", "serviceentitlements": "ServiceEntitlement"}
 	allow, forbid = true, false
 )
 

@@ -44,7 +44,10 @@ const (
 func TestMain(m *testing.M) {
 	os.Exit(fixtures.Run(m, fixtures.Input{
 		Planes: []planes.PlaneSpec{
-			{Name: project, CRDDirs: []string{fixtures.CRDDir(), fixtures.ExternalCRDDir()}},
+			// The project plane runs the clusterrole aggregation controller,
+			// as every cluster's kube-controller-manager does, so the tenant
+			// roles reach view and edit the way they do in a real plane.
+			{Name: project, CRDDirs: []string{fixtures.CRDDir(), fixtures.ExternalCRDDir()}, Controllers: []string{"clusterrole-aggregation-controller"}},
 			{Name: hub, CRDDirs: []string{fixtures.CRDDir()}},
 			{Name: cell, CRDDirs: []string{fixtures.CRDDir()}},
 		},

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/test/integration/fixtures"
 )
@@ -188,6 +189,9 @@ func TestSamplesApplyWithStrictValidationAndRoundTrip(t *testing.T) {
 	ns := newNamespace(t, projectA)
 	bindCity(t, projectA, ns, "DFW", true)
 	bindCity(t, projectA, ns, "LHR", true)
+	// The Location Datum's samples name, in DFW.
+	createBinding(t, projectA, ns, ensureNamedLocation(t, projectA, "gcp-us-south1-a",
+		map[string]string{networkingv1alpha.CityCodeTopologyKey: "DFW", "topology.datum.net/region": "us-south1"}, true))
 	c := clients[projectA]
 	ctx := context.Background()
 	workloads := 0

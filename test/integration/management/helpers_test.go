@@ -55,13 +55,19 @@ func bindCity(t *testing.T, plane, ns, city string, ready bool) string {
 	return loc
 }
 
-// ensureLocation creates or updates the Location of city in plane with the
-// given readiness and returns its name.
+// ensureLocation creates or updates the Location of city in plane
+// (<city>-1) with the given readiness and returns its name.
 func ensureLocation(t *testing.T, plane, city string, ready bool) string {
+	t.Helper()
+	return ensureNamedLocation(t, plane, strings.ToLower(city)+"-1", map[string]string{networkingv1alpha.CityCodeTopologyKey: city}, ready)
+}
+
+// ensureNamedLocation creates (or finds) Location name with topology in
+// plane, sets its readiness and returns its name.
+func ensureNamedLocation(t *testing.T, plane, name string, topology map[string]string, ready bool) string {
 	t.Helper()
 	ctx := context.Background()
 	c := clients[plane]
-	name := strings.ToLower(city) + "-1"
 	loc := &networkingv1alpha.Location{}
 	err := c.Get(ctx, types.NamespacedName{Namespace: locationNamespace, Name: name}, loc)
 	if apierrors.IsNotFound(err) {
@@ -69,7 +75,7 @@ func ensureLocation(t *testing.T, plane, city string, ready bool) string {
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: locationNamespace},
 			Spec: networkingv1alpha.LocationSpec{
 				LocationClassName: networkingv1alpha.LocationClassDatumManaged,
-				Topology:          map[string]string{networkingv1alpha.CityCodeTopologyKey: city},
+				Topology:          topology,
 			},
 		}
 		err = c.Create(ctx, loc)

@@ -51,7 +51,7 @@ func TestWebhookRejectsInvalidWorkloadsWithFieldPaths(t *testing.T) {
 		},
 		"a city that is not enabled for the project": {
 			workload: valid().with(func(w *computev1alpha.Workload) { w.Spec.Placements[0].CityCodes = []string{"DFW", "SYD"} }).build(),
-			fields:   []string{"spec.placements[0].cityCodes[1]"},
+			fields:   []string{"spec.placements[0].locationSelector.matchExpressions[0].values[1]"},
 		},
 		"an instance type outside the catalog": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
@@ -193,7 +193,7 @@ func TestWebhookRejectsInvalidWorkloadsWithFieldPaths(t *testing.T) {
 				sandbox(w).Image = "a b"
 			}).build(),
 			fields: []string{
-				"spec.placements[0].cityCodes[0]",
+				"spec.placements[0].locationSelector.matchExpressions[0].values[0]",
 				"spec.template.spec.runtime.resources.instanceType",
 				"spec.template.spec.runtime.sandbox.containers[0].image",
 			},
@@ -230,7 +230,7 @@ func TestWebhookRejectsInvalidUpdates(t *testing.T) {
 	}{
 		"adding a city that is not enabled": {
 			change: func(w *computev1alpha.Workload) { w.Spec.Placements[0].CityCodes = []string{"DFW", "SYD"} },
-			fields: []string{"spec.placements[0].cityCodes[1]"},
+			fields: []string{"spec.placements[0].locationSelector.matchExpressions[0].values[1]"},
 		},
 		"switching the runtime to a virtual machine": {
 			change: func(w *computev1alpha.Workload) {

@@ -2,6 +2,7 @@ package management
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/onsi/gomega"
@@ -30,7 +31,10 @@ func TestWorkloadExpandsIntoOneDeploymentPerPlacementAndCity(t *testing.T) {
 		g.Expect(wds).To(gomega.HaveLen(2))
 		for _, city := range []string{"DFW", "LHR"} {
 			wd := wds[city]
-			g.Expect(wd.Name).To(gomega.Equal(names.WorkloadDeploymentName("web", w.UID, "edge", city)))
+			loc := strings.ToLower(city) + "-1"
+			g.Expect(wd.Name).To(gomega.Equal(names.LocationDeploymentName("web", w.UID, "edge", city, locationNamespace, loc)))
+			g.Expect(wd.Spec.LocationRef).To(gomega.Equal(&computev1alpha.LocationReference{Namespace: locationNamespace, Name: loc}))
+			g.Expect(wd.Labels).To(gomega.HaveKeyWithValue(computev1alpha.LocationTopologyLabel, loc))
 			g.Expect(wd.Labels).To(gomega.HaveKeyWithValue(computev1alpha.WorkloadNameLabel, "web"))
 			g.Expect(wd.Labels).To(gomega.HaveKeyWithValue(computev1alpha.PlacementNameLabel, "edge"))
 			g.Expect(wd.Labels).To(gomega.HaveKeyWithValue(computev1alpha.CityCodeLabel, city))
@@ -83,7 +87,8 @@ func TestWorkloadExpandsIntoOneDeploymentPerPlacementAndCity(t *testing.T) {
 		g.Expect(cur.Status.Placements[0].Name).To(gomega.Equal("batch"))
 		g.Expect(cur.Status.Placements[1].Name).To(gomega.Equal("edge"))
 		g.Expect(cur.Status.Placements[1].Cities).To(gomega.HaveLen(1))
-		g.Expect(cur.Status.Placements[1].Cities[0].DeploymentName).To(gomega.Equal(names.WorkloadDeploymentName("web", w.UID, "edge", "DFW")))
+		g.Expect(cur.Status.Placements[1].Cities[0].DeploymentName).To(gomega.Equal(names.LocationDeploymentName("web", w.UID, "edge", "DFW", locationNamespace, "dfw-1")))
+		g.Expect(cur.Status.Placements[1].Cities[0].Location).To(gomega.Equal(&computev1alpha.LocationReference{Namespace: locationNamespace, Name: "dfw-1"}))
 	}, timeout, interval).Should(gomega.Succeed())
 }
 
@@ -250,7 +255,7 @@ func TestADeploymentOfAnotherWorkloadIsNeverAdoptedOrOverwritten(t *testing.T) {
 
 	// Someone else holds the name the Workload will want for LHR.
 	squatter := &computev1alpha.WorkloadDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: names.WorkloadDeploymentName("web", w.UID, "edge", "LHR"), Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: names.LocationDeploymentName("web", w.UID, "edge", "LHR", locationNamespace, "lhr-1"), Namespace: ns},
 		Spec: computev1alpha.WorkloadDeploymentSpec{
 			WorkloadRef:   computev1alpha.WorkloadReference{Name: "other", UID: types.UID("not-the-workload")},
 			PlacementName: "edge", CityCode: "LHR",

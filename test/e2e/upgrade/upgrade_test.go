@@ -1,0 +1,170 @@
+//go:build e2e
+
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/test/e2e/internal/fixture"
+)
+
+const (
+	settle = 3 * time.Minute
+	poll   = 500 * time.Millisecond
+)
+
+// TestAnUpgradeRecreatesNothing creates Workloads with the earlier release
+// — cityCodes placements, the old instance type spelling, waves, a mounted
+// Secret — waits until they run, upgrades compute, and checks that every
+// WorkloadDeployment, hub copy, cell Instance, projection and companion
+// keeps its uid in every plane: the new release rewrites cityCodes into a
+// locationSelector and adopts each deployment for its Location, and
+// recreates nothing.
+func TestAnUpgradeRecreatesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns, fed := fixture.ProjectNamespace(t, project, cities)
+	g.Expect(project.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		StringData: map[string]string{"password": "s3cret"}})).To(Succeed())
+
+	web := workload(ns, "web")
+	waved := workload(ns, "waved")
+	waved.Spec.Rollout = &computev1alpha.WorkloadRollout{Strategy: computev1alpha.WavesCityRollout,
+		Waves: []computev1alpha.RolloutWave{{CityCodes: []string{"DFW"}}, {CityCodes: []string{"LHR"}}}}
+	spec := &waved.Spec.Template.Spec
+	spec.Volumes = []computev1alpha.InstanceVolume{{Name: "db", Secret: &computev1alpha.SecretVolumeSource{SecretName: "db"}}}
+	spec.Runtime.Sandbox.Containers[0].VolumeAttachments = []computev1alpha.VolumeAttachment{{Name: "db", MountPath: ptr.To("/etc/db")}}
+	for _, w := range []*computev1alpha.Workload{web, waved} {
+		g.Expect(project.Create(ctx, w)).To(Succeed(), "the earlier release refused Workload %s", w.Name)
+	}
+
+	t.Log("the earlier release runs both Workloads: 2 cities × 2 instances each")
+	g.Eventually(func(g Gomega) { expectRunning(g, ns, false) }).WithTimeout(settle).WithPolling(poll).Should(Succeed())
+	before := snapshot(g, ns, fed)
+	g.Expect(before).To(HaveLen(expectedObjects), "objects before the upgrade: %v", slices.Sorted(maps.Keys(before)))
+
+	began := time.Now()
+	g.Expect(local.Upgrade(ctx, repo, newManager)).To(Succeed())
+	t.Logf("upgraded in %s", time.Since(began).Round(time.Millisecond))
+
+	t.Log("the new release rewrites cityCodes, adopts every deployment for its Location, and runs both Workloads")
+	g.Eventually(func(g Gomega) { expectRunning(g, ns, true) }).WithTimeout(settle).WithPolling(poll).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		for plane, c := range map[string]client.Client{"hub": hub, "DFW": cells["DFW"], "LHR": cells["LHR"]} {
+			var wds computev1alpha.WorkloadDeploymentList
+			g.Expect(c.List(ctx, &wds, client.InNamespace(fed))).To(Succeed())
+			g.Expect(wds.Items).To(HaveLen(map[bool]int{true: 4, false: 2}[plane == "hub"]))
+			for _, wd := range wds.Items {
+				g.Expect(wd.Spec.LocationRef).NotTo(BeNil(), "the %s copy %s has no locationRef yet", plane, wd.Name)
+			}
+		}
+	}).WithTimeout(settle).WithPolling(poll).Should(Succeed())
+
+	t.Log("every object of every plane keeps its uid, and keeps it")
+	after := snapshot(g, ns, fed)
+	g.Expect(diff(before, after)).To(BeEmpty(), "objects recreated, added or lost by the upgrade")
+	g.Consistently(func(g Gomega) {
+		g.Expect(diff(before, snapshot(g, ns, fed))).To(BeEmpty())
+	}).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
+}
+
+// workload is a Workload as the earlier release took it: cityCodes and the
+// old instance type spelling.
+func workload(ns, name string) *computev1alpha.Workload {
+	w := &computev1alpha.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	w.Spec.Template.Spec.Runtime.Resources.InstanceType = "datumcloud/d1-standard-2"
+	w.Spec.Template.Spec.Runtime.Sandbox = &computev1alpha.SandboxRuntime{
+		Containers: []computev1alpha.SandboxContainer{{Name: "app", Image: "ghcr.io/example/app:1.0"}},
+	}
+	w.Spec.Placements = []computev1alpha.WorkloadPlacement{{Name: "edge", CityCodes: []string{"DFW", "LHR"},
+		ScaleSettings: computev1alpha.HorizontalScaleSettings{MinReplicas: 2}}}
+	return w
+}
+
+// expectRunning expects both Workloads of ns Available with every instance
+// ready at the generation they are at; rewritten expects their cityCodes
+// rewritten into a locationSelector.
+func expectRunning(g Gomega, ns string, rewritten bool) {
+	var list computev1alpha.WorkloadList
+	g.Expect(project.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
+	g.Expect(list.Items).To(HaveLen(2))
+	for _, w := range list.Items {
+		g.Expect(w.Status.ObservedGeneration).To(Equal(w.Generation), "%s", w.Name)
+		g.Expect(meta.IsStatusConditionTrue(w.Status.Conditions, computev1alpha.ConditionAvailable)).To(BeTrue(), "%s is not Available", w.Name)
+		g.Expect(w.Status.ReadyReplicas).To(Equal(int32(4)), "%s", w.Name)
+		if rewritten {
+			g.Expect(w.Spec.Placements[0].CityCodes).To(BeEmpty(), "%s keeps cityCodes", w.Name)
+			g.Expect(w.Spec.Placements[0].LocationSelector).NotTo(BeNil(), "%s has no locationSelector", w.Name)
+		}
+	}
+}
+
+// expectedObjects are the objects snapshot finds: in the project, 2
+// Workloads, 4 deployments and 8 projections; in the hub, 4 copies and the
+// Secret's companion; in each of the 2 cells, 2 deployments, 4 Instances
+// and the companion.
+const expectedObjects = 2 + 4 + 8 + 4 + 1 + 2*(2+4+1)
+
+// snapshot maps every object compute keeps for the Workloads of ns
+// (federation namespace fed) in every plane to its uid.
+func snapshot(g Gomega, ns, fed string) map[string]types.UID {
+	out := map[string]types.UID{}
+	add := func(plane, kind string, list client.ObjectList, c client.Client, namespace string) {
+		g.Expect(c.List(context.Background(), list, client.InNamespace(namespace))).To(Succeed())
+		items, err := meta.ExtractList(list)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, item := range items {
+			o := item.(client.Object)
+			if kind == "Secret" && o.GetName() == "db" {
+				continue // the user's own
+			}
+			out[fmt.Sprintf("%s/%s/%s", plane, kind, o.GetName())] = o.GetUID()
+		}
+	}
+	add("project", "Workload", &computev1alpha.WorkloadList{}, project, ns)
+	add("project", "WorkloadDeployment", &computev1alpha.WorkloadDeploymentList{}, project, ns)
+	add("project", "Instance", &computev1alpha.InstanceList{}, project, ns)
+	add("hub", "WorkloadDeployment", &computev1alpha.WorkloadDeploymentList{}, hub, fed)
+	add("hub", "Secret", &corev1.SecretList{}, hub, fed)
+	for _, city := range cities {
+		add(city, "WorkloadDeployment", &computev1alpha.WorkloadDeploymentList{}, cells[city], fed)
+		add(city, "Instance", &computev1alpha.InstanceList{}, cells[city], fed)
+		add(city, "Secret", &corev1.SecretList{}, cells[city], fed)
+	}
+	return out
+}
+
+// diff lists the objects of before that are gone or have another uid in
+// after, and those after has that before had not.
+func diff(before, after map[string]types.UID) []string {
+	var out []string
+	for k, uid := range before {
+		switch got, ok := after[k]; {
+		case !ok:
+			out = append(out, k+" is gone")
+		case got != uid:
+			out = append(out, fmt.Sprintf("%s was recreated (%s → %s)", k, uid, got))
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			out = append(out, k+" is new")
+		}
+	}
+	slices.Sort(out)
+	return out
+}
