@@ -56,6 +56,7 @@ var overlayPlanes = []struct {
 	{"cell-kubernetes", cell, false},
 	{"single-cluster", project, false},
 	{"dev", project, false},
+	{"management-plane-hardened", project, false},
 }
 
 // externalGroups are served by operators the planes do not run.
