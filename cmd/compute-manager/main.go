@@ -15,9 +15,19 @@ import (
 	"github.com/citycells/compute/internal/serving"
 )
 
+// version and commit are stamped at build time (make build:
+// -ldflags "-X main.version=… -X main.commit=…") and exported as
+// compute_build_info.
+var (
+	version = "dev"
+	commit  = ""
+)
+
 func main() {
 	os.Exit(serving.Main(serving.Program[*manager.Options]{
 		Name:        "compute-manager",
+		Version:     version,
+		Commit:      commit,
 		Options:     manager.NewOptions(),
 		Run:         manager.Run,
 		InvalidExit: 1,

@@ -14,9 +14,19 @@ import (
 	"github.com/citycells/compute/internal/serving"
 )
 
+// version and commit are stamped at build time (make build:
+// -ldflags "-X main.version=… -X main.commit=…") and exported as
+// compute_build_info.
+var (
+	version = "dev"
+	commit  = ""
+)
+
 func main() {
 	os.Exit(serving.Main(serving.Program[*quotaserver.Options]{
 		Name:                 "compute-quota",
+		Version:              version,
+		Commit:               commit,
 		Options:              quotaserver.NewOptions(),
 		Run:                  quotaserver.Run,
 		InvalidExit:          2,

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/citycells/compute/internal/buildinfo"
 )
 
 // ProgramOptions are a program's options as Main handles them: bound to
@@ -37,6 +39,10 @@ type Program[O ProgramOptions] struct {
 	// CompleteIsValidation reports Complete's errors as invalid
 	// configuration, like Validate's, rather than on their own.
 	CompleteIsValidation bool
+	// Version and Commit are what the build stamped into the binary
+	// (-X main.version, -X main.commit); buildinfo.Resolve completes them
+	// and Main exports them as compute_build_info.
+	Version, Commit string
 }
 
 // Main parses args into p's options and the logging flags (zap's), and
@@ -72,6 +78,7 @@ func Main[O ProgramOptions](p Program[O], args []string, stderr io.Writer) int {
 		return p.InvalidExit
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	buildinfo.Register(buildinfo.Resolve(p.Version, p.Commit))
 	if err := p.Run(ctrl.SetupSignalHandler(), p.Options); err != nil {
 		_, _ = fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
 		return 1

@@ -180,6 +180,10 @@ func (t *Tracker) judge(ctx context.Context, city string) (time.Duration, error)
 		}
 	}
 	t.publish(city, combine(verdicts))
+	if len(verdicts) == 0 {
+		// A city without cells is no city to alert on.
+		forgetCity(city)
+	}
 	if expiresIn > 0 {
 		// Wake just after the Lease runs out, unless a renewal comes first.
 		expiresIn += 100 * time.Millisecond
@@ -261,6 +265,7 @@ func (t *Tracker) publish(city string, h Health) {
 	t.cities[city] = h
 	listeners := slices.Clone(t.listeners)
 	t.mu.Unlock()
+	setReachable(city, h)
 	if !changed {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -98,5 +99,21 @@ func TestPublishCallsListenersOnlyOnChange(t *testing.T) {
 	}
 	if got := tr.City("DFW"); got.Unreachable {
 		t.Errorf("a city never seen is reported unreachable: %+v", got)
+	}
+}
+
+func TestPublishExportsEachCityVerdict(t *testing.T) {
+	tr := &Tracker{}
+	tr.publish("AMS", Health{})
+	if v := testutil.ToFloat64(reachable.WithLabelValues("AMS")); v != 1 {
+		t.Errorf("%s{city=AMS} = %v for a reachable city, want 1", ReachableMetric, v)
+	}
+	tr.publish("AMS", Health{Unreachable: true, LastSeen: time.Unix(100, 0), Message: "quiet"})
+	if v := testutil.ToFloat64(reachable.WithLabelValues("AMS")); v != 0 {
+		t.Errorf("%s{city=AMS} = %v for an unreachable city, want 0", ReachableMetric, v)
+	}
+	forgetCity("AMS")
+	if reachable.DeleteLabelValues("AMS") {
+		t.Errorf("a city without cells keeps its %s series", ReachableMetric)
 	}
 }

@@ -107,6 +107,11 @@ func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment
 	if v, ok := wd.Annotations[computev1alpha.SuspendedAnnotation]; ok {
 		out.Annotations[computev1alpha.SuspendedAnnotation] = v
 	}
+	// When the template was applied, for the cell's
+	// compute_management_to_cell_lag_seconds; it changes with the template.
+	if v, ok := wd.Annotations[computev1alpha.RevisionAppliedAtAnnotation]; ok {
+		out.Annotations[computev1alpha.RevisionAppliedAtAnnotation] = v
+	}
 	out.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))
 	return out
 }

@@ -272,3 +272,15 @@ func TestBelongsTo(t *testing.T) {
 		t.Error("the hub namespace belongs to another project namespace")
 	}
 }
+
+func TestHubCopyCarriesWhenTheTemplateWasApplied(t *testing.T) {
+	wd := makeWD("default", "web-dfw-1", "DFW").build()
+	wd.Annotations = map[string]string{computev1alpha.RevisionAppliedAtAnnotation: "2026-11-27T08:00:00Z", "other": "kept out"}
+	got := HubCopy("org/proj", "ns-123", wd).Annotations
+	if got[computev1alpha.RevisionAppliedAtAnnotation] != "2026-11-27T08:00:00Z" {
+		t.Errorf("the hub copy's %s = %q, want the project's", computev1alpha.RevisionAppliedAtAnnotation, got[computev1alpha.RevisionAppliedAtAnnotation])
+	}
+	if _, ok := got["other"]; ok {
+		t.Errorf("the hub copy carries an annotation it does not need: %v", got)
+	}
+}

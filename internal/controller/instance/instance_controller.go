@@ -238,7 +238,11 @@ func (r *Reconciler) reportConditions(ctx context.Context, s *scope) (phases.Res
 		return phases.Result{RequeueAfter: wait, Stop: quota.Status != metav1.ConditionTrue}, nil
 	}
 	res := phases.Result{RequeueAfter: requeue}
+	previous := meta.FindStatusCondition(s.inst.Status.Conditions, computev1alpha.ConditionQuotaGranted).DeepCopy()
 	err := r.applyConditions(ctx, s.inst, suspendedStatus(released), conds...)
+	if err == nil {
+		countRefusal(previous, quota)
+	}
 	if apierrors.IsConflict(err) && quota.Status != metav1.ConditionTrue {
 		res.Stop = true
 		return res, nil
@@ -377,6 +381,9 @@ func (r *Reconciler) releaseGates(ctx context.Context, inst *computev1alpha.Inst
 	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, inst.ResourceVersion)
 	if release[computev1alpha.ReferencedDataSchedulingGate] {
 		r.observeGateWait(inst)
+	}
+	if release[computev1alpha.QuotaSchedulingGate] {
+		quotaWait.Observe(max(r.Clock.Since(inst.CreationTimestamp.Time), 0).Seconds())
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Released scheduling gates", "gates", released)
 	return nil

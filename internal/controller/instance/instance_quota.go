@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,6 +21,45 @@ import (
 // Instance is let go without releasing its quota claim, because its project
 // cannot be resolved.
 const ReasonQuotaClaimOrphaned = "QuotaClaimOrphaned"
+
+// Quota metrics, part of compute's operational contract.
+const (
+	// QuotaWaitMetric observes, for each Instance whose Quota scheduling
+	// gate is released, the seconds from its creation to the release: how
+	// long it waited for quota.
+	QuotaWaitMetric = "compute_quota_wait_seconds"
+	// QuotaRefusalsMetric counts the times an Instance's quota was refused:
+	// its QuotaGranted condition turned False (QuotaExceeded, a project or
+	// namespace quota cannot be found, …) or QuotaNoBudget, by reason.
+	// Failures to ask the backend are compute_quota_eval_failures_total.
+	QuotaRefusalsMetric = "compute_quota_refusals_total"
+)
+
+var (
+	quotaWait = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    QuotaWaitMetric,
+		Help:    "Seconds from an Instance's creation to the release of its Quota scheduling gate.",
+		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600},
+	})
+	quotaRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: QuotaRefusalsMetric,
+		Help: "Times an Instance's quota was refused (QuotaGranted turned False, or QuotaNoBudget), by reason.",
+	}, []string{"reason"})
+)
+
+// countRefusal counts quota, the QuotaGranted condition just written over
+// previous, when it newly refuses.
+func countRefusal(previous *metav1.Condition, quota metav1.Condition) {
+	if !refuses(&quota) || refuses(previous) && previous.Reason == quota.Reason {
+		return
+	}
+	quotaRefusals.WithLabelValues(quota.Reason).Inc()
+}
+
+// refuses reports whether a QuotaGranted condition is a refusal.
+func refuses(c *metav1.Condition) bool {
+	return c != nil && (c.Status == metav1.ConditionFalse || c.Reason == computev1alpha.ReasonQuotaNoBudget)
+}
 
 // QuotaClient is the seam to a quota backend: it claims quota for an
 // Instance in its project's quota plane and releases the claim.

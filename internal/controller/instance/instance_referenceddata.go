@@ -46,7 +46,12 @@ var (
 // registerMetrics registers the controller's metrics on controller-runtime's
 // registry, once: binaries without the cell role expose none of them.
 func registerMetrics() {
-	registerOnce.Do(func() { metrics.Registry.MustRegister(gateWait) })
+	registerOnce.Do(func() {
+		metrics.Registry.MustRegister(gateWait, quotaWait, quotaRefusals)
+		// The refusals alerted on exist from the start, at zero.
+		quotaRefusals.WithLabelValues(computev1alpha.ReasonQuotaExceeded)
+		quotaRefusals.WithLabelValues(computev1alpha.ReasonQuotaNoBudget)
+	})
 }
 
 // checkReferencedData decides, for an Instance the ReferencedData gate

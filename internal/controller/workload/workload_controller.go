@@ -50,6 +50,9 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+
+	// phases counts the Workloads by rollout phase (compute_rollouts).
+	phases phaseCounts
 }
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads,verbs=get;list;watch;update
@@ -69,6 +72,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		return errors.New("workload controller: a manager is required")
 	}
 	r.Manager = mgr
+	registerMetrics()
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -122,14 +126,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, fmt.Errorf("failed to get project cluster %q: %w", req.ClusterName, err)
 	}
 	ctx = ctrl.LoggerInto(ctx, log.WithValues("cluster", req.ClusterName))
-	return r.reconcile(ctx, cl.GetClient(), cl.GetEventRecorder(ControllerName), req.NamespacedName)
+	return r.reconcile(ctx, cl.GetClient(), cl.GetEventRecorder(ControllerName), workloadKey{cluster: req.ClusterName, NamespacedName: req.NamespacedName})
 }
 
 // reconcile brings the Workload key of the project cluster behind c up to
 // date: observe → revisions → deployments → status, written once.
-func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder events.EventRecorder, key client.ObjectKey) (ctrl.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder events.EventRecorder, wk workloadKey) (ctrl.Result, error) {
+	key := wk.NamespacedName
 	w := &computev1alpha.Workload{}
 	if err := c.Get(ctx, key, w); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.phases.set(wk, "")
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("workload", klog.KObj(w), "uid", w.UID)
@@ -137,6 +145,7 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	if !w.DeletionTimestamp.IsZero() {
 		// Deployments and revisions carry the Workload as owner: the
 		// garbage collector removes them.
+		r.phases.set(wk, "")
 		return ctrl.Result{}, nil
 	}
 
@@ -191,7 +200,17 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 		Now:          metav1.NewTime(r.now()),
 		InstanceType: s.instanceType,
 	})
-	_, statusErr := patch.Status(ctx, c, w, func(w *computev1alpha.Workload) { w.Status = st })
+	prevRollout := w.Status.Rollout
+	wrote, statusErr := patch.Status(ctx, c, w, func(w *computev1alpha.Workload) { w.Status = st })
+	if statusErr == nil && st.Rollout == nil {
+		r.phases.set(wk, "")
+	}
+	if statusErr == nil && st.Rollout != nil {
+		r.phases.set(wk, st.Rollout.Phase)
+		if wrote {
+			timingsOf(prevRollout, st.Rollout, ro.plan, ro.cities, ro.now).observe(st.Rollout.Strategy)
+		}
+	}
 	if err := errors.Join(revErr, deployErr, statusErr); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -97,7 +97,7 @@ func TestAWorkloadDeletedWhileItsStatusIsWrittenIsNotRequeued(t *testing.T) {
 			},
 		}).Build()
 	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))}
-	res, err := r.reconcile(context.Background(), c, events.NewFakeRecorder(10), client.ObjectKeyFromObject(w))
+	res, err := r.reconcile(context.Background(), c, events.NewFakeRecorder(10), workloadKey{NamespacedName: client.ObjectKeyFromObject(w)})
 	if err != nil || res != (reconcile.Result{}) {
 		t.Fatalf("reconcile() = %+v, %v; want an empty result and no error, so the deleted Workload is not requeued", res, err)
 	}
@@ -151,7 +151,7 @@ func TestTheRevisionIsWrittenWhileTheDeploymentsAre(t *testing.T) {
 					},
 				}).Build()
 			r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))}
-			_, err := r.reconcile(context.Background(), c, events.NewFakeRecorder(100), client.ObjectKeyFromObject(w))
+			_, err := r.reconcile(context.Background(), c, events.NewFakeRecorder(100), workloadKey{NamespacedName: client.ObjectKeyFromObject(w)})
 			if failRevision != (err != nil) {
 				t.Fatalf("reconcile() error = %v, want an error: %v", err, failRevision)
 			}

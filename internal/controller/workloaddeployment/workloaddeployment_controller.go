@@ -85,6 +85,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
+	registerMetrics()
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &computev1alpha.Instance{}, InstanceOwnerIndex, ownerUID); err != nil {
 		return fmt.Errorf("failed to index Instances by owner: %w", err)
 	}
@@ -282,13 +283,14 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope, a instanceplan.A
 	if s.statusHeld = r.mem.pace.hold(key, &s.wd.Status, &st, now.Time); s.statusHeld > 0 {
 		return nil
 	}
-	was := s.wd.Status.Suspended
+	was, wasHash := s.wd.Status.Suspended, s.wd.Status.TemplateHash
 	wrote, err := patch.Status(ctx, r.Client, s.wd, func(wd *computev1alpha.WorkloadDeployment) { wd.Status = st })
 	if err != nil {
 		return err
 	}
 	if wrote {
 		r.suspensionEvent(s.wd, was, st.Suspended, int(st.Replicas))
+		observeToCellLag(s.wd, wasHash, st.TemplateHash, now.Time)
 	}
 	r.mem.pace.settled(key)
 	if wrote {

@@ -87,6 +87,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hubCluster cluster.Clust
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
+	registerMetrics()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
@@ -278,9 +279,11 @@ func (r *Reconciler) update(ctx context.Context, existing, desired *computev1alp
 
 // patchStatus writes status onto hubCopy when it differs.
 func (r *Reconciler) patchStatus(ctx context.Context, hubCopy *computev1alpha.Instance, status computev1alpha.InstanceStatus) error {
+	previous := hubCopy.Status.Conditions
 	wrote, err := patch.Status(ctx, r.Hub, hubCopy, func(i *computev1alpha.Instance) { i.Status = *status.DeepCopy() })
 	if wrote && err == nil {
 		r.own.Wrote(client.ObjectKeyFromObject(hubCopy), hubCopy.UID, hubCopy.ResourceVersion)
+		observeLag(previous, status.Conditions, time.Now())
 	}
 	return err
 }
