@@ -129,9 +129,8 @@ type WorkloadPlacement struct {
 	// +optional
 	LocationSelector *metav1.LabelSelector `json:"locationSelector,omitempty"`
 
-	// CityCodes are the cities to run in, as airport-style codes (DFW, LHR).
-	//
-	// Deprecated: the spelling from before Locations, kept so manifests and
+	// CityCodes are the cities to run in, as airport-style codes (DFW, LHR):
+	// the deprecated spelling from before Locations, kept so manifests and
 	// Workloads written with it keep working. Admission and the Workload
 	// controller rewrite it into a locationSelector on
 	// topology.datum.net/city-code (every Location in those cities) and

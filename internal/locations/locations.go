@@ -173,14 +173,14 @@ func Resolve(bindings []networkingv1alpha.LocationBinding, locations []networkin
 		}
 		c := cityOf(code, l)
 		prev, seen := cities[code]
-		c.Locations = append(prev.Locations, Location{
+		all := slices.Concat(prev.Locations, []Location{{
 			Ref: c.Location, CityCode: code, Topology: l.Spec.Topology,
 			Ready: c.Ready, Reason: c.Reason, Message: c.Message,
-		})
+		}})
 		if seen && (prev.Ready || !c.Ready) {
-			prev.Locations = c.Locations
 			c = prev
 		}
+		c.Locations = all
 		cities[code] = c
 	}
 	return cities

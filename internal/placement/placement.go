@@ -106,7 +106,7 @@ func Targets(w *computev1alpha.Workload, cities locations.Cities, existing []com
 		} else {
 			ts = selectedTargets(w, p, cities)
 		}
-		out = append(out, nameTargets(w, p.Name, ts, cities, existing)...)
+		out = append(out, nameTargets(w, p.Name, ts, existing)...)
 	}
 	slices.SortStableFunc(out, func(a, b Target) int {
 		return cmp.Or(cmp.Compare(a.Placement, b.Placement), cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(a.Key(), b.Key()))
@@ -155,7 +155,7 @@ func selectedTargets(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlace
 		// Admission refuses these; nothing is selected.
 		return nil
 	}
-	var out []Target
+	out := make([]Target, 0, len(cities))
 	for _, l := range cities.All() {
 		if sel.Matches(labels.Set(l.Topology)) {
 			out = append(out, locationTarget(p.Name, l, cities))
@@ -196,7 +196,7 @@ func locationTarget(placement string, l locations.Location, cities locations.Cit
 // nameTargets names the targets ts of one placement: after the deployment
 // of w that already runs the Location, or the city's deployment from
 // before Locations, or anew.
-func nameTargets(w *computev1alpha.Workload, placement string, ts []Target, cities locations.Cities, existing []computev1alpha.WorkloadDeployment) []Target {
+func nameTargets(w *computev1alpha.Workload, placement string, ts []Target, existing []computev1alpha.WorkloadDeployment) []Target {
 	byLocation := map[computev1alpha.LocationReference]string{}
 	legacy, byCity := map[string]string{}, map[string]string{}
 	for i := range existing {

@@ -79,8 +79,8 @@ func instances(spec *computev1alpha.WorkloadSpec) int32 {
 // SELECTOR" for a selector on other topology. A city counts once even when
 // two of the project's Locations serve it.
 func Places(p *computev1alpha.WorkloadPlacement) []string {
-	var out []string
 	codes := slices.Concat(p.CityCodes, placement.SelectedCityCodes(p.LocationSelector))
+	out := make([]string, 0, len(codes)+len(p.Locations)+1)
 	slices.Sort(codes)
 	for _, c := range slices.Compact(codes) {
 		out = append(out, "city "+c)

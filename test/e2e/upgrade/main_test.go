@@ -50,11 +50,15 @@ var (
 	cells            = map[string]client.Client{}
 )
 
-func TestMain(m *testing.M) {
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+// run prepares both releases and runs the tests on the platform started
+// from the earlier one; it returns the exit code.
+func run(m *testing.M) int {
 	var err error
 	if repo, err = filepath.Abs(filepath.Join("..", "..", "..")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -65,19 +69,19 @@ func TestMain(m *testing.M) {
 	oldTree, err := exportRelease(ctx, from)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
 	binDir, err := os.MkdirTemp("", "compute-upgrade-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
 	defer func() { _ = os.RemoveAll(binDir) }()
 	if newManager, err = platform.BuildManager(ctx, repo, binDir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
-	os.Exit(serial.RunPlatform(m, platform.Config{
+	return serial.RunPlatform(m, platform.Config{
 		Cities:   cities,
 		Managers: platform.ManagersRequired,
 		// The earlier release's CRDs, interpreter and compute-manager
@@ -86,7 +90,7 @@ func TestMain(m *testing.M) {
 	}, 8*time.Minute, func(p *platform.Platform) error {
 		local = p
 		return connect()
-	}))
+	})
 }
 
 // exportRelease exports commit ref of this repository into the tool cache
