@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -57,25 +58,45 @@ func sampleObjects(t *testing.T) map[string][]*unstructured.Unstructured {
 }
 
 func TestTheSamplesApplyStrictlyAndBecomeAvailableWithTheirCellsLocation(t *testing.T) {
-	g := NewWithT(t)
-	ctx := t.Context()
 	ns := newProjectNamespace(t)
-	bindLocation(t, ns.name, "gcp-us-south1-a", map[string]string{
-		networkingv1alpha.CityCodeTopologyKey: "DFW", "topology.datum.net/region": "us-south1"})
-	want := map[string]counts{
-		// Datum's current samples: by Location name (gcp-us-south1-a, in
-		// DFW) and by a selector on DFW, which reaches both DFW Locations.
-		"datum-sandbox-locations":  {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
-		"datum-vm-locations":       {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
-		"datum-location-selector":  {deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2},
+	applySamples(t, ns, func(file string) bool { return !strings.HasPrefix(file, "datum-") }, map[string]counts{
 		"sandbox-volumes-env":      {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
 		"sandbox-envfrom-security": {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
 		"vm-boot-disk":             {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
 		"multi-placement":          {deployments: 2, replicas: 3, ready: 3, desired: 3, updated: 3},
 		"network-policy":           {deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2},
-	}
+	})
+}
+
+// TestDatumsCurrentSamplesReachTheirLocations applies Datum's current
+// samples — placed by Location name and by a selector on the city — in a
+// namespace bound to the platform's Locations and to gcp-us-south1-a, a
+// second Location in DFW: the named ones reach DFW through it, the
+// selector reaches both DFW Locations (two deployments).
+func TestDatumsCurrentSamplesReachTheirLocations(t *testing.T) {
+	ns := newProjectNamespace(t)
+	bindLocation(t, ns.name, "gcp-us-south1-a", map[string]string{
+		networkingv1alpha.CityCodeTopologyKey: "DFW", "topology.datum.net/region": "us-south1"})
+	applySamples(t, ns, func(file string) bool { return strings.HasPrefix(file, "datum-") }, map[string]counts{
+		"datum-sandbox-locations": {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"datum-vm-locations":      {deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1},
+		"datum-location-selector": {deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2},
+	})
+}
+
+// applySamples applies the samples of the files use picks to namespace ns
+// as kubectl apply --validate=strict does, and expects each Workload to
+// become Available with want's counts, every deployment and Instance in
+// its Location.
+func applySamples(t *testing.T, ns projectNamespace, use func(file string) bool, want map[string]counts) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := t.Context()
 	var workloads []*computev1alpha.Workload
 	for file, objs := range sampleObjects(t) {
+		if !use(file) {
+			continue
+		}
 		for _, obj := range objs {
 			obj.SetNamespace(ns.name)
 			t.Logf("kubectl apply --validate=strict -f config/samples/%s: %s %s", file, obj.GetKind(), obj.GetName())

@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,7 +160,9 @@ func TestWithNetworkingIntegrationTheChainRunsAndInstancesShowTheirNetworksAddre
 	}
 }
 
-// sampleObjects decodes every manifest of config/samples.
+// sampleObjects decodes the manifests of config/samples placed by city:
+// Datum's current samples (datum-*.yaml) name a Location this suite does
+// not bind; test/e2e/compute runs them.
 func sampleObjects(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	_, file, _, _ := goruntime.Caller(0)
@@ -169,6 +172,9 @@ func sampleObjects(t *testing.T) []*unstructured.Unstructured {
 	}
 	var out []*unstructured.Unstructured
 	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "datum-") {
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
