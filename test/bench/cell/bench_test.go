@@ -70,6 +70,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/apitest"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
 	service "github.com/citycells/compute/internal/standin/quotaservice"
@@ -169,6 +170,13 @@ func newPlane(b *testing.B, env *planes.Environment, bin string) *plane {
 		p.raw[name] = cs.Discovery().RESTClient()
 		if name == cellPlane {
 			p.cell = c
+			// The catalog the cell sizes quota claims from, as an
+			// operator publishes it.
+			for _, it := range apitest.StandardInstanceTypes() {
+				if err := c.Create(context.Background(), it.DeepCopy()); err != nil {
+					b.Fatal(err)
+				}
+			}
 		} else {
 			p.quota = c
 		}
