@@ -684,6 +684,14 @@ type LocationReference struct {
 	Namespace string `json:"namespace"`
 }
 
+// NameOrEmpty is the name of r, empty when r is nil.
+func (r *LocationReference) NameOrEmpty() string {
+	if r == nil {
+		return ""
+	}
+	return r.Name
+}
+
 // InstanceVolume is a volume an instance can attach.
 //
 // +kubebuilder:validation:XValidation:rule="(has(self.disk) ? 1 : 0) + (has(self.configMap) ? 1 : 0) + (has(self.secret) ? 1 : 0) == 1",message="exactly one of disk, configMap or secret must be set"

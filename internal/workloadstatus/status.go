@@ -111,7 +111,7 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 		}
 		ps.Cities = append(ps.Cities, leaving[name]...)
 		slices.SortStableFunc(ps.Cities, func(a, b computev1alpha.WorkloadCityStatus) int {
-			return cmp.Or(cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(locationName(a.Location), locationName(b.Location)))
+			return cmp.Or(cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(a.Location.NameOrEmpty(), b.Location.NameOrEmpty()))
 		})
 		if inSpec[name] {
 			ps.Conditions = conditionsFor(previousPlacementConditions(w, name), byPlacement[name], nil, w, in.Now)
@@ -163,14 +163,6 @@ func rolloutByCity(r *computev1alpha.WorkloadRolloutStatus) map[string]computev1
 		}
 	}
 	return out
-}
-
-// locationName is the name of l, empty for none.
-func locationName(l *computev1alpha.LocationReference) string {
-	if l == nil {
-		return ""
-	}
-	return l.Name
 }
 
 // leavingStatus reports a city no longer in the placements whose deployment

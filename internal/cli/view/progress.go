@@ -191,19 +191,11 @@ func Assess(s Snapshot, exp Expectation) Progress {
 	return p
 }
 
-// locationName is the name of l, empty for none.
-func locationName(l *computev1alpha.LocationReference) string {
-	if l == nil {
-		return ""
-	}
-	return l.Name
-}
-
 // assessCity puts the state the Workload's status reports for one city of
 // a placement into words, naming the worst of its instances when it is
 // not ready.
 func assessCity(placement string, cs computev1alpha.WorkloadCityStatus, instances []*computev1alpha.Instance, exp Expectation, now time.Time) City {
-	c := City{City: cs.CityCode, Location: locationName(cs.Location), Placement: placement, Deployment: cs.DeploymentName,
+	c := City{City: cs.CityCode, Location: cs.Location.NameOrEmpty(), Placement: placement, Deployment: cs.DeploymentName,
 		Desired: cs.DesiredReplicas, Ready: cs.ReadyReplicas, Updated: cs.UpdatedReplicas, Replicas: cs.Replicas,
 		Reason: cs.Reason, Message: cs.Message, Wave: cs.Wave, Revision: cs.Revision, Rollout: string(cs.Rollout)}
 	if want, ok := exp.CityRestarts[cs.CityCode]; ok && !restartApplied(cs.RestartedAt, want) {

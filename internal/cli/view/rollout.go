@@ -91,7 +91,7 @@ func (p Progress) RolloutLine() string {
 // cityRolloutReason is the reason and message status.rollout gives city c.
 func cityRolloutReason(r *computev1alpha.WorkloadRolloutStatus, c *City) (reason, message string) {
 	for _, rc := range r.Cities {
-		if rc.Placement == c.Placement && rc.CityCode == c.City && locationName(rc.Location) == c.Location {
+		if rc.Placement == c.Placement && rc.CityCode == c.City && rc.Location.NameOrEmpty() == c.Location {
 			return rc.Reason, rc.Message
 		}
 	}
