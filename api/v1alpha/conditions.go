@@ -28,6 +28,10 @@ const (
 	// ConditionFederated on a project WorkloadDeployment reports whether its
 	// federation-plane copy is in place.
 	ConditionFederated = "Federated"
+	// ConditionFailedOver, on a Workload with a placement that has
+	// failover, is True while replicas of an unreachable Location run in a
+	// fallback.
+	ConditionFailedOver = "FailedOver"
 )
 
 // Instance Ready reasons, from blocked to serving.
@@ -169,4 +173,14 @@ const (
 	// ReasonProgressDeadlineExceeded means a city did not become ready at
 	// the new revision within spec.rollout.progressDeadlineSeconds.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonFailedOver means replicas of an unreachable Location run in a
+	// fallback (condition FailedOver=True).
+	ReasonFailedOver = "FailedOver"
+	// ReasonFailoverPending means a Location is unreachable past its
+	// toleration and no fallback runs its replicas yet, or is unreachable
+	// within it (FailedOver=False: the message says which and when).
+	ReasonFailoverPending = "FailoverPending"
+	// ReasonNoFailover means no Location of the Workload is failed over or
+	// unreachable (FailedOver=False).
+	ReasonNoFailover = "NoFailover"
 )

@@ -162,3 +162,15 @@ const (
 // operational problem, not one of the rollout, and neither halts it nor
 // holds its later waves back.
 const RevisionSoakedAnnotation = "compute.datumapis.com/revision-soaked"
+
+// Failover bookkeeping on a fallback's WorkloadDeployment (written by the
+// Workload controller; see PlacementFailover).
+const (
+	// FailoverForLabel is set on a fallback's WorkloadDeployment: the name
+	// of the WorkloadDeployment whose replicas it runs.
+	FailoverForLabel = "compute.datumapis.com/failover-for"
+	// FailoverReturningSinceAnnotation is when (RFC 3339) the unreachable
+	// Location was first seen reachable and Available again; empty while
+	// it is not. The fallback drains returnAfterSeconds later.
+	FailoverReturningSinceAnnotation = "compute.datumapis.com/failover-returning-since"
+)

@@ -152,7 +152,78 @@ type WorkloadPlacement struct {
 	//
 	// +optional
 	RolloutStrategy *RolloutStrategy `json:"rolloutStrategy,omitempty"`
+
+	// Failover lets the replicas of a Location of this placement whose
+	// cell has been unreachable for tolerationSeconds run in a fallback
+	// Location until the cell is back. Off when unset.
+	//
+	// +optional
+	Failover *PlacementFailover `json:"failover,omitempty"`
 }
+
+// PlacementFailover says where and when the replicas of an unreachable
+// Location of a placement fail over. The unreachable Location's own
+// objects are never deleted or scaled: its Instances may still serve users
+// who can reach them. The fallback's replicas drain once the Location is
+// reachable again and Available at its current template for
+// returnAfterSeconds.
+type PlacementFailover struct {
+	// Fallbacks are the Locations, bound to the project, that may take the
+	// replicas of an unreachable Location, tried in order: the first whose
+	// cell is reachable and that is ready gets them; one whose replicas are
+	// refused (quota, capacity, or its own cell unreachable) hands them to
+	// the next.
+	//
+	// +required
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Fallbacks []PlacementLocation `json:"fallbacks"`
+
+	// TolerationSeconds is how long a Location's cell must be unreachable,
+	// without a break, before its replicas fail over. A cell heard from
+	// again restarts the count, so a flapping city does not fail over.
+	// Defaults to 300.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=30
+	// +kubebuilder:validation:Maximum=86400
+	TolerationSeconds *int32 `json:"tolerationSeconds,omitempty"`
+
+	// ReturnAfterSeconds is how long a Location that failed over must be
+	// reachable and Available at its current template before the
+	// fallback's replicas drain. Defaults to 60.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=86400
+	ReturnAfterSeconds *int32 `json:"returnAfterSeconds,omitempty"`
+
+	// MaxFailedOverLocations is how many Locations of the Workload (across
+	// its placements) may be failed over at once before this placement
+	// starts another failover. Defaults to 1.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	MaxFailedOverLocations *int32 `json:"maxFailedOverLocations,omitempty"`
+
+	// AllowPlacementLocations lets a fallback be one of the Locations the
+	// placement itself runs in: its failed-over replicas then run beside
+	// its own. Refused unless set, so a fallback is spare capacity by
+	// default.
+	//
+	// +optional
+	AllowPlacementLocations bool `json:"allowPlacementLocations,omitempty"`
+}
+
+// Failover defaults.
+const (
+	DefaultFailoverTolerationSeconds      int32 = 300
+	DefaultFailoverReturnAfterSeconds     int32 = 60
+	DefaultFailoverMaxFailedOverLocations int32 = 1
+)
 
 // PlacementLocation names a Location a placement runs in.
 type PlacementLocation struct {
@@ -459,6 +530,99 @@ type WorkloadCityStatus struct {
 	//
 	// +optional
 	Rollout CityRolloutState `json:"rollout,omitempty"`
+
+	// Failover is set on a Location of a placement with failover while its
+	// cell is unreachable or its replicas run in a fallback: the phase,
+	// since when, where to, and when they return.
+	//
+	// +optional
+	Failover *CityFailoverStatus `json:"failover,omitempty"`
+
+	// FailoverFor is set on a fallback's entry: the Location whose
+	// replicas it runs while that Location's cell is unreachable.
+	//
+	// +optional
+	FailoverFor *FailoverSource `json:"failoverFor,omitempty"`
+}
+
+// FailoverPhase is where a Location stands in its failover.
+//
+// +kubebuilder:validation:Enum=Tolerating;Pending;FailedOver;Returning
+type FailoverPhase string
+
+const (
+	// FailoverTolerating: the cell is unreachable, for less than the
+	// placement's tolerationSeconds.
+	FailoverTolerating FailoverPhase = "Tolerating"
+	// FailoverPending: the toleration has passed but no fallback takes the
+	// replicas yet (the Workload's limit of failed-over Locations, the
+	// platform's failover rate, or no fallback reachable and ready).
+	FailoverPending FailoverPhase = "Pending"
+	// FailoverFailedOver: the replicas run in a fallback.
+	FailoverFailedOver FailoverPhase = "FailedOver"
+	// FailoverReturning: the cell is back and Available at its current
+	// template; the fallback drains at returnAt unless it goes again.
+	FailoverReturning FailoverPhase = "Returning"
+)
+
+// CityFailoverStatus is the failover of one Location.
+type CityFailoverStatus struct {
+	// Phase is Tolerating, Pending, FailedOver or Returning.
+	Phase FailoverPhase `json:"phase"`
+
+	// UnreachableSince is when compute found the cell unreachable; unset
+	// while Returning.
+	//
+	// +optional
+	UnreachableSince *metav1.Time `json:"unreachableSince,omitempty"`
+
+	// FailoverAt is when the replicas fail over if the cell stays
+	// unreachable (Tolerating), or when they did (FailedOver, Returning).
+	//
+	// +optional
+	FailoverAt *metav1.Time `json:"failoverAt,omitempty"`
+
+	// CityCode and Location are the fallback running the replicas.
+	//
+	// +optional
+	CityCode string `json:"cityCode,omitempty"`
+	// +optional
+	Location *LocationReference `json:"location,omitempty"`
+
+	// DeploymentName is the fallback's WorkloadDeployment.
+	//
+	// +optional
+	DeploymentName string `json:"deploymentName,omitempty"`
+
+	// Replicas is how many replicas the fallback runs for the Location.
+	//
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// ReturnAt is when the fallback drains if the Location stays
+	// reachable and Available (Returning).
+	//
+	// +optional
+	ReturnAt *metav1.Time `json:"returnAt,omitempty"`
+
+	// Message says what happened, why, and what comes next.
+	//
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// FailoverSource names the Location a fallback runs replicas for.
+type FailoverSource struct {
+	// CityCode of the unreachable Location.
+	CityCode string `json:"cityCode"`
+	// Location that is unreachable.
+	//
+	// +optional
+	Location *LocationReference `json:"location,omitempty"`
+	// DeploymentName is its WorkloadDeployment.
+	//
+	// +optional
+	DeploymentName string `json:"deploymentName,omitempty"`
 }
 
 // Workload runs one instance template in many cities.

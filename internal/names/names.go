@@ -50,6 +50,14 @@ func LocationDeploymentName(workload string, uid types.UID, placement, city, loc
 	return deploymentName(workload, city, string(uid), placement, locationNamespace, location)
 }
 
+// FallbackDeploymentName returns the name of the WorkloadDeployment that
+// runs, in a fallback Location, the replicas of the Workload's deployment
+// named forDeployment while that one's cell is unreachable: unique per
+// (workload UID, placement, fallback Location, deployment replaced).
+func FallbackDeploymentName(workload string, uid types.UID, placement, city, locationNamespace, location, forDeployment string) string {
+	return deploymentName(workload, city, string(uid), placement, locationNamespace, location, "failover-for", forDeployment)
+}
+
 // deploymentName joins workload, the lower-cased city and the hash of
 // identity, keeping the whole within MaxNameLength.
 func deploymentName(workload, city string, identity ...string) string {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -47,13 +48,24 @@ type Target struct {
 	// KeepExisting is set on a Location that is not ready: an existing
 	// deployment is kept and updated, but none is created.
 	KeepExisting bool
+	// FailoverFor is set on a fallback's target (internal/failover): the
+	// unreachable target whose replicas it runs.
+	FailoverFor *Target
 	// serving is set when Location is the one serving the city (the
 	// city's only, or first ready, Location).
 	serving bool
 }
 
-// Key names the target uniquely: KeyOf its placement, city and Location.
-func (t *Target) Key() string { return KeyOf(t.Placement, t.CityCode, t.Location) }
+// Key names the target uniquely: KeyOf its placement, city and Location,
+// and for a fallback, "/failover-for/" and the key of the target it runs
+// replicas for.
+func (t *Target) Key() string {
+	k := KeyOf(t.Placement, t.CityCode, t.Location)
+	if t.FailoverFor != nil {
+		k += "/failover-for/" + t.FailoverFor.Key()
+	}
+	return k
+}
 
 // Label names the target for people: "placement/CITY", with the
 // Location's name when the Location is not the one serving the city in
@@ -67,7 +79,28 @@ func (t *Target) Label() string {
 	case t.Location != nil && !t.serving:
 		l += " (" + t.Location.Name + ")"
 	}
+	if t.FailoverFor != nil {
+		l += " (failover for " + strings.TrimPrefix(t.FailoverFor.Label(), t.Placement+"/") + ")"
+	}
 	return l
+}
+
+// Fallback returns the target of a fallback deployment named name, in
+// placement's Location ref of city, that runs the replicas of target of
+// (internal/failover); cities are the bound cities.
+func Fallback(placement, city string, ref *computev1alpha.LocationReference, cities locations.Cities, of *Target, name string) Target {
+	t := Target{Placement: placement, CityCode: city, Location: ref.DeepCopy(), Bound: true, FailoverFor: of, Name: name}
+	if c, ok := cities[city]; ok && ref != nil {
+		t.serving = c.Location.Namespace == ref.Namespace && c.Location.Name == ref.Name
+	}
+	return t
+}
+
+// IsFallback reports whether wd runs the replicas of another of its
+// Workload's deployments (FailoverForLabel): it is never a placement's own
+// deployment.
+func IsFallback(wd *computev1alpha.WorkloadDeployment) bool {
+	return wd.Labels[computev1alpha.FailoverForLabel] != ""
 }
 
 // KeyOf names a placement × city × Location: "placement/CITY", then
@@ -201,7 +234,7 @@ func nameTargets(w *computev1alpha.Workload, placement string, ts []Target, exis
 	legacy, byCity := map[string]string{}, map[string]string{}
 	for i := range existing {
 		wd := &existing[i]
-		if wd.Spec.PlacementName != placement || !BelongsTo(wd, w.UID) {
+		if wd.Spec.PlacementName != placement || !BelongsTo(wd, w.UID) || IsFallback(wd) {
 			continue
 		}
 		if _, dup := byCity[wd.Spec.CityCode]; !dup {
@@ -413,6 +446,9 @@ func Desired(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, t 
 	}
 	if t.Location != nil && len(validation.IsValidLabelValue(t.Location.Name)) == 0 {
 		wd.Labels[computev1alpha.LocationTopologyLabel] = t.Location.Name
+	}
+	if t.FailoverFor != nil {
+		wd.Labels[computev1alpha.FailoverForLabel] = t.FailoverFor.Name
 	}
 	wd.SetGroupVersionKind(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadDeploymentKind))
 	return wd

@@ -115,6 +115,10 @@ var unrankedReasons = []string{
 	computev1alpha.ReasonQuotaDisabled,
 	computev1alpha.ReasonPendingEvaluation,
 	computev1alpha.ReasonNoDeployments,
+	// FailedOver's reasons: a Workload-level summary of its own.
+	computev1alpha.ReasonFailedOver,
+	computev1alpha.ReasonFailoverPending,
+	computev1alpha.ReasonNoFailover,
 	computev1alpha.ReasonFederated,
 	computev1alpha.ReasonFederationFailed,
 	// ReferencedDataReady's True reason ("Ready"): its False reasons are

@@ -11,6 +11,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
+	"github.com/citycells/compute/internal/failover"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
@@ -50,6 +51,10 @@ type Input struct {
 	// InstanceTypeDeprecated or InstanceTypeDisabled condition, naming the
 	// replacement.
 	InstanceType *computev1alpha.InstanceType
+	// Failover are the failover decisions by target key
+	// (failover.Plan.ByTarget): each city's failover, and the FailedOver
+	// condition of a Workload with a placement that has failover.
+	Failover map[string]*failover.Decision
 }
 
 // Compute returns the Workload status for in.
@@ -76,6 +81,7 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 			// The cell has not said yet: what the spec asks for.
 			v.status.DesiredReplicas = specReplicas(w, c)
 		}
+		failoverOf(&v.status, c, in.Failover)
 		if rc, ok := rollout[c.Key()]; ok && c.Deployment != nil {
 			v.status.Wave, v.status.Revision, v.status.Rollout = rc.Wave, rc.Revision, rc.State
 		}
@@ -120,6 +126,11 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 	}
 	out.Conditions = conditionsFor(w.Status.Conditions, all, in.Rollout, w, in.Now)
 	out.Conditions = instanceTypeConditions(out.Conditions, w, in.InstanceType, in.Now)
+	cityStatuses := make([]computev1alpha.WorkloadCityStatus, 0, len(all))
+	for _, v := range all {
+		cityStatuses = append(cityStatuses, v.status)
+	}
+	out.Conditions = failoverCondition(out.Conditions, w, cityStatuses, in.Now)
 
 	if caughtUp {
 		out.ObservedGeneration = w.Generation

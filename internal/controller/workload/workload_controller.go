@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,6 +53,13 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// Reachable says whether a city's cells are heard from (the cell
+	// reachability tracker), for choosing failover fallbacks; nil: every
+	// city is.
+	Reachable func(city string) bool
+	// FailoverRate limits how many Workloads a second start or move a
+	// failover (NewFailoverLimiter); nil: no limit.
+	FailoverRate *rate.Limiter
 
 	// phases counts the Workloads by rollout phase (compute_rollouts).
 	phases phaseCounts
@@ -171,8 +181,11 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	// One pass: the rollout is planned on the cities as observed, then
 	// each city's deployment is built once, with the revision it may run.
 	targets := placement.Targets(w, s.cities, s.deployments)
-	ro := r.planRollout(s, targets, current)
+	fo := r.planFailover(s, targets)
+	targets = append(targets, fo.Fallbacks()...)
+	ro := r.planRollout(s, targets, current, fo)
 	targets = placement.Expand(w, targets, ro.revisionOf)
+	markReturning(fo, targets)
 	// The revision is written while the deployments are: they carry the
 	// template's hash, never the revision object, so a new Workload
 	// reaches its cities one round trip sooner. A revision that could not
@@ -189,6 +202,9 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	written, deployErr := reconcileDeployments(ctx, s, targets)
 	wg.Wait()
 	ro.recordRollout(s)
+	if deployErr == nil {
+		recordFailover(s, fo)
+	}
 
 	st := workloadstatus.Compute(workloadstatus.Input{
 		Workload:     w,
@@ -199,6 +215,7 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 		Settled:      revErr == nil && deployErr == nil,
 		Now:          metav1.NewTime(r.now()),
 		InstanceType: s.instanceType,
+		Failover:     fo.ByTarget(),
 	})
 	prevRollout := w.Status.Rollout
 	wrote, statusErr := patch.Status(ctx, c, w, func(w *computev1alpha.Workload) { w.Status = st })
@@ -216,7 +233,15 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	}
 	// A soak ending or a progress deadline passing changes the rollout
 	// without any object changing.
-	return ctrl.Result{RequeueAfter: ro.plan.RequeueAfter}, nil
+	return ctrl.Result{RequeueAfter: earliest(ro.plan.RequeueAfter, fo.RequeueAfter)}, nil
+}
+
+// earliest is the sooner of two requeues, zero meaning none.
+func earliest(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // rewriteCityCodes rewrites the deprecated cityCodes of w's placements into

@@ -15,6 +15,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cityrollout"
+	"github.com/citycells/compute/internal/failover"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
@@ -70,7 +71,7 @@ func (r *Reconciler) now() time.Time {
 // planRollout decides which revision every bound city of targets runs, from
 // the cities as observed; revisionOf then gives each city's deployment the
 // template and annotations of that revision.
-func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *revision.Current) *rollout {
+func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *revision.Current, fo failover.Plan) *rollout {
 	w := s.workload
 	ro := &rollout{
 		workload:  w,
@@ -99,16 +100,27 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 			existing[wd.Name] = wd
 		}
 	}
+	failedOver := fo.ByTarget()
 	for i := range targets {
 		t := &targets[i]
 		wd := existing[t.Name]
-		if !t.Bound || (wd == nil && t.KeepExisting) || (wd != nil && wd.DeletionTimestamp != nil) {
+		if t.FailoverFor != nil || !t.Bound || (wd == nil && t.KeepExisting) || (wd != nil && wd.DeletionTimestamp != nil) {
+			// A fallback is not a city of the rollout: it runs what the
+			// Location it stands in for runs (revisionOf).
 			continue
 		}
 		key := t.Key()
 		ro.index[key] = len(ro.cities)
 		ro.planned[key] = *t
-		ro.cities = append(ro.cities, observeCity(w, t, wd, ro.target))
+		c := observeCity(w, t, wd, ro.target)
+		if d := failedOver[key]; d != nil && d.Existing != nil && d.Fallback != nil {
+			// A failed-over Location counts in its wave as its fallback
+			// does: ready when the fallback runs its revision ready.
+			fc := observeCity(w, d.Fallback, d.Existing, ro.target)
+			c.Ready = fc.Ready && fc.Revision == c.Revision
+			c.ReadySince, c.Failure, c.FailureMessage = fc.ReadySince, fc.Failure, fc.FailureMessage
+		}
+		ro.cities = append(ro.cities, c)
 		ro.existing = append(ro.existing, wd)
 	}
 
@@ -171,6 +183,10 @@ func observeCity(w *computev1alpha.Workload, t *placement.Target, wd *computev1a
 // the rollout annotations its deployment carries. A city the plan does not
 // cover runs the Workload's template.
 func (ro *rollout) revisionOf(t *placement.Target) placement.Revision {
+	if t.FailoverFor != nil {
+		// A fallback runs the revision of the Location it stands in for.
+		return ro.revisionOf(t.FailoverFor)
+	}
 	j, planned := ro.index[t.Key()]
 	if !planned {
 		return placement.Revision{}

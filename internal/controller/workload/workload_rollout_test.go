@@ -11,6 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/failover"
 	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
@@ -81,7 +82,7 @@ func TestPlanRolloutGivesEachCityTheRevisionItsWaveAllows(t *testing.T) {
 	// A restart of LHR alone reaches LHR on the revision it keeps.
 	s.workload.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "LHR": "2026-11-24T00:30:00Z"}
 	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(rolloutNow)}
-	ro := r.planRollout(s, targets, nil)
+	ro := r.planRollout(s, targets, nil, failover.Plan{})
 	targets = placement.Expand(s.workload, targets, ro.revisionOf)
 
 	got := map[string]string{}
@@ -112,7 +113,7 @@ func TestRolloutStatusDoesNotChurn(t *testing.T) {
 	s.deployments[0].Status.Conditions[0].Reason = computev1alpha.ReasonImageUnavailable
 	s.deployments[0].Annotations[computev1alpha.RevisionHashAnnotation] = names.TemplateHash(&s.workload.Spec.Template)
 	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(rolloutNow)}
-	ro := r.planRollout(s, targets, nil)
+	ro := r.planRollout(s, targets, nil, failover.Plan{})
 	in := workloadstatus.Input{Workload: s.workload, Rollout: ro.status(nil), Settled: true, Now: metav1.NewTime(rolloutNow)}
 	for i, tg := range placement.Expand(s.workload, targets, ro.revisionOf) {
 		in.Cities = append(in.Cities, workloadstatus.City{Target: tg, Deployment: &s.deployments[i]})

@@ -79,6 +79,9 @@ type Options struct {
 	// cell controllers that run on the project plane itself (compute-manager
 	// with both roles and no --federation-kubeconfig).
 	LocalCompanions bool
+	// FailoverRate is how many Workloads a second may start or move a
+	// city failover (--failover-rate); zero or less: no limit.
+	FailoverRate float64
 }
 
 // WebhookOptions configure the admission webhook server.
@@ -110,7 +113,8 @@ type WebhookOptions struct {
 // certificates from /tmp/k8s-webhook-server/serving-certs.
 func NewOptions() Options {
 	return Options{
-		Projects: projects.NewOptions(),
+		Projects:     projects.NewOptions(),
+		FailoverRate: workload.DefaultFailoverRate,
 		Webhook: WebhookOptions{
 			Port:                   crwebhook.DefaultPort,
 			CertDir:                "/tmp/k8s-webhook-server/serving-certs",
@@ -134,6 +138,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Groups allowed to write projected Instances.")
 	fs.DurationVar(&o.Webhook.DeprecationGracePeriod, "instance-type-deprecation-grace-period", o.Webhook.DeprecationGracePeriod,
 		"How long an InstanceType stays Deprecated (since status.deprecatedAt) before it may be Disabled; negative for no wait.")
+	fs.Float64Var(&o.FailoverRate, "failover-rate", o.FailoverRate,
+		"How many Workloads a second may start or move a city failover, platform-wide (like Karmada's --resource-eviction-rate); 0 for no limit.")
 }
 
 // Validate reports every configuration error at once, each naming its flag.
@@ -218,14 +224,23 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 		}
 	}
 
-	if err := (&workload.Reconciler{}).SetupWithManager(mgr); err != nil {
+	workloads := &workload.Reconciler{FailoverRate: workload.NewFailoverLimiter(opts.FailoverRate)}
+	var health *cellhealth.Tracker
+	if opts.Federation != nil {
+		// The tracker tells the federator which cities' cells are not
+		// heard from, so their deployments are reported stale, and the
+		// Workload controller which fallbacks can take a failover.
+		health = &cellhealth.Tracker{}
+		workloads.Reachable = func(city string) bool { return !health.City(city).Unreachable }
+	}
+	if err := workloads.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("failed to set up the Workload controller: %w", err)
 	}
 	if err := (&instancetype.Reconciler{}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("failed to set up the InstanceType controller: %w", err)
 	}
 	if opts.Federation != nil {
-		if err := setupFederation(mgr, opts.Federation); err != nil {
+		if err := setupFederation(mgr, opts.Federation, health); err != nil {
 			return nil, err
 		}
 	} else if opts.LocalCompanions {
@@ -260,7 +275,7 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 // setupFederation registers the WorkloadDeploymentFederator, the
 // PropagationPolicy controller and the Instance projector on mgr, talking
 // to the federation plane at hubConfig.
-func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config) error {
+func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config, health *cellhealth.Tracker) error {
 	hubCluster, err := hub.AddCluster(mgr.GetLocalManager(), hubConfig)
 	if err != nil {
 		return err
@@ -268,9 +283,6 @@ func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config) error {
 	// The federator and the policy controller decide over the same
 	// policies: they share the per-city locks.
 	locks := &fedcontroller.CityLocks{}
-	// The tracker tells the federator which cities' cells are not heard
-	// from, so their deployments are reported stale.
-	health := &cellhealth.Tracker{}
 	if err := health.SetupWithManager(mgr.GetLocalManager(), hubCluster); err != nil {
 		return fmt.Errorf("failed to set up the cell reachability tracker: %w", err)
 	}

@@ -24,6 +24,7 @@ import (
 const (
 	MaxPlacements           = 16
 	MaxCityCodes            = 64
+	MaxFailoverFallbacks    = 8
 	MaxReplicas             = 1000
 	MaxRevisionHistoryLimit = 100
 )
@@ -127,6 +128,7 @@ func validatePlacements(w *computev1alpha.Workload, old *computev1alpha.Workload
 		pp := path.Index(i)
 		errs = append(errs, validateItemName(p.Name, pp.Child("name"), seen, "every placement needs a name", utilvalidation.IsDNS1123Label)...)
 		errs = append(errs, validateWhere(w, p, pp, grandfathered, env)...)
+		errs = append(errs, validateFailover(w, p, pp.Child("failover"), grandfathered, env)...)
 		errs = append(errs, validateScaleSettings(&p.ScaleSettings, pp.Child("scaleSettings"))...)
 		if rs := p.RolloutStrategy; rs != nil && rs.MaxUnavailable != nil && (*rs.MaxUnavailable < 1 || *rs.MaxUnavailable > MaxReplicas) {
 			errs = append(errs, field.Invalid(pp.Child("rolloutStrategy", "maxUnavailable"), *rs.MaxUnavailable,
@@ -150,8 +152,67 @@ func grandfatheredPlaces(old *computev1alpha.Workload) sets.Set[string] {
 		for _, l := range p.Locations {
 			out.Insert(l.Name)
 		}
+		if p.Failover != nil {
+			for _, l := range p.Failover.Fallbacks {
+				out.Insert(l.Name)
+			}
+		}
 	}
 	return out
+}
+
+// validateFailover validates a placement's failover: its bounds, and
+// fallbacks that are bound Locations (unless the Workload already named
+// them) other than the placement's own, unless allowPlacementLocations.
+func validateFailover(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement, path *field.Path,
+	grandfathered sets.Set[string], env Environment) field.ErrorList {
+	f := p.Failover
+	if f == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	bounds := []struct {
+		name     string
+		v        *int32
+		min, max int32
+		hint     string
+	}{
+		{"tolerationSeconds", f.TolerationSeconds, 30, 86400, "how long a Location's cell must be unreachable before its replicas fail over; default 300"},
+		{"returnAfterSeconds", f.ReturnAfterSeconds, 10, 86400, "how long a Location must be back before its fallback drains; default 60"},
+		{"maxFailedOverLocations", f.MaxFailedOverLocations, 1, 64, "how many Locations of the Workload may be failed over at once; default 1"},
+	}
+	for _, b := range bounds {
+		if b.v != nil && (*b.v < b.min || *b.v > b.max) {
+			errs = append(errs, field.Invalid(path.Child(b.name), *b.v, fmt.Sprintf("must be between %d and %d: %s", b.min, b.max, b.hint)))
+		}
+	}
+	fp := path.Child("fallbacks")
+	switch n := len(f.Fallbacks); {
+	case n == 0:
+		return append(errs, field.Required(fp, "name at least one Location bound to the project to take the replicas: fallbacks: [{name: <location>}]"))
+	case n > MaxFailoverFallbacks:
+		errs = append(errs, field.TooMany(fp, n, MaxFailoverFallbacks))
+	}
+	errs = append(errs, validateLocations(w, f.Fallbacks, fp, grandfathered, env)...)
+	if f.AllowPlacementLocations {
+		return errs
+	}
+	only := w.DeepCopy()
+	only.Spec.Placements = []computev1alpha.WorkloadPlacement{*p.DeepCopy()}
+	own := sets.New[string]()
+	for _, t := range placement.Targets(only, env.Cities, nil) {
+		if t.Location != nil {
+			own.Insert(t.Location.Name)
+		}
+	}
+	for j, l := range f.Fallbacks {
+		if own.Has(l.Name) {
+			errs = append(errs, field.Invalid(fp.Index(j).Child("name"), l.Name, fmt.Sprintf(
+				"Location %s is one of this placement's own Locations, so its fallback replicas would run beside its own: "+
+					"name a Location the placement does not run in, or set failover.allowPlacementLocations: true", l.Name)))
+		}
+	}
+	return errs
 }
 
 // validateWhere validates where a placement runs: exactly one of

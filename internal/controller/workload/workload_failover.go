@@ -1,0 +1,101 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/failover"
+	"github.com/citycells/compute/internal/placement"
+)
+
+// Failover event reasons.
+const (
+	// EventFailedOver: an unreachable Location's replicas were started in a
+	// fallback.
+	EventFailedOver = "FailedOver"
+	// EventFailoverMoved: a fallback refused the replicas and the next one
+	// got them.
+	EventFailoverMoved = "FailoverMoved"
+	// EventFailoverReturned: the Location is back and its fallback drained.
+	EventFailoverReturned = "FailoverReturned"
+)
+
+// DefaultFailoverRate is how many Workloads per second may start or move a
+// failover in one manager unless Reconciler.FailoverRate says otherwise:
+// Karmada's default eviction rate (--resource-eviction-rate 0.5), so a
+// large city going dark does not stampede its fallbacks.
+const DefaultFailoverRate = 0.5
+
+// NewFailoverLimiter returns the platform-wide failover rate limiter for
+// perSecond Workloads per second (burst 1); nil (no limit) when perSecond
+// is not positive.
+func NewFailoverLimiter(perSecond float64) *rate.Limiter {
+	if perSecond <= 0 {
+		return nil
+	}
+	return rate.NewLimiter(rate.Limit(perSecond), 1)
+}
+
+// planFailover plans the failover of s.workload's placements over
+// targets, holding every move back while the platform's rate does not
+// allow one (one token a Workload and pass).
+func (r *Reconciler) planFailover(s *scope, targets []placement.Target) failover.Plan {
+	plan := failover.Make(failover.Input{
+		Workload: s.workload, Targets: targets, Deployments: s.deployments,
+		Cities: s.cities, Reachable: r.Reachable, Now: r.now(),
+	})
+	if plan.Starts() == 0 || r.FailoverRate == nil {
+		return plan
+	}
+	now := r.now()
+	res := r.FailoverRate.ReserveN(now, 1)
+	if delay := res.DelayFrom(now); !res.OK() || delay > 0 {
+		res.CancelAt(now)
+		plan.Hold(fmt.Sprintf("waiting for the platform's failover rate (%g Workloads a second)", float64(r.FailoverRate.Limit())),
+			max(delay, time.Second))
+	}
+	return plan
+}
+
+// markReturning writes on each kept fallback's desired deployment when its
+// Location was first seen back (an empty value once it is not, after it
+// was).
+func markReturning(plan failover.Plan, targets []placement.Target) {
+	byKey := plan.ByTarget()
+	for i := range targets {
+		t := &targets[i]
+		if t.FailoverFor == nil || t.Desired == nil {
+			continue
+		}
+		d := byKey[t.FailoverFor.Key()]
+		if d == nil || (d.ReturningSince == "" && (d.Existing == nil || d.Existing.Annotations[computev1alpha.FailoverReturningSinceAnnotation] == "")) {
+			continue
+		}
+		if t.Desired.Annotations == nil {
+			t.Desired.Annotations = map[string]string{}
+		}
+		t.Desired.Annotations[computev1alpha.FailoverReturningSinceAnnotation] = d.ReturningSince
+	}
+}
+
+// recordFailover emits an event for each move the plan made.
+func recordFailover(s *scope, plan failover.Plan) {
+	for i := range plan.Decisions {
+		d := &plan.Decisions[i]
+		switch {
+		case d.Start && d.Previous != nil:
+			s.recorder.Eventf(s.workload, nil, corev1.EventTypeWarning, EventFailoverMoved, "Failover", "%s", d.Status.Message)
+		case d.Start:
+			s.recorder.Eventf(s.workload, nil, corev1.EventTypeWarning, EventFailedOver, "Failover", "%s", d.Status.Message)
+		case d.Drain != nil:
+			s.recorder.Eventf(s.workload, nil, corev1.EventTypeNormal, EventFailoverReturned, "Failover",
+				"%s is back and has been Available for its hold-down; draining its replicas from %s (WorkloadDeployment %s)",
+				d.Target.Label(), strings.TrimPrefix(placement.KeyOf(d.Target.Placement, d.Drain.Spec.CityCode, nil), d.Target.Placement+"/"), d.Drain.Name)
+		}
+	}
+}
