@@ -114,6 +114,9 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	out, terminal := o.Factory.Human(o.Output)
+	if note := view.FailoverNote(o.Workload); note != "" {
+		_, _ = fmt.Fprintln(out, note)
+	}
 	if o.DryRun != cmdutil.DryRunNone {
 		return o.dryRun(ctx, out, cities, patch)
 	}

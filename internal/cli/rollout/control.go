@@ -9,6 +9,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/view"
 )
 
 // Control actions on a rollout across cities.
@@ -76,6 +77,9 @@ func (o *ControlOptions) Validate() error {
 func (o *ControlOptions) Run(ctx context.Context) error {
 	w := o.Workload
 	out, _ := o.Factory.Human(o.Output)
+	if note := view.FailoverNote(o.Workload); note != "" {
+		_, _ = fmt.Fprintln(out, note)
+	}
 	if w.Spec.Rollout == nil {
 		return cmdutil.WithHints(
 			fmt.Errorf("workload %s has no rollout strategy: a template change reaches every city at once, so there is nothing to %s", o.Name, o.Action),

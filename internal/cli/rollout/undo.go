@@ -9,6 +9,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/cli/plan"
 	"github.com/citycells/compute/internal/cli/wait"
 	"github.com/citycells/compute/internal/names"
@@ -78,6 +79,9 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		return err
 	}
 	out, terminal := o.Factory.Human(o.Output)
+	if note := view.FailoverNote(o.Workload); note != "" {
+		_, _ = fmt.Fprintln(out, note)
+	}
 	// Compared, and shown, as the template hash sees them: a revision
 	// recorded before the interface defaults existed leaves them out.
 	if equality.Semantic.DeepEqual(names.CanonicalTemplate(target.Template), names.CanonicalTemplate(&w.Spec.Template)) {

@@ -44,6 +44,9 @@ type View struct {
 	// condition while the workload's instance type is being retired: its
 	// message names the replacement.
 	InstanceType *metav1.Condition `json:"instanceType,omitempty"`
+	// Failover is the FailedOver condition while a city is unreachable or
+	// failed over (reason FailoverPending or FailedOver).
+	Failover *metav1.Condition `json:"failover,omitempty"`
 	// Waiting says what the workload waits for, if anything.
 	Waiting string `json:"waiting,omitempty"`
 	// Cities are the per-city states.
@@ -95,6 +98,10 @@ func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 			v.InstanceType = &cc
 			break
 		}
+	}
+	if c := meta.FindStatusCondition(w.Status.Conditions, computev1alpha.ConditionFailedOver); c != nil && c.Reason != computev1alpha.ReasonNoFailover {
+		cc := *c
+		v.Failover = &cc
 	}
 	hints := view.Hints{Cmd: cmd, Workload: w.Name, CanUndo: w.Status.CurrentRevision > 1}
 	seen := map[string]bool{}
@@ -154,6 +161,9 @@ func (v *View) header() [][2]string {
 	if v.InstanceType != nil {
 		rows = append(rows, [2]string{"Type", cmdutil.OneLine(v.InstanceType.Message)})
 	}
+	if v.Failover != nil {
+		rows = append(rows, [2]string{"Failover", cmdutil.OneLine(v.Failover.Message)})
+	}
 	if len(v.Images) > 0 {
 		rows = append(rows, [2]string{"Image", strings.Join(v.Images, ", ")})
 	}
@@ -174,7 +184,7 @@ func (v *View) CityTable() *cmdutil.Table {
 	t := cmdutil.NewTable("CITY", "LOCATION", "PLACEMENT", "READY", "UP-TO-DATE", "STATE~")
 	for _, c := range v.Cities {
 		t.AddRow(cmp.Or(c.City, "-"), cmp.Or(c.Location, "-"), c.Placement,
-			fmt.Sprintf("%d/%d", c.Ready, c.Desired), fmt.Sprintf("%d/%d", c.Updated, c.Desired), c.State)
+			fmt.Sprintf("%d/%d", c.Ready, c.Desired), fmt.Sprintf("%d/%d", c.Updated, c.Desired), c.StateText())
 	}
 	return t
 }

@@ -85,7 +85,8 @@ func NextSteps(reason string, h Hints) []string {
 		return []string{"The city's location is not accepting workloads right now; instances start there once it is."}
 	case computev1alpha.ReasonCellUnreachable:
 		return []string{"compute has not heard from this city's cell: its figures are the last known. Nothing is deleted meanwhile; " +
-			"the city catches up with your latest spec when it is reachable again. Other cities are not affected."}
+			"the city catches up with your latest spec when it is reachable again. Other cities are not affected. " +
+			"To run its replicas elsewhere meanwhile, give the placement a failover (spec.placements[].failover, docs/faults.md)."}
 	case computev1alpha.ReasonDeploymentConflict:
 		return []string{"Another workload's deployment holds the name this city needs; delete the stale workload or rename this one."}
 	}

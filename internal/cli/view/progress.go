@@ -101,6 +101,19 @@ type City struct {
 	Wave     int32  `json:"wave,omitempty"`
 	Revision int64  `json:"revision,omitempty"`
 	Rollout  string `json:"rollout,omitempty"`
+	// Failover is the city's failover, while its cell is unreachable or
+	// its replicas run in a fallback; FailoverFor, on a fallback, is the
+	// city it runs replicas for.
+	Failover    *computev1alpha.CityFailoverStatus `json:"failover,omitempty"`
+	FailoverFor string                             `json:"failoverFor,omitempty"`
+}
+
+// StateText is the city's state with its failover, for a table.
+func (c City) StateText() string {
+	if f := failoverState(c); f != "" {
+		return c.State + "; " + f
+	}
+	return c.State
 }
 
 // Failure is an Instance (or city) that reached a state waiting will not
@@ -197,7 +210,11 @@ func Assess(s Snapshot, exp Expectation) Progress {
 func assessCity(placement string, cs computev1alpha.WorkloadCityStatus, instances []*computev1alpha.Instance, exp Expectation, now time.Time) City {
 	c := City{City: cs.CityCode, Location: cs.Location.NameOrEmpty(), Placement: placement, Deployment: cs.DeploymentName,
 		Desired: cs.DesiredReplicas, Ready: cs.ReadyReplicas, Updated: cs.UpdatedReplicas, Replicas: cs.Replicas,
-		Reason: cs.Reason, Message: cs.Message, Wave: cs.Wave, Revision: cs.Revision, Rollout: string(cs.Rollout)}
+		Reason: cs.Reason, Message: cs.Message, Wave: cs.Wave, Revision: cs.Revision, Rollout: string(cs.Rollout),
+		Failover: cs.Failover.DeepCopy()}
+	if cs.FailoverFor != nil {
+		c.FailoverFor = cs.FailoverFor.CityCode
+	}
 	if want, ok := exp.CityRestarts[cs.CityCode]; ok && !restartApplied(cs.RestartedAt, want) {
 		c.State, c.Reason = StateRestartPending, ""
 		c.Message = "waiting for the management plane to pass the restart to the city"
