@@ -28,6 +28,11 @@ type fault struct {
 	name   string
 	inject func(t *testing.T)
 	heal   func(t *testing.T)
+	// failover gives the Workload's placement a failover to DFW (one of
+	// its own cities) after the shortest toleration; only restricts the
+	// row to the change of that name.
+	failover bool
+	only     string
 }
 
 // killFault SIGKILLs a component (a crash) and starts it again with the
@@ -65,6 +70,17 @@ func partitionFault(city string, d time.Duration) fault {
 			}
 		},
 	}
+}
+
+// failoverFault partitions city for d, past the toleration of a placement
+// with failover: its replicas come up in the fallback during the change,
+// and drain once the city is back. It runs during the image rollout, so
+// the fallback runs the new template.
+func failoverFault(city string, d time.Duration) fault {
+	f := partitionFault(city, d)
+	f.name = fmt.Sprintf("partition %s %s past the toleration, failover on", city, d)
+	f.failover, f.only = true, "image rollout"
+	return f
 }
 
 // matrixRow is what one fault cost.
@@ -142,13 +158,14 @@ func TestFaultMatrix(t *testing.T) {
 		// benchmark (test/bench/faults) still runs it and counts the runs
 		// that do not converge. See docs/faults.md.
 		partitionFault("LHR", 60*time.Second),
+		failoverFault("LHR", failoverToleration+15*time.Second),
 	}
 	t.Cleanup(func() { printMatrix(t) })
 	only := os.Getenv("FAULT_MATRIX_ONLY")
 	for _, c := range changes {
 		for _, f := range faults {
 			name := f.name + " during " + c.name
-			if only != "" && !strings.Contains(name, only) {
+			if (only != "" && !strings.Contains(name, only)) || (f.only != "" && f.only != c.name) {
 				continue
 			}
 			t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) { runFaultRow(t, f, c) })
@@ -174,7 +191,12 @@ func runFaultRow(t *testing.T, f fault, c change) {
 			dumpChain(t, ns, row)
 		}
 	}()
-	w := makeWorkload(ns.name, "matrix").withPlacement("edge", 2, cities...).create(t)
+	b := makeWorkload(ns.name, "matrix").withPlacement("edge", 2, cities...)
+	if f.failover {
+		b.withFailover("dfw")
+		b.w.Spec.Placements[0].Failover.AllowPlacementLocations = true
+	}
+	w := b.create(t)
 	expectAvailable(t, w, counts{deployments: 3, replicas: 6, ready: 6, desired: 6, updated: 6})
 
 	t.Logf("the %s starts in every city", c.name)
