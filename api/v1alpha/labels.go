@@ -173,4 +173,7 @@ const (
 	// Location was first seen reachable and Available again; empty while
 	// it is not. The fallback drains returnAfterSeconds later.
 	FailoverReturningSinceAnnotation = "compute.datumapis.com/failover-returning-since"
+	// FailoverMovedFromAnnotation is set on a fallback that took the
+	// replicas from an earlier fallback that refused them: which, and why.
+	FailoverMovedFromAnnotation = "compute.datumapis.com/failover-moved-from"
 )

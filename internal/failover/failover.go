@@ -122,6 +122,9 @@ type Decision struct {
 	// Drain is the fallback deployment that drains in this pass: the
 	// target has been back in full for the hold-down.
 	Drain *computev1alpha.WorkloadDeployment
+	// MovedFrom says which earlier fallback refused the replicas and why
+	// (FailoverMovedFromAnnotation); empty when none did.
+	MovedFrom string
 	// ReturningSince is the value of FailoverReturningSinceAnnotation the
 	// fallback's deployment carries: when the target was first seen back,
 	// empty while it is not.
@@ -316,6 +319,7 @@ func (pl *planner) decide(t placement.Target, wd *computev1alpha.WorkloadDeploym
 
 	fb := pl.target(t, current)
 	d.Fallback, d.Existing = &fb, current
+	d.MovedFrom = current.Annotations[computev1alpha.FailoverMovedFromAnnotation]
 	failedAt := current.CreationTimestamp.Time
 	if failedAt.IsZero() {
 		failedAt = now
@@ -354,8 +358,8 @@ func (pl *planner) decide(t placement.Target, wd *computev1alpha.WorkloadDeploym
 			return d, true
 		}
 		d.Previous, d.Fallback, d.Existing, d.Start = d.Fallback, next, nil, true
+		d.MovedFrom = fmt.Sprintf("%s, which refuses them: %s", fb.Label(), why)
 		pl.failedOver(&d, now)
-		d.Status.Message += fmt.Sprintf(" (moved from %s, which refuses them: %s)", fb.Label(), why)
 	}
 	return d, true
 }
@@ -370,6 +374,9 @@ func (pl *planner) failedOver(d *Decision, at time.Time) {
 	d.Status.Message = fmt.Sprintf("%s unreachable since %s; %d replica(s) failed over to %s at %s; they return when %s is Available for %s",
 		d.Target.Label(), clock(d.Status.UnreachableSince), d.Status.Replicas, fb.Label(), clock(d.Status.FailoverAt),
 		d.Target.Label(), pl.spec.ReturnAfter)
+	if d.MovedFrom != "" {
+		d.Status.Message += " (moved from " + d.MovedFrom + ")"
+	}
 }
 
 // replicas is how many replicas a fallback of the placement runs: what

@@ -103,7 +103,8 @@ func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 		cc := *c
 		v.Failover = &cc
 	}
-	hints := view.Hints{Cmd: cmd, Workload: w.Name, CanUndo: w.Status.CurrentRevision > 1}
+	hints := view.Hints{Cmd: cmd, Workload: w.Name, CanUndo: w.Status.CurrentRevision > 1,
+		Failover: slices.ContainsFunc(w.Spec.Placements, func(p computev1alpha.WorkloadPlacement) bool { return p.Failover != nil })}
 	seen := map[string]bool{}
 	for _, g := range view.GroupFailures(p.Failures) {
 		v.Blockers = append(v.Blockers, Blocker{City: g.City, Instances: g.Instances, Status: g.Status, Reason: g.Reason,

@@ -18,6 +18,8 @@ type Hints struct {
 	// CanUndo is set when the workload has an earlier revision to roll
 	// back to.
 	CanUndo bool
+	// Failover is set when a placement of the workload has a failover.
+	Failover bool
 }
 
 // cmd renders a command line, or the bare command without a renderer.
@@ -85,10 +87,18 @@ func NextSteps(reason string, h Hints) []string {
 		return []string{"The city's location is not accepting workloads right now; instances start there once it is."}
 	case computev1alpha.ReasonCellUnreachable:
 		return []string{"compute has not heard from this city's cell: its figures are the last known. Nothing is deleted meanwhile; " +
-			"the city catches up with your latest spec when it is reachable again. Other cities are not affected. " +
-			"To run its replicas elsewhere meanwhile, give the placement a failover (spec.placements[].failover, docs/faults.md)."}
+			"the city catches up with your latest spec when it is reachable again. Other cities are not affected. " + h.failoverHint()}
 	case computev1alpha.ReasonDeploymentConflict:
 		return []string{"Another workload's deployment holds the name this city needs; delete the stale workload or rename this one."}
 	}
 	return nil
+}
+
+// failoverHint says what failover does for an unreachable city: what the
+// Workload's failover does, or how to get one.
+func (h Hints) failoverHint() string {
+	if h.Failover {
+		return "The placement's failover runs its replicas in a fallback after the toleration, and drains them once the city is back (the Failover line says when)."
+	}
+	return "To run its replicas elsewhere meanwhile, give the placement a failover (spec.placements[].failover, docs/faults.md)."
 }

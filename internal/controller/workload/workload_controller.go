@@ -185,7 +185,7 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 	targets = append(targets, fo.Fallbacks()...)
 	ro := r.planRollout(s, targets, current, fo)
 	targets = placement.Expand(w, targets, ro.revisionOf)
-	markReturning(fo, targets)
+	annotateFallbacks(fo, targets)
 	// The revision is written while the deployments are: they carry the
 	// template's hash, never the revision object, so a new Workload
 	// reaches its cities one round trip sooner. A revision that could not

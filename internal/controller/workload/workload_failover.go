@@ -62,10 +62,11 @@ func (r *Reconciler) planFailover(s *scope, targets []placement.Target) failover
 	return plan
 }
 
-// markReturning writes on each kept fallback's desired deployment when its
-// Location was first seen back (an empty value once it is not, after it
-// was).
-func markReturning(plan failover.Plan, targets []placement.Target) {
+// annotateFallbacks writes the failover's bookkeeping on each fallback's
+// desired deployment: when its Location was first seen back (an empty
+// value once it is not, after it was), and which earlier fallback refused
+// its replicas.
+func annotateFallbacks(plan failover.Plan, targets []placement.Target) {
 	byKey := plan.ByTarget()
 	for i := range targets {
 		t := &targets[i]
@@ -73,13 +74,21 @@ func markReturning(plan failover.Plan, targets []placement.Target) {
 			continue
 		}
 		d := byKey[t.FailoverFor.Key()]
-		if d == nil || (d.ReturningSince == "" && (d.Existing == nil || d.Existing.Annotations[computev1alpha.FailoverReturningSinceAnnotation] == "")) {
+		if d == nil {
 			continue
 		}
-		if t.Desired.Annotations == nil {
-			t.Desired.Annotations = map[string]string{}
+		set := func(key, value string) {
+			if t.Desired.Annotations == nil {
+				t.Desired.Annotations = map[string]string{}
+			}
+			t.Desired.Annotations[key] = value
 		}
-		t.Desired.Annotations[computev1alpha.FailoverReturningSinceAnnotation] = d.ReturningSince
+		if d.ReturningSince != "" || (d.Existing != nil && d.Existing.Annotations[computev1alpha.FailoverReturningSinceAnnotation] != "") {
+			set(computev1alpha.FailoverReturningSinceAnnotation, d.ReturningSince)
+		}
+		if d.MovedFrom != "" {
+			set(computev1alpha.FailoverMovedFromAnnotation, d.MovedFrom)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local/faults"
 )
@@ -91,7 +92,7 @@ func (s *replicaSampler) max() int {
 }
 
 // TestACityPartitionedPastItsTolerationFailsOverAndReturnsWithoutAFlap:
-// two Workloads run 2 replicas in DFW and LHR with failover to SIN. LHR is
+// two Workloads run a replica in DFW and in LHR with failover to SIN. LHR is
 // partitioned past the toleration: each Workload's LHR replicas come up
 // in SIN (the platform's failover rate spacing the two), nothing of LHR is
 // deleted or recreated, and at no moment do more than desired + the
@@ -105,15 +106,15 @@ func TestACityPartitionedPastItsTolerationFailsOverAndReturnsWithoutAFlap(t *tes
 	ns := newProjectNamespace(t)
 	var ws []*computev1alpha.Workload
 	for _, name := range []string{"north", "south"} {
-		ws = append(ws, makeWorkload(ns.name, name).withPlacement("edge", 2, "DFW", "LHR").withFailover("sin").create(t))
+		ws = append(ws, makeWorkload(ns.name, name).withPlacement("edge", 1, "DFW", "LHR").withFailover("sin").create(t))
 	}
 	for _, w := range ws {
-		expectAvailable(t, w, counts{deployments: 2, replicas: 4, ready: 4, desired: 4, updated: 4})
+		expectAvailable(t, w, counts{deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2})
 	}
 	lhrBefore := map[string][]string{}
 	for _, w := range ws {
 		lhrBefore[w.Name] = uids(cellInstances(g, ns, w, "LHR"))
-		g.Expect(lhrBefore[w.Name]).To(HaveLen(2))
+		g.Expect(lhrBefore[w.Name]).To(HaveLen(1))
 	}
 	sampler := sampleReplicas(ns, ws[0])
 
@@ -132,12 +133,12 @@ func TestACityPartitionedPastItsTolerationFailsOverAndReturnsWithoutAFlap(t *tes
 			g.Expect(fbs).To(HaveLen(1))
 			g.Expect(fbs[0].Spec.CityCode).To(Equal("SIN"))
 			insts := instancesIn(g, cells["SIN"], ns.hub, fbs[0].Name)
-			g.Expect(insts).To(HaveLen(2))
+			g.Expect(insts).To(HaveLen(1))
 			for i := range insts {
 				g.Expect(ready(&insts[i])).To(BeTrue())
 			}
 		}).WithTimeout(failoverToleration + chainWait).WithPolling(poll).Should(Succeed())
-		t.Logf("%s: LHR's 2 replicas Available in SIN %s after the partition began (toleration %s; %s after it)", w.Name,
+		t.Logf("%s: LHR's replica Available in SIN %s after the partition began (toleration %s; %s after it)", w.Name,
 			time.Since(cut).Round(100*time.Millisecond), failoverToleration, (time.Since(cut) - failoverToleration).Round(100*time.Millisecond))
 	}
 	var created []time.Time
@@ -155,7 +156,7 @@ func TestACityPartitionedPastItsTolerationFailsOverAndReturnsWithoutAFlap(t *tes
 		lhr := cityOf(cur, "edge", "LHR")
 		g.Expect(lhr.Failover).NotTo(BeNil())
 		g.Expect(lhr.Failover.Phase).To(Equal(computev1alpha.FailoverFailedOver))
-		g.Expect(lhr.Failover.Message).To(ContainSubstring("2 replica(s) failed over to edge/SIN"))
+		g.Expect(lhr.Failover.Message).To(ContainSubstring("1 replica(s) failed over to edge/SIN"))
 		g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, computev1alpha.ConditionFailedOver)).To(BeTrue())
 	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
 	out := newCLIUser(t, ns.name).run(0, "status", ws[0].Name, "--yes").Stdout
@@ -174,12 +175,12 @@ func TestACityPartitionedPastItsTolerationFailsOverAndReturnsWithoutAFlap(t *tes
 			g.Expect(cityInstancesIn(g, cells["SIN"], ns.hub, w, "SIN")).To(BeEmpty())
 		}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
 		t.Logf("%s: the SIN replicas drained %s after the heal (hold-down 10s)", w.Name, time.Since(healedAt).Round(100*time.Millisecond))
-		expectAvailable(t, w, counts{deployments: 2, replicas: 4, ready: 4, desired: 4, updated: 4})
+		expectAvailable(t, w, counts{deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2})
 		g.Expect(uids(cellInstances(g, ns, w, "LHR"))).To(Equal(lhrBefore[w.Name]), "LHR's Instances of %s", w.Name)
 	}
 	most := sampler.max()
-	t.Logf("at most %d Instances of %s existed at any moment (desired 4 + 2 failed over)", most, ws[0].Name)
-	g.Expect(most).To(BeNumerically("<=", 6))
+	t.Logf("at most %d Instances of %s existed at any moment (desired 2 + 1 failed over)", most, ws[0].Name)
+	g.Expect(most).To(BeNumerically("<=", 3))
 	expectHealthy(t)
 }
 
@@ -202,6 +203,68 @@ func TestAFlappingCityInsideTheTolerationNeverFailsOver(t *testing.T) {
 		t.Logf("flap %d: no failover", i+1)
 	}
 	g.Expect(local.Heal(ctx, "LHR")).To(Succeed())
+	expectAvailable(t, w, counts{deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1})
+	g.Expect(uids(cellInstances(g, ns, w, "LHR"))).To(Equal(before))
+	expectHealthy(t)
+}
+
+// TestAFallbackThatRefusesTheReplicasHandsThemToTheNext: with the
+// project's grant full, LHR's replica fails over to DFW, whose cell refuses
+// it (QuotaExceeded); it moves to SIN, the last fallback, which keeps it and
+// retries; raising the grant makes it Available there, and after the heal
+// it drains.
+func TestAFallbackThatRefusesTheReplicasHandsThemToTheNext(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	expectHealthy(t)
+	qc := quotaClient(t)
+	grant := &quotav1alpha1.ResourceGrant{}
+	g.Expect(qc.Get(ctx, defaultGrantKey(), grant)).To(Succeed())
+	original := grant.DeepCopy()
+	t.Cleanup(func() { setGrantedInstances(t, qc, grantedInstances(original)) })
+	ns := newProjectNamespace(t)
+	w := makeWorkload(ns.name, "spare").withPlacement("edge", 1, "LHR").withFailover("dfw", "sin").create(t)
+	expectAvailable(t, w, counts{deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1})
+	before := uids(cellInstances(g, ns, w, "LHR"))
+
+	t.Log("the project's grant allows no more Instances; LHR is cut off past the toleration")
+	setGrantedInstances(t, qc, 0)
+	g.Expect(local.Partition(ctx, "LHR", 0, faults.PartitionHang)).To(Succeed())
+	healed := false
+	defer func() {
+		if !healed {
+			_ = local.Heal(context.Background(), "LHR")
+		}
+	}()
+	cur := &computev1alpha.Workload{}
+	g.Eventually(func(g Gomega) {
+		fbs := fallbackDeployments(g, w)
+		g.Expect(fbs).To(HaveLen(1))
+		g.Expect(fbs[0].Spec.CityCode).To(Equal("SIN"))
+		g.Expect(project.Get(ctx, client.ObjectKeyFromObject(w), cur)).To(Succeed())
+		lhr := cityOf(cur, "edge", "LHR")
+		g.Expect(lhr.Failover).NotTo(BeNil())
+		g.Expect(lhr.Failover.Message).To(ContainSubstring("moved from edge/DFW"))
+		g.Expect(lhr.Failover.Message).To(ContainSubstring("QuotaExceeded"))
+	}).WithTimeout(failoverToleration + chainWait).WithPolling(poll).Should(Succeed())
+	t.Logf("DFW refused LHR's replica; it moved to SIN: %s", cityOf(cur, "edge", "LHR").Failover.Message)
+
+	t.Log("the grant is raised: the replica runs in SIN")
+	setGrantedInstances(t, qc, grantedInstances(original))
+	g.Eventually(func(g Gomega) {
+		fbs := fallbackDeployments(g, w)
+		g.Expect(fbs).To(HaveLen(1))
+		insts := instancesIn(g, cells["SIN"], ns.hub, fbs[0].Name)
+		g.Expect(insts).To(HaveLen(1))
+		g.Expect(ready(&insts[0])).To(BeTrue())
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+
+	t.Log("healed: the SIN replica drains, LHR's is the same object")
+	g.Expect(local.Heal(ctx, "LHR")).To(Succeed())
+	healed = true
+	g.Eventually(func(g Gomega) {
+		g.Expect(fallbackDeployments(g, w)).To(BeEmpty())
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
 	expectAvailable(t, w, counts{deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1})
 	g.Expect(uids(cellInstances(g, ns, w, "LHR"))).To(Equal(before))
 	expectHealthy(t)

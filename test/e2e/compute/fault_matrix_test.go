@@ -216,6 +216,10 @@ func runFaultRow(t *testing.T, f fault, c change) {
 
 	t.Logf("%s, mid-%s", f.name, c.name)
 	f.inject(t)
+	if f.failover {
+		// Past the toleration: the city's replicas run in the fallback.
+		g.Expect(fallbackDeployments(g, w)).To(HaveLen(1), "no fallback after %s", f.name)
+	}
 	f.heal(t)
 	healed := time.Now()
 
