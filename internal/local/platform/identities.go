@@ -68,9 +68,14 @@ const (
 const identitiesDir = "identities"
 
 // overlayKinds are the kinds of an overlay the platform installs: the
-// identities and their RBAC. The Deployments, Services and webhook
-// registrations are the platform's own processes and registrations.
-var overlayKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+// identities, their RBAC and the admission policies that keep each cell to
+// its own objects in the hub and the quota planes. The Deployments,
+// Services and webhook registrations are the platform's own processes and
+// registrations.
+var overlayKinds = []string{
+	"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+	"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+}
 
 // planeOverlay is one overlay installed in a plane, and the identities it
 // must create there.

@@ -36,3 +36,33 @@ func TestEveryPlaneGetsOverlaysThatExist(t *testing.T) {
 		}
 	}
 }
+
+// TestThePlatformInstallsTheCellIsolationPolicies: every kind of the cell
+// isolation policies the hub and quota-plane overlays ship is one the
+// platform installs from them, so the local cells (and the e2e suites) run
+// kept to their own objects, as in an operator's installation.
+func TestThePlatformInstallsTheCellIsolationPolicies(t *testing.T) {
+	repo, err := findRepo("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(repo, "config", "rbac", "cell-isolation", "*", "policy.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no config/rbac/cell-isolation/*/policy.yaml (%v)", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := decodeObjects(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, u := range objs {
+			if !slices.Contains(overlayKinds, u.GetKind()) {
+				t.Errorf("%s: the platform does not install %s %s (overlayKinds)", f, u.GetKind(), u.GetName())
+			}
+		}
+	}
+}

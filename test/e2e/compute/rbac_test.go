@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -230,6 +231,46 @@ func TestACellIdentityCannotReadWorkloads(t *testing.T) {
 	)
 }
 
+// TestACellWritesOnlyItsOwnCityInTheHub: the hub's cell isolation policy,
+// installed from the hub overlay, refuses the DFW cell's hub identity an
+// Instance of LHR and LHR's heartbeat Lease, saying what the cell may
+// write, and admits an Instance of DFW (server-side dry runs).
+func TestACellWritesOnlyItsOwnCityInTheHub(t *testing.T) {
+	ctx := t.Context()
+	dfw, err := client.New(kubeconfigOf(t, "compute-manager-"+cellDFW, "federation-kubeconfig", ""), client.Options{Scheme: scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	instance := func(city string) *computev1alpha.Instance {
+		return &computev1alpha.Instance{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "isolation-probe-" + strings.ToLower(city),
+				Labels: map[string]string{computev1alpha.CityCodeLabel: city}},
+			Spec: computev1alpha.InstanceSpec{Runtime: computev1alpha.InstanceRuntimeSpec{
+				Resources: computev1alpha.InstanceRuntimeResources{InstanceType: "datumcloud/d1-standard-2"},
+				Sandbox: &computev1alpha.SandboxRuntime{Containers: []computev1alpha.SandboxContainer{{
+					Name: "app", Image: "ghcr.io/citycells/hello:1.0",
+				}}},
+			}},
+		}
+	}
+	says := "cell " + cellDFW + " may write only the Instances of city DFW"
+	refused := func(what string, err error) {
+		t.Helper()
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), says) {
+			t.Errorf("the DFW cell's hub identity %s: want 403 saying %q, got %v", what, says, err)
+		}
+	}
+	if err := dfw.Create(ctx, instance("DFW"), client.DryRunAll); err != nil {
+		t.Errorf("the DFW cell's hub identity creating a DFW Instance: %v", err)
+	}
+	refused("creating an LHR Instance", dfw.Create(ctx, instance("LHR"), client.DryRunAll))
+	lease := &coordinationv1.Lease{}
+	if err := hub.Get(ctx, client.ObjectKey{Namespace: "compute-system", Name: platform.CellPlane("LHR")}, lease); err != nil {
+		t.Fatalf("LHR's heartbeat Lease: %v", err)
+	}
+	refused("renewing LHR's heartbeat Lease", dfw.Update(ctx, lease, client.DryRunAll))
+}
+
 // TestAManagementIdentityCannotCreateInstancesInACell: the management
 // role's credentials mean nothing to a cell (401: it holds no identity
 // there), and its hub identity reads the Instances cells write back but
@@ -366,14 +407,19 @@ func TestAProjectUserCannotWriteProjectionsOrHubObjects(t *testing.T) {
 // escape the quotes): user, verb, resource, group and namespace.
 var denialPattern = regexp.MustCompile(`User \\?"([^"\\]+)\\?" cannot (\S+) resource \\?"([^"\\]+)\\?" in API group \\?"([^"\\]*)\\?"(?: in the namespace \\?"([^"\\]+)\\?")?`)
 
+// isolationRefusal is how an apiserver's refusal by one of the cell
+// isolation policies (config/rbac/cell-isolation) begins.
+const isolationRefusal = "ValidatingAdmissionPolicy 'compute-cell"
+
 // noRBACDenials fails the run when a compute-manager or compute-quota
 // logged an RBAC denial that RBAC still makes: the overlays' RBAC is not
 // enough for something the platform did. A denial RBAC now allows (a
 // SubjectAccessReview in the plane that refused it) was an apiserver
 // restarted by a fault test answering before its authorizer had read the
-// roles; those are counted, not failed.
+// roles; those are counted, not failed. A refusal by a cell isolation
+// policy always fails the run: a cell wrote outside its own objects.
 func noRBACDenials(p *platform.Platform) error {
-	var real []string
+	var real, isolated []string
 	transient := 0
 	for _, c := range p.State().Components {
 		if !strings.HasPrefix(c.Name, "compute-manager-") && !strings.HasPrefix(c.Name, "compute-quota-") {
@@ -387,6 +433,10 @@ func noRBACDenials(p *platform.Platform) error {
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
+			if strings.Contains(line, isolationRefusal) {
+				isolated = append(isolated, c.Name+": "+line)
+				continue
+			}
 			if !strings.Contains(line, "is forbidden: User") {
 				continue
 			}
@@ -410,6 +460,10 @@ func noRBACDenials(p *platform.Platform) error {
 	}
 	if transient > 0 {
 		fmt.Fprintf(os.Stderr, "%d RBAC denials in compute's logs are allowed now (an apiserver answering right after a fault restarted it)\n", transient)
+	}
+	if len(isolated) > 0 {
+		return errors.New("the cell isolation policies refused compute's components " + fmt.Sprint(len(isolated)) +
+			" times; first:\n" + strings.Join(isolated[:min(5, len(isolated))], "\n"))
 	}
 	if len(real) > 0 {
 		return errors.New("the overlays' RBAC refused compute's components " + fmt.Sprint(len(real)) +

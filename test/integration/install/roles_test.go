@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	"github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,8 +75,9 @@ func writeKubeconfig(t *testing.T, name string, cfg *rest.Config) string {
 // limited by the overlays' RBAC, and drives a WorkloadDeployment through
 // every hop: federated into the hub, copied into the cell (Karmada's part,
 // done here by the admin), Instances created and made available in the
-// cell, written back to the hub and projected into the project. Any RBAC
-// denial in the managers' logs fails the test.
+// cell, written back to the hub and projected into the project; the cell
+// renews its heartbeat Lease in the hub. Any denial (RBAC or the cell
+// isolation policy) in the managers' logs fails the test.
 func TestTheRolesRunUnderTheirOverlayIdentities(t *testing.T) {
 	installed(t)
 	g := gomega.NewWithT(t)
@@ -118,6 +120,10 @@ func TestTheRolesRunUnderTheirOverlayIdentities(t *testing.T) {
 	cellOpts.SimulatedProviderDelay = 100 * time.Millisecond
 	cellOpts.Kubeconfig = writeKubeconfig(t, "cell", serviceAccountConfig(t, cell, "compute-system", "compute-manager"))
 	cellOpts.FederationKubeconfig = writeKubeconfig(t, "hub-cell", serviceAccountConfig(t, hub, "compute-cells", "dfw"))
+	// The cell named dfw, as docs/install.md names it (its ServiceAccount
+	// too): it renews its heartbeat Lease dfw in the hub, which the hub's
+	// isolation policy lets it write, as it lets it write DFW's Instances.
+	cellOpts.Quota.CellName = "dfw"
 	cellOpts.MetricsAddr, cellOpts.ProbeAddr = "0", "0"
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -150,6 +156,11 @@ func TestTheRolesRunUnderTheirOverlayIdentities(t *testing.T) {
 		return c
 	}
 	projectC, hubC, cellC := admin(project), admin(hub), admin(cell)
+
+	t.Log("the cell renews its heartbeat Lease in the hub under its own name")
+	g.Eventually(func() error {
+		return hubC.Get(ctx, client.ObjectKey{Namespace: "compute-system", Name: "dfw"}, &coordinationv1.Lease{})
+	}, time.Minute, 200*time.Millisecond).Should(gomega.Succeed())
 
 	t.Log("a WorkloadDeployment in a project namespace is federated into the hub by the management role's hub identity")
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "install-"}}

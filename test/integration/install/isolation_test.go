@@ -1,0 +1,285 @@
+package install_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/quota"
+)
+
+// The cells of these tests: ServiceAccounts of compute-cells named after
+// the cell, as the local platform names them (the Karmada Cluster name
+// cell-<city>).
+const (
+	cellsNamespace = "compute-cells"
+	cellDFW        = "cell-dfw"
+	cellLHR        = "cell-lhr"
+	// heartbeatNamespace holds the cells' heartbeat Leases in the hub.
+	heartbeatNamespace = "compute-system"
+)
+
+// What the policies' refusals say, for cell-dfw.
+const (
+	dfwMayWriteInTheHub = "cell cell-dfw may write only the Instances of city DFW (labelled compute.datumapis.com/city-code=DFW) and its own heartbeat Lease cell-dfw"
+	dfwMayWriteClaims   = "cell cell-dfw may write only the ResourceClaims labelled compute.datumapis.com/source-cluster=cell-dfw"
+)
+
+// hubInstance returns an Instance copy as a cell writes it back to the hub,
+// labelled with city (none when empty).
+func hubInstance(namespace, name, city string) *computev1alpha.Instance {
+	labels := map[string]string{computev1alpha.WorkloadDeploymentNameLabel: "web"}
+	if city != "" {
+		labels[computev1alpha.CityCodeLabel] = city
+	}
+	return &computev1alpha.Instance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels},
+		Spec:       makeWD(namespace, "web", "DFW", 1).Spec.Template.Spec,
+	}
+}
+
+// heartbeat returns a cell's heartbeat Lease in the hub.
+func heartbeat(cell string) *coordinationv1.Lease {
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: heartbeatNamespace, Name: cell},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(cell), LeaseDurationSeconds: ptr.To[int32](6)},
+	}
+}
+
+// claimOf returns an Instance's ResourceClaim as cell makes it (labelled
+// with its name; none when empty).
+func claimOf(namespace, name, cell string) *quotav1alpha1.ResourceClaim {
+	labels := map[string]string{computev1alpha.InstanceNamespaceLabel: "ns-cell"}
+	if cell != "" {
+		labels[computev1alpha.SourceClusterLabel] = cell
+	}
+	ref := quota.ProjectRef(project)
+	return &quotav1alpha1.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels},
+		Spec: quotav1alpha1.ResourceClaimSpec{
+			ConsumerRef: ref,
+			Requests:    []quotav1alpha1.ResourceRequest{{ResourceType: computev1alpha.ResourceTypeInstances, Amount: 1}},
+			ResourceRef: quotav1alpha1.UnversionedObjectReference{APIGroup: ref.APIGroup, Kind: ref.Kind, Name: ref.Name},
+		},
+	}
+}
+
+// newNamespace creates a namespace in plane for one test.
+func newNamespace(t *testing.T, plane, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
+	if err := env.Client(plane).Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// refusedBy reports whether err is the isolation policy's refusal, saying
+// what the cell may write.
+func refusedBy(err error, says string) error {
+	switch {
+	case err == nil:
+		return errors.New("admitted")
+	case !apierrors.IsForbidden(err):
+		return fmt.Errorf("want 403 Forbidden from the isolation policy, got %w", err)
+	case !strings.Contains(err.Error(), says):
+		return fmt.Errorf("refused without saying %q: %w", says, err)
+	}
+	return nil
+}
+
+// policyEnforced waits until the API server enforces a freshly installed
+// policy: probe must come back refused, saying says.
+func policyEnforced(t *testing.T, says string, probe func() error) {
+	t.Helper()
+	eventually(t, 30*time.Second, "the cell isolation policy is enforced", func() error {
+		return refusedBy(probe(), says)
+	})
+}
+
+// expectWrites checks that every write of refused is refused by the isolation
+// policy with a message saying says, and that every write of admitted is
+// admitted.
+func expectWrites(t *testing.T, who, says string, refused, admitted []write) {
+	t.Helper()
+	for _, w := range refused {
+		err := w.do()
+		if why := refusedBy(err, says); why != nil {
+			t.Errorf("%s %s: %v", who, w.what, why)
+			continue
+		}
+		t.Logf("%s %s: %v", who, w.what, err)
+	}
+	for _, w := range admitted {
+		if err := w.do(); err != nil {
+			t.Errorf("%s must be admitted %s: %v", who, w.what, err)
+		}
+	}
+}
+
+// write is one request of a test, described by what it does.
+type write struct {
+	what string
+	do   func() error
+}
+
+// TestACellWritesOnlyItsOwnCityInTheHub: the hub overlay's admission policy
+// keeps a cell's ServiceAccount (compute-cells/cell-dfw, which serves DFW)
+// to the Instance copies of its city and to its own heartbeat Lease,
+// whatever the RBAC it shares with every cell allows: it cannot create,
+// change, write the status of or delete LHR's copies, relabel its own copy
+// into LHR, nor renew LHR's Lease; its own writes are admitted, and
+// identities outside compute-cells are not concerned.
+func TestACellWritesOnlyItsOwnCityInTheHub(t *testing.T) {
+	installed(t)
+	ctx := context.Background()
+	admin := env.Client(hub)
+	ns := newNamespace(t, hub, "isolation-")
+	dfw := env.ClientFor(serviceAccountConfig(t, hub, cellsNamespace, cellDFW))
+
+	lhrCopy, noCity := hubInstance(ns, "web-lhr-0", "LHR"), hubInstance(ns, "web-0", "")
+	lhrLease := heartbeat(cellLHR)
+	for _, obj := range []client.Object{lhrCopy, noCity, lhrLease} {
+		if err := admin.Create(ctx, obj); err != nil {
+			t.Fatalf("the admin writes %s %s, unconcerned by the policy: %v", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+		}
+	}
+	policyEnforced(t, dfwMayWriteInTheHub, func() error {
+		return dfw.Create(ctx, hubInstance(ns, "web-lhr-1", "LHR"), client.DryRunAll)
+	})
+
+	own := hubInstance(ns, "web-dfw-0", "DFW")
+	ownLease := heartbeat(cellDFW)
+	relabel := func(inst *computev1alpha.Instance, city string) func() error {
+		return func() error {
+			changed := inst.DeepCopy()
+			changed.Labels[computev1alpha.CityCodeLabel] = city
+			return dfw.Patch(ctx, changed, client.MergeFrom(inst), client.DryRunAll)
+		}
+	}
+	annotate := func(inst *computev1alpha.Instance) func() error {
+		return func() error {
+			changed := inst.DeepCopy()
+			changed.Annotations = map[string]string{"isolation": "test"}
+			return dfw.Patch(ctx, changed, client.MergeFrom(inst), client.DryRunAll)
+		}
+	}
+	setStatus := func(inst *computev1alpha.Instance) func() error {
+		return func() error {
+			changed := inst.DeepCopy()
+			changed.Status.Suspended = true
+			return dfw.Status().Patch(ctx, changed, client.MergeFrom(inst), client.DryRunAll)
+		}
+	}
+	renew := func(l *coordinationv1.Lease) func() error {
+		return func() error {
+			got := &coordinationv1.Lease{}
+			if err := admin.Get(ctx, client.ObjectKeyFromObject(l), got); err != nil {
+				return err
+			}
+			got.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+			return dfw.Update(ctx, got)
+		}
+	}
+
+	expectWrites(t, "cell-dfw in the hub", dfwMayWriteInTheHub,
+		[]write{
+			{"creating an LHR Instance copy", func() error { return dfw.Create(ctx, hubInstance(ns, "web-lhr-2", "LHR"), client.DryRunAll) }},
+			{"creating a copy labelled with no city", func() error { return dfw.Create(ctx, hubInstance(ns, "web-1", ""), client.DryRunAll) }},
+			{"changing LHR's copy", annotate(lhrCopy)},
+			{"relabelling LHR's copy into DFW", relabel(lhrCopy, "DFW")},
+			{"writing the status of LHR's copy", setStatus(lhrCopy)},
+			{"deleting LHR's copy", func() error { return dfw.Delete(ctx, lhrCopy, client.DryRunAll) }},
+			{"changing a copy labelled with no city", annotate(noCity)},
+			{"creating another cell's Lease", func() error { return dfw.Create(ctx, heartbeat("cell-sin"), client.DryRunAll) }},
+			{"renewing LHR's Lease", renew(lhrLease)},
+		},
+		[]write{
+			{"creating its own DFW copy", func() error { return dfw.Create(ctx, own) }},
+			{"changing its own copy", annotate(own)},
+			{"writing the status of its own copy", setStatus(own)},
+			{"creating its own Lease", func() error { return dfw.Create(ctx, ownLease) }},
+			{"renewing its own Lease", renew(ownLease)},
+		})
+	// Its own copy, now real, cannot be moved to another city either.
+	expectWrites(t, "cell-dfw in the hub", dfwMayWriteInTheHub,
+		[]write{{"relabelling its own copy into LHR", relabel(own, "LHR")}},
+		[]write{{"deleting its own copy", func() error { return dfw.Delete(ctx, own) }}})
+
+	// An identity outside compute-cells holding the very same rights (an
+	// operator's, here) is not matched: the policy concerns cells only.
+	const operator = "writeback-operator"
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "isolation-test-" + operator},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "compute-cell-writeback"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: heartbeatNamespace, Name: operator}},
+	}
+	if err := admin.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	other := env.ClientFor(serviceAccountConfig(t, hub, heartbeatNamespace, operator))
+	eventually(t, 30*time.Second, "an identity outside compute-cells writes any city's copy", func() error {
+		return other.Create(ctx, hubInstance(ns, "web-lhr-3", "LHR"), client.DryRunAll)
+	})
+	if err := other.Delete(ctx, lhrCopy, client.DryRunAll); err != nil {
+		t.Errorf("an identity outside compute-cells deleting LHR's copy: %v", err)
+	}
+}
+
+// TestACellWritesOnlyItsOwnClaimsInAQuotaPlane: the quota-plane overlay's
+// admission policy keeps a cell's ServiceAccount (compute-cells/cell-dfw)
+// to the ResourceClaims labelled with its name: it cannot make a claim in
+// another cell's name or without one, nor delete another cell's claim; its
+// own are admitted, and compute-quota still writes every cell's claims.
+func TestACellWritesOnlyItsOwnClaimsInAQuotaPlane(t *testing.T) {
+	installed(t)
+	ctx := context.Background()
+	admin := env.Client(project)
+	ns := newNamespace(t, project, "isolation-")
+	dfw := env.ClientFor(serviceAccountConfig(t, project, cellsNamespace, cellDFW))
+
+	lhrClaim := claimOf(ns, "instance-web-lhr-0", cellLHR)
+	if err := admin.Create(ctx, lhrClaim); err != nil {
+		t.Fatalf("the admin makes cell-lhr's claim, unconcerned by the policy: %v", err)
+	}
+	policyEnforced(t, dfwMayWriteClaims, func() error {
+		return dfw.Create(ctx, claimOf(ns, "instance-web-lhr-1", cellLHR), client.DryRunAll)
+	})
+
+	own := claimOf(ns, "instance-web-dfw-0", cellDFW)
+	expectWrites(t, "cell-dfw in the quota plane", dfwMayWriteClaims,
+		[]write{
+			{"making a claim in cell-lhr's name", func() error {
+				return dfw.Create(ctx, claimOf(ns, "instance-web-lhr-2", cellLHR), client.DryRunAll)
+			}},
+			{"making a claim in no cell's name", func() error {
+				return dfw.Create(ctx, claimOf(ns, "instance-web-1", ""), client.DryRunAll)
+			}},
+			{"deleting cell-lhr's claim", func() error { return dfw.Delete(ctx, lhrClaim, client.DryRunAll) }},
+		},
+		[]write{
+			{"making its own claim", func() error { return dfw.Create(ctx, own) }},
+			{"deleting its own claim", func() error { return dfw.Delete(ctx, own) }},
+		})
+
+	// compute-quota, which answers every cell's claims, is not matched.
+	quotaService := env.ClientFor(serviceAccountConfig(t, project, "compute-system", "compute-quota"))
+	changed := lhrClaim.DeepCopy()
+	changed.Annotations = map[string]string{"isolation": "test"}
+	if err := quotaService.Patch(ctx, changed, client.MergeFrom(lhrClaim), client.DryRunAll); err != nil {
+		t.Errorf("compute-quota changing cell-lhr's claim: %v", err)
+	}
+}
