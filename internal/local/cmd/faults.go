@@ -270,7 +270,18 @@ func (o *linkProxyOptions) Validate() error {
 	return nil
 }
 
-// Run serves until SIGTERM.
+// Run serves until SIGTERM, refreshing the platform's identity tokens
+// before they expire meanwhile: the link proxy is the one process of a
+// detached platform that runs compute-local for as long as the platform
+// does.
 func (o *linkProxyOptions) Run(ctx context.Context) error {
-	return serveUntilSignal(ctx, func(ctx context.Context) error { return faults.RunLinkProxy(ctx, o.control, o.links) })
+	return serveUntilSignal(ctx, func(ctx context.Context) error {
+		if dir, err := o.resolveStateDir(); err == nil {
+			refresher := platform.TokenRefresher{Dir: dir}
+			go refresher.Run(ctx, platform.TokenCheckInterval, func(format string, args ...any) {
+				fprintf(o.streams.Err, format+"\n", args...)
+			})
+		}
+		return faults.RunLinkProxy(ctx, o.control, o.links)
+	})
 }

@@ -87,7 +87,12 @@ func printStatus(w io.Writer, r *platform.StatusReport) {
 		if c.Stopped && !c.Alive {
 			ready = "stopped"
 		}
-		fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.PID, port, ready, mib(c.RSS), firstLine(c.Detail))
+		detail := firstLine(c.Detail)
+		if detail == "" && c.Election != "" {
+			// A replicated process: which one reconciles.
+			detail = c.Election
+		}
+		fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.PID, port, ready, mib(c.RSS), detail)
 	}
 	for _, s := range r.Skipped {
 		fprintf(tw, "%s\t-\t-\tskipped\t-\t%s\n", s.Name, firstLine(s.Reason))
@@ -124,6 +129,26 @@ func printStatus(w io.Writer, r *platform.StatusReport) {
 	}
 	fprintf(w, "\nplatform %s; started %s; %d components, total RSS %s; state in %s\n",
 		state, r.StartedAt.Local().Format(time.DateTime), len(r.Components), mib(r.RSS), r.Dir)
+	printTokens(w, r, time.Now())
+}
+
+// printTokens says when the identity tokens expire and whether they are
+// refreshed.
+func printTokens(w io.Writer, r *platform.StatusReport, now time.Time) {
+	if r.IdentityTokensExpire.IsZero() {
+		return
+	}
+	left := r.IdentityTokensExpire.Sub(now).Round(time.Minute)
+	switch {
+	case left <= 0:
+		fprintf(w, "identity tokens EXPIRED at %s: run `compute-local up` to mint them again\n", r.IdentityTokensExpire.Local().Format(time.DateTime))
+	case r.IdentityTokensRefreshed:
+		fprintf(w, "identity tokens expire %s (in %s); the link proxy and `compute-local up` refresh them from %s before\n",
+			r.IdentityTokensExpire.Local().Format(time.DateTime), left, platform.TokenRefreshBefore)
+	default:
+		fprintf(w, "identity tokens expire %s (in %s) and are not refreshed (the kubeconfigs hold them): then `compute-local down && compute-local up`\n",
+			r.IdentityTokensExpire.Local().Format(time.DateTime), left)
+	}
 }
 
 // yesNo renders a readiness.

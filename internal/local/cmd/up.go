@@ -33,7 +33,8 @@ func newUpCommand(g *globalOptions) *cobra.Command {
 		Use:   "up",
 		Short: "Start the platform and print what to type next",
 		Long: `Start the platform and print what to type next. A second up against a running
-platform changes nothing: it exits 0 when the platform is healthy and 1,
+platform starts nothing: it refreshes the identity tokens when fewer than 3.5
+of their 7 days are left, and exits 0 when the platform is healthy and 1,
 naming what is wrong, when it is not.
 
 With --managers=auto (the default) a compute-manager that cannot be built is
@@ -42,9 +43,17 @@ skipped with a warning at the end; --managers=required fails instead.
 With --identities=overlay (the default) every compute-manager and
 compute-quota runs as the ServiceAccount its kustomize overlay creates, under
 that overlay's RBAC, installed in every plane from config/overlays: what an
-operator installs (docs/install.md). Their kubeconfigs hold TokenRequest
-tokens valid for 7 days, in <state>/identities. --identities=admin runs them
-with the planes' admin kubeconfigs instead, for debugging.`,
+operator installs (docs/install.md). Their kubeconfigs, in <state>/identities,
+name token files holding TokenRequest tokens valid for 7 days; the link proxy
+(and a second up) mint them again halfway, and the processes read the new
+ones without a restart. --identities=admin runs them
+with the planes' admin kubeconfigs instead, for debugging.
+
+With --replicas=2 every compute-manager role and compute-quota runs two
+processes that elect a leader (Leases in compute-system, under the overlays'
+leader-election RBAC), as the high-availability manifests run them; status
+says which one leads. Kill the leader (compute-local stop --kill NAME) to
+watch the other take over.`,
 		Args: cobra.NoArgs,
 		RunE: runE(o),
 	}
@@ -61,6 +70,7 @@ with the planes' admin kubeconfigs instead, for debugging.`,
 	f.StringVar(&o.cfg.QuotaGrant.Memory, "quota-memory", "", `Memory in each project's default quota grant, as a quantity (default: compute-quota's, "80Gi")`)
 	f.DurationVar(&o.cfg.Timeout, "timeout", platform.DefaultTimeout, "How long to wait for each component to become ready")
 	f.StringVar(&o.cfg.FeatureGates, "feature-gates", "", `compute's feature gates for every compute-manager, e.g. "NetworkingIntegration=true" (the cells then also run the networking stand-in)`)
+	f.IntVar(&o.cfg.Replicas, "replicas", 1, fmt.Sprintf("Processes of each compute-manager role and of compute-quota (1 to %d); with more than one they elect a leader through a Lease in %s, as the high-availability manifests run them", platform.MaxReplicas, platform.LeaseNamespace))
 	f.Var(durationPtr{&o.cfg.ProviderDelay}, "provider-delay", `Simulated provider's provisioning and teardown time in every cell, e.g. "0s" or "500ms" (default: compute-manager's, 2s)`)
 	return cmd
 }
@@ -118,6 +128,9 @@ func (o *upOptions) Validate() error {
 	}
 	if o.cfg.Timeout <= 0 {
 		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.cfg.Timeout)
+	}
+	if o.cfg.Replicas < 1 || o.cfg.Replicas > platform.MaxReplicas {
+		return cmdutil.UsageErrorf("--replicas %d: run 1 to %d replicas", o.cfg.Replicas, platform.MaxReplicas)
 	}
 	return nil
 }
@@ -186,9 +199,18 @@ func keepExecutable(stateDir string) (string, error) {
 	return dst, nil
 }
 
-// alreadyRunning answers a second `up`: exit 0 when the running platform
-// is healthy, 1 naming every problem otherwise.
+// alreadyRunning answers a second `up`: it refreshes the identity tokens
+// when they are due, then exits 0 when the running platform is healthy, 1
+// naming every problem otherwise.
 func alreadyRunning(ctx context.Context, s Streams, running *platform.AlreadyRunningError) error {
+	res, err := platform.TokenRefresher{Dir: running.State.Dir}.Refresh(ctx, false)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w; and its identity tokens could not be refreshed: %w", running, err)
+	case res.Refreshed:
+		fprintf(s.Err, "refreshed %d identity tokens of the running platform; valid until %s\n", res.Tokens, res.Expire.Local().Format(time.DateTime))
+		running.State.IdentityTokensExpire = res.Expire
+	}
 	report, err := platform.Status(ctx, running.State.Dir)
 	if err != nil {
 		return fmt.Errorf("%w; and its status cannot be read: %w", running, err)
@@ -246,7 +268,7 @@ func printNext(w io.Writer, st platform.State) {
 	}
 	switch {
 	case st.Identities == platform.IdentitiesOverlay && !st.IdentityTokensExpire.IsZero():
-		fprintf(w, "compute-manager and compute-quota run as the overlays' ServiceAccounts, under their RBAC: kubeconfigs in %s (tokens valid until %s; then down and up again)\n",
+		fprintf(w, "compute-manager and compute-quota run as the overlays' ServiceAccounts, under their RBAC: kubeconfigs in %s (tokens valid until %s, refreshed before)\n",
 			st.IdentitiesDir(), st.IdentityTokensExpire.Local().Format(time.DateTime))
 	case st.Identities == platform.IdentitiesAdmin:
 		fprintln(w, "compute-manager and compute-quota run with the planes' admin kubeconfigs (--identities=admin)")

@@ -37,12 +37,18 @@ type LinkRecord struct {
 	// Name says which way it goes: hub→cell-dfw, cell-dfw→hub,
 	// cell-dfw→project-default.
 	Name string `json:"name"`
-	// City is the city whose partition cuts the link.
-	City string `json:"city"`
+	// City is the city whose partition cuts the link; empty for a link
+	// inside the platform that no partition cuts (the admission webhook
+	// front of replicated management roles).
+	City string `json:"city,omitempty"`
 	// Port is the proxy's loopback port.
 	Port int `json:"port"`
 	// Target is the host:port the proxy forwards to.
 	Target string `json:"target"`
+	// Fallbacks are host:ports tried in order when Target refuses the
+	// connection, as a Service in front of replicas would send it to one
+	// that answers.
+	Fallbacks []string `json:"fallbacks,omitempty"`
 }
 
 // LinkProxyComponent is the link proxy's component name.
@@ -182,7 +188,7 @@ func (lp *Proxy) serveConn(c net.Conn, l LinkRecord) {
 		_, _ = io.Copy(io.Discard, c)
 		return
 	}
-	up, err := net.DialTimeout("tcp", l.Target, 5*time.Second)
+	up, err := dialFirst(append([]string{l.Target}, l.Fallbacks...))
 	if err != nil {
 		_ = c.Close()
 		return
@@ -208,6 +214,18 @@ func (lp *Proxy) serveConn(c net.Conn, l LinkRecord) {
 	go pipe(c, up)
 	<-done
 	<-done
+}
+
+// dialFirst connects to the first of targets that accepts.
+func dialFirst(targets []string) (net.Conn, error) {
+	var err error
+	for _, t := range targets {
+		var c net.Conn
+		if c, err = net.DialTimeout("tcp", t, 5*time.Second); err == nil {
+			return c, nil
+		}
+	}
+	return nil, err
 }
 
 // track records an open connection of city; lp.mu is held.
@@ -293,7 +311,7 @@ func (lp *Proxy) list() []PartitionRecord {
 func (lp *Proxy) cities() []string {
 	var out []string
 	for _, l := range lp.links {
-		if !slices.Contains(out, l.City) {
+		if l.City != "" && !slices.Contains(out, l.City) {
 			out = append(out, l.City)
 		}
 	}
@@ -343,28 +361,35 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // LinkArg renders a link as the link proxy's --link value:
-// name,city,port,target.
+// name,city,port,target[,fallback...]; the city is empty for a link no
+// partition cuts.
 func LinkArg(l LinkRecord) string {
-	return strings.Join([]string{l.Name, l.City, strconv.Itoa(l.Port), l.Target}, ",")
+	return strings.Join(append([]string{l.Name, l.City, strconv.Itoa(l.Port), l.Target}, l.Fallbacks...), ",")
 }
 
 // ParseLinkArg parses a --link value.
 func ParseLinkArg(s string) (LinkRecord, error) {
 	parts := strings.Split(s, ",")
-	if len(parts) != 4 {
-		return LinkRecord{}, fmt.Errorf("--link %q: want name,city,port,host:port", s)
+	if len(parts) < 4 {
+		return LinkRecord{}, fmt.Errorf("--link %q: want name,city,port,host:port[,host:port...]", s)
 	}
 	port, err := strconv.Atoi(parts[2])
 	if err != nil || port <= 0 || port > 65535 {
 		return LinkRecord{}, fmt.Errorf("--link %q: port %q is not a port number", s, parts[2])
 	}
-	if !cityCode.MatchString(parts[1]) {
-		return LinkRecord{}, fmt.Errorf("--link %q: city %q is not a three-letter city code", s, parts[1])
+	if parts[1] != "" && !cityCode.MatchString(parts[1]) {
+		return LinkRecord{}, fmt.Errorf("--link %q: city %q is not a three-letter city code (or empty, for a link no partition cuts)", s, parts[1])
 	}
-	if _, _, err := net.SplitHostPort(parts[3]); err != nil {
-		return LinkRecord{}, fmt.Errorf("--link %q: target %q is not host:port", s, parts[3])
+	for _, target := range parts[3:] {
+		if _, _, err := net.SplitHostPort(target); err != nil {
+			return LinkRecord{}, fmt.Errorf("--link %q: target %q is not host:port", s, target)
+		}
 	}
-	return LinkRecord{Name: parts[0], City: parts[1], Port: port, Target: parts[3]}, nil
+	l := LinkRecord{Name: parts[0], City: parts[1], Port: port, Target: parts[3]}
+	if len(parts) > 4 {
+		l.Fallbacks = parts[4:]
+	}
+	return l, nil
 }
 
 // RunLinkProxy serves the links until ctx ends (the hidden

@@ -84,6 +84,14 @@ type Config struct {
 	// get the networking.datumapis.com CRDs and run the networking stand-in,
 	// each city with an address pool of its own.
 	FeatureGates string
+	// Replicas is how many processes of each compute-manager role (the
+	// management role of every project, the cell role of every city) and
+	// of every compute-quota run; zero means 1. With more than one they
+	// elect a leader through the Lease the shipped manifests use (in
+	// compute-system, under the overlays' leader-election RBAC) and only
+	// the leader reconciles, as the high-availability component runs them
+	// in a cluster. At most MaxReplicas.
+	Replicas int
 	// Detach lets the processes outlive the caller (compute-local up);
 	// otherwise they die with it, even on a crash (tests).
 	Detach bool
@@ -112,6 +120,10 @@ type Config struct {
 	// Timeout bounds each readiness wait; zero means DefaultTimeout.
 	Timeout time.Duration
 }
+
+// MaxReplicas bounds Config.Replicas: every replica is a process with
+// ports and caches of its own.
+const MaxReplicas = 3
 
 // DefaultTimeout bounds each readiness wait of Up.
 const DefaultTimeout = 2 * time.Minute
@@ -183,6 +195,12 @@ func (c Config) complete() (Config, error) {
 			errs = append(errs, fmt.Errorf("invalid feature gates %q: %w", c.FeatureGates, err))
 		}
 	}
+	switch {
+	case c.Replicas == 0:
+		c.Replicas = 1
+	case c.Replicas < 0 || c.Replicas > MaxReplicas:
+		errs = append(errs, fmt.Errorf("invalid replica count %d: run 1 to %d replicas of each compute-manager role and compute-quota", c.Replicas, MaxReplicas))
+	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -197,6 +215,21 @@ func (c Config) complete() (Config, error) {
 		c.Log = io.Discard
 	}
 	return c, errors.Join(errs...)
+}
+
+// leaderElect reports whether compute-manager and compute-quota elect a
+// leader: whenever more than one replica of each runs.
+func (c Config) leaderElect() bool { return c.Replicas > 1 }
+
+// replicaName is the component name of replica i of a component called
+// name: name itself for the first, name.<i> for the others (a dot, which
+// no plane or project name has, so a replica never reads as another
+// project's or city's component).
+func replicaName(name string, i int) string {
+	if i == 0 {
+		return name
+	}
+	return fmt.Sprintf("%s.%d", name, i)
 }
 
 // networkingIntegration reports whether the NetworkingIntegration gate is

@@ -157,7 +157,19 @@ type ComponentStatus struct {
 	Detail string `json:"detail,omitempty"`
 	// RSS is its resident memory in bytes.
 	RSS int64 `json:"rss,omitempty"`
+	// Election is, for a replica that elects a leader, RoleLeader or
+	// RoleFollower (what its log says since it last started); empty for
+	// a process that does not elect.
+	Election string `json:"election,omitempty"`
 }
+
+// Election roles of a replicated process.
+const (
+	// RoleLeader is the replica that holds the Lease and reconciles.
+	RoleLeader = "leader"
+	// RoleFollower is a replica waiting for the Lease.
+	RoleFollower = "follower"
+)
 
 // ClusterStatus is the readiness of a Karmada member cluster.
 type ClusterStatus struct {
@@ -240,6 +252,12 @@ type StatusReport struct {
 	// OK reports that there are no problems: every component started and
 	// ready, every Cluster Ready, no city partitioned.
 	OK bool `json:"ok"`
+	// IdentityTokensExpire is when the identity tokens of the overlay mode
+	// expire unless refreshed; zero in the admin mode.
+	IdentityTokensExpire time.Time `json:"identityTokensExpire,omitzero"`
+	// IdentityTokensRefreshed says whether they are refreshed: they are
+	// when the kubeconfigs name token files the state records.
+	IdentityTokensRefreshed bool `json:"identityTokensRefreshed,omitempty"`
 }
 
 // Status checks every component recorded in dir and every Karmada Cluster.
@@ -252,7 +270,8 @@ func Status(ctx context.Context, dir string) (*StatusReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &StatusReport{Dir: st.Dir, StartedAt: st.StartedAt, Starting: st.ReadyAt.IsZero(), Skipped: st.Skipped, Planes: st.Planes}
+	r := &StatusReport{Dir: st.Dir, StartedAt: st.StartedAt, Starting: st.ReadyAt.IsZero(), Skipped: st.Skipped, Planes: st.Planes,
+		IdentityTokensExpire: st.IdentityTokensExpire, IdentityTokensRefreshed: len(st.IdentityTokens) > 0}
 	r.Components = make([]ComponentStatus, len(st.Components))
 	var wg sync.WaitGroup
 	for i, c := range st.Components {
@@ -317,6 +336,12 @@ func componentStatus(ctx context.Context, pr *prober, c ComponentRecord) Compone
 		return s
 	}
 	s.RSS, _ = RSSBytes(c.PID)
+	if electsLeader(c) {
+		s.Election = RoleFollower
+		if leads(c) {
+			s.Election = RoleLeader
+		}
+	}
 	if c.Health == "" {
 		s.Detail = "it has no health endpoint, so its readiness is unknown"
 		return s

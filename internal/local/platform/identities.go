@@ -11,12 +11,10 @@ import (
 	"strings"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -39,8 +37,8 @@ const (
 )
 
 // IdentityTokenTTL is how long the ServiceAccount tokens of the overlay
-// mode last. They are minted once by Up and not refreshed: a platform that
-// runs longer needs `compute-local down && compute-local up`.
+// mode last. Up mints them into token files the kubeconfigs name, and they
+// are minted again before they expire (see TokenRefresher).
 const IdentityTokenTTL = 7 * 24 * time.Hour
 
 // The identities the overlays create (namespace/name after the overlays'
@@ -189,8 +187,8 @@ func (p *Platform) installIdentities(ctx context.Context) error {
 	p.mu.Lock()
 	p.state.IdentityTokensExpire = began.Add(IdentityTokenTTL)
 	p.mu.Unlock()
-	p.progress.linef("installed the overlays' identities and RBAC in every plane; kubeconfigs with %s ServiceAccount tokens in %s",
-		IdentityTokenTTL, filepath.Join(p.cfg.StateDir, identitiesDir))
+	p.progress.linef("installed the overlays' identities and RBAC in every plane; kubeconfigs in %s naming token files of %s ServiceAccount tokens, refreshed before they expire",
+		filepath.Join(p.cfg.StateDir, identitiesDir), IdentityTokenTTL)
 	p.timing("overlay identities and RBAC", began)
 	return nil
 }
@@ -263,7 +261,7 @@ func (p *Platform) writeIdentityKubeconfigs(ctx context.Context) (*identities, e
 	}
 	ids := &identities{manager: map[string]string{}, federation: map[string]string{}, quota: map[string]string{}}
 	write := func(file, plane, server, namespace, name string) (string, error) {
-		kc, err := p.tokenKubeconfig(ctx, plane, server, namespace, name)
+		kc, err := p.tokenKubeconfig(ctx, strings.TrimSuffix(file, ".kubeconfig")+".token", plane, server, namespace, name)
 		if err != nil {
 			return "", err
 		}
@@ -307,36 +305,40 @@ func serviceAccountUser(namespace, name string) string {
 }
 
 // tokenKubeconfig returns a kubeconfig reaching server (plane's apiserver,
-// or a link to it) as the ServiceAccount namespace/name of plane, with a
-// token from the TokenRequest API valid for IdentityTokenTTL.
-func (p *Platform) tokenKubeconfig(ctx context.Context, plane, server, namespace, name string) (*clientcmdapi.Config, error) {
-	token, err := p.serviceAccountToken(ctx, plane, namespace, name)
+// or a link to it) as the ServiceAccount namespace/name of plane, through
+// the token file tokenFile (in the tokens directory) holding a token from
+// the TokenRequest API valid for IdentityTokenTTL.
+func (p *Platform) tokenKubeconfig(ctx context.Context, tokenFile, plane, server, namespace, name string) (*clientcmdapi.Config, error) {
+	path, err := p.identityToken(ctx, tokenFile, plane, namespace, name)
 	if err != nil {
 		return nil, err
 	}
 	user := serviceAccountUser(namespace, name)
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[plane] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: p.env.Plane(plane).CAPEM()}
-	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{TokenFile: path}
 	kc.Contexts[plane] = &clientcmdapi.Context{Cluster: plane, AuthInfo: user}
 	kc.CurrentContext = plane
 	return kc, nil
 }
 
-// serviceAccountToken mints a token of namespace/name in plane.
-func (p *Platform) serviceAccountToken(ctx context.Context, plane, namespace, name string) (string, error) {
-	cs, err := kubernetes.NewForConfig(p.env.Plane(plane).Config())
-	if err != nil {
+// identityToken mints a token of namespace/name in plane into the token
+// file called file, records where it comes from, so it can be minted again,
+// and returns the file's path.
+func (p *Platform) identityToken(ctx context.Context, file, plane, namespace, name string) (string, error) {
+	path := filepath.Join(p.cfg.StateDir, identitiesDir, tokensDir, file)
+	rec := TokenRecord{Path: path, Plane: plane, Namespace: namespace, Name: name}
+	if err := mintAll(ctx, []TokenRecord{rec}, func(ctx context.Context, plane, namespace, name string, ttl time.Duration) (string, error) {
+		return mintToken(ctx, p.env.Plane(plane).Config(), plane, namespace, name, ttl)
+	}, IdentityTokenTTL); err != nil {
 		return "", err
 	}
-	ttl := int64(IdentityTokenTTL / time.Second)
-	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &ttl},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return "", fmt.Errorf("TokenRequest for ServiceAccount %s/%s in %s: %w", namespace, name, plane, err)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(p.state.IdentityTokens, rec) {
+		p.state.IdentityTokens = append(p.state.IdentityTokens, rec)
 	}
-	return tr.Status.Token, nil
+	return path, nil
 }
 
 // writeCellQuotaKubeconfig writes the quota kubeconfig of a cell (cell
@@ -355,13 +357,13 @@ func (p *Platform) writeCellQuotaKubeconfig(ctx context.Context, path, cell stri
 		if cell != "" {
 			server = p.linkURL(cell, plane)
 		}
-		token, err := p.serviceAccountToken(ctx, plane, cellsNamespace, account)
+		user := account + "@" + plane
+		tokenFile, err := p.identityToken(ctx, user+".token", plane, cellsNamespace, account)
 		if err != nil {
 			return err
 		}
-		user := account + "@" + plane
 		out.Clusters[plane] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: p.env.Plane(plane).CAPEM()}
-		out.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+		out.AuthInfos[user] = &clientcmdapi.AuthInfo{TokenFile: tokenFile}
 		out.Contexts[project] = &clientcmdapi.Context{Cluster: plane, AuthInfo: user}
 	}
 	if err := clientcmd.WriteToFile(*out, path); err != nil {

@@ -26,7 +26,8 @@ func planeHostPort(pl *planes.Plane) string {
 }
 
 // planLinks chooses the links of every city and their ports: the hub into
-// the cell, the cell into the hub, the cell into every project.
+// the cell, the cell into the hub, the cell into every project; and the
+// webhook fronts of replicated management roles.
 func (p *Platform) planLinks() ([]faults.LinkRecord, error) {
 	n := len(p.cfg.Cities) * (2 + len(p.cfg.Projects))
 	free, err := planes.FreePorts(n + 1)
@@ -47,7 +48,11 @@ func (p *Platform) planLinks() ([]faults.LinkRecord, error) {
 		}
 	}
 	p.controlPort = free[0]
-	return links, nil
+	fronts, err := p.planWebhookFronts()
+	if err != nil {
+		return nil, err
+	}
+	return append(links, fronts...), nil
 }
 
 // startLinks starts the link proxy: as a process of its own when the
@@ -85,7 +90,8 @@ func (p *Platform) startLinks(ctx context.Context) error {
 	if err := p.writeLinkKubeconfigs(); err != nil {
 		return err
 	}
-	p.progress.linef("link proxy serving %d links across the borders of %d cities", len(links), len(p.cfg.Cities))
+	p.progress.linef("link proxy serving %d links across the borders of %d cities and in front of %d replicated webhook servers",
+		len(links)-len(p.webhookFronts), len(p.cfg.Cities), len(p.webhookFronts))
 	return p.saveState()
 }
 

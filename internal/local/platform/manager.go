@@ -98,6 +98,22 @@ type managerRole struct {
 	// realNode runs the cell role with the Kubernetes runtime provider (its
 	// cell has a real node) instead of the simulated one.
 	realNode bool
+	// replica is which replica of the role this process is (0 first);
+	// leaderElect makes the replicas elect a leader.
+	replica     int
+	leaderElect bool
+}
+
+// leaderElectionArgs are the leader election flags of compute-manager and
+// compute-quota: with leader election, the Lease goes in compute-system, as
+// the shipped manifests put it (--leader-election-namespace=$(POD_NAMESPACE))
+// and as the overlays' leader-election Roles allow; its name is the
+// binary's default for the role, which the manifests keep too.
+func leaderElectionArgs(on bool) map[string]string {
+	if !on {
+		return map[string]string{"leader-elect": "false"}
+	}
+	return map[string]string{"leader-elect": "true", "leader-election-namespace": LeaseNamespace}
 }
 
 // managerPorts are one compute-manager's ports.
@@ -108,7 +124,8 @@ type managerPorts struct {
 // managerArgs returns the flags of a compute-manager role, or false when
 // the binary lacks the role. Optional flags are passed only when the binary
 // has them: the federation kubeconfig (the management role requires it, the
-// cell role writes Instances back through it), no leader election, the
+// cell role writes Instances back through it), leader election (on only
+// for replicated roles), the
 // simulated provider of the cell role, and the management role's project
 // cluster name and webhook server (loopback port, certificate directory).
 func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports managerPorts) ([]string, bool) {
@@ -128,10 +145,8 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 	if r.hubKubeconfig != "" {
 		hubKubeconfig = r.hubKubeconfig
 	}
-	optional := map[string]string{
-		flagFederation: hubKubeconfig,
-		"leader-elect": "false",
-	}
+	optional := map[string]string{flagFederation: hubKubeconfig}
+	maps.Copy(optional, leaderElectionArgs(r.leaderElect))
 	if r.featureGates != "" {
 		optional["feature-gates"] = r.featureGates
 	}
@@ -292,21 +307,33 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 	}
 	helpOut, _ := exec.CommandContext(ctx, res.binary, "--help").CombinedOutput()
 	flags := parseManagerFlags(string(helpOut))
-	// Three ports a role: metrics, probe and (management) webhook server.
-	free, err := planes.FreePorts(3 * (len(p.cfg.Projects) + len(p.cfg.Cities)))
+	if err := p.ensureLeaseNamespaces(ctx); err != nil {
+		return err
+	}
+	replicas := p.cfg.Replicas
+	// Three ports a process: metrics, probe and (management) webhook server.
+	free, err := planes.FreePorts(3 * replicas * (len(p.cfg.Projects) + len(p.cfg.Cities)))
 	if err != nil {
 		return err
 	}
-	roles := make([]managerRole, 0, len(p.cfg.Projects)+len(p.cfg.Cities))
-	for i, project := range p.cfg.Projects {
-		r, err := p.managementRole(project, servesWebhooks(flags), free[3*i+2])
-		if err != nil {
-			return err
+	roles := make([]managerRole, 0, replicas*(len(p.cfg.Projects)+len(p.cfg.Cities)))
+	for _, project := range p.cfg.Projects {
+		for k := range replicas {
+			webhookPort := free[3*len(roles)+2]
+			if front, ok := p.webhookFronts[ProjectPlane(project)]; ok {
+				webhookPort = front.replicas[k]
+			}
+			r, err := p.managementRole(project, k, servesWebhooks(flags), webhookPort)
+			if err != nil {
+				return err
+			}
+			roles = append(roles, r)
 		}
-		roles = append(roles, r)
 	}
 	for _, city := range p.cfg.Cities {
-		roles = append(roles, p.cellRole(city, quotaRuns))
+		for k := range replicas {
+			roles = append(roles, p.cellRole(city, k, quotaRuns))
+		}
 	}
 	began := time.Now()
 	if err := p.runManagerRoles(ctx, res.binary, flags, roles, free); err != nil {
@@ -316,30 +343,34 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 	return nil
 }
 
-// managementRole is the management role of project; with webhooks, its
-// admission webhook server listens on webhookPort with a certificate of the
-// platform CA.
-func (p *Platform) managementRole(project string, webhooks bool, webhookPort int) (managerRole, error) {
+// managementRole is replica k of the management role of project; with
+// webhooks, its admission webhook server listens on webhookPort with a
+// certificate of the platform CA, which the replicas share.
+func (p *Platform) managementRole(project string, k int, webhooks bool, webhookPort int) (managerRole, error) {
 	plane := ProjectPlane(project)
-	r := managerRole{name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), project: project,
-		featureGates: p.cfg.FeatureGates}
+	base := componentManagerPrefix + plane
+	r := managerRole{name: replicaName(base, k), plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), project: project,
+		featureGates: p.cfg.FeatureGates, replica: k, leaderElect: p.cfg.leaderElect()}
 	if webhooks {
 		r.webhookPort = webhookPort
-		r.webhookCertDir = filepath.Join(p.cfg.StateDir, "managers", r.name, "webhook-certs")
-		if _, _, err := p.writeServingCert(r.webhookCertDir, r.name); err != nil {
-			return managerRole{}, err
+		r.webhookCertDir = filepath.Join(p.cfg.StateDir, "managers", base, "webhook-certs")
+		if k == 0 {
+			if _, _, err := p.writeServingCert(r.webhookCertDir, base); err != nil {
+				return managerRole{}, err
+			}
 		}
 	}
 	p.useIdentity(&r)
 	return r, nil
 }
 
-// cellRole is the cell role of city, reaching the hub through the city's
-// link and, when compute-quota runs, the projects' quota.
-func (p *Platform) cellRole(city string, quotaRuns bool) managerRole {
+// cellRole is replica k of the cell role of city, reaching the hub
+// through the city's link and, when compute-quota runs, the projects'
+// quota.
+func (p *Platform) cellRole(city string, k int, quotaRuns bool) managerRole {
 	plane := CellPlane(city)
 	r := managerRole{
-		name: componentManagerPrefix + plane, plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
+		name: replicaName(componentManagerPrefix+plane, k), plane: plane, replica: k, leaderElect: p.cfg.leaderElect(), kubeconfig: p.env.Plane(plane).KubeconfigPath(), cell: true,
 		hubKubeconfig: p.cellHubKubeconfig(city), location: LocationNamespace + "/" + strings.ToLower(city),
 		cityCode:      city,
 		providerDelay: p.cfg.ProviderDelay, featureGates: p.cfg.FeatureGates,
@@ -357,8 +388,10 @@ func (p *Platform) cellRole(city string, quotaRuns bool) managerRole {
 
 // runManagerRoles starts every role of binary concurrently, role i on the
 // ports free[3i] (metrics) and free[3i+1] (probe), and registers the
-// admission webhooks of those that serve them once they are ready. A role
-// the binary lacks is recorded as skipped.
+// admission webhooks of the first replica of those that serve them once it
+// is ready (pointing at the webhook front of a replicated role, which
+// reaches whichever replica answers). A role the binary lacks is recorded
+// as skipped.
 func (p *Platform) runManagerRoles(ctx context.Context, binary string, flags managerFlags, roles []managerRole, free []int) error {
 	hubKubeconfig := p.env.Plane(HubPlane).KubeconfigPath()
 	g, gctx := errgroup.WithContext(ctx)
@@ -377,7 +410,7 @@ func (p *Platform) runManagerRoles(ctx context.Context, binary string, flags man
 			err := p.startComponent(gctx, planes.ComponentSpec{
 				Name: r.name, Plane: r.plane, Binary: binary, Args: args, Port: ports.probe,
 			}, "http://"+hostPort(ports.probe)+"/readyz", false)
-			if err != nil || r.webhookCertDir == "" {
+			if err != nil || r.webhookCertDir == "" || r.replica != 0 {
 				return err
 			}
 			return p.registerWebhooks(gctx, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,19 +76,20 @@ func (g QuotaGrant) validate() error {
 
 // quotaArgs are compute-quota's flags for a project plane: the project's
 // default grant, in BindingNamespace (the namespace Workloads start in; the
-// service counts a project's claims from every namespace against it).
-func quotaArgs(project, kubeconfig string, grant QuotaGrant, ports managerPorts) []string {
+// service counts a project's claims from every namespace against it), and
+// leader election when it is replicated.
+func quotaArgs(project, kubeconfig string, grant QuotaGrant, ports managerPorts, leaderElect bool) []string {
 	flags := map[string]string{
 		"kubeconfig":                kubeconfig,
 		"project":                   project,
 		"grant-namespace":           BindingNamespace,
 		"metrics-bind-address":      hostPort(ports.metrics),
 		"health-probe-bind-address": hostPort(ports.probe),
-		"leader-elect":              "false",
 		// compute-quota also plays the service catalog here, so the CLI can
 		// request compute for the project.
 		"activate-entitlements": "true",
 	}
+	maps.Copy(flags, leaderElectionArgs(leaderElect))
 	if grant.Instances > 0 {
 		flags["default-instances"] = strconv.FormatInt(grant.Instances, 10)
 	}
@@ -144,29 +146,36 @@ func (p *Platform) startQuota(ctx context.Context, managerBinary string) (bool, 
 		return false, nil
 	}
 	began := time.Now()
-	free, err := planes.FreePorts(2 * len(p.cfg.Projects))
+	if err := p.ensureLeaseNamespaces(ctx); err != nil {
+		return false, err
+	}
+	replicas := p.cfg.Replicas
+	free, err := planes.FreePorts(2 * replicas * len(p.cfg.Projects))
 	if err != nil {
 		return false, err
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for i, project := range p.cfg.Projects {
 		plane := ProjectPlane(project)
-		ports := managerPorts{metrics: free[2*i], probe: free[2*i+1]}
 		kubeconfig := p.env.Plane(plane).KubeconfigPath()
 		if p.ids != nil {
 			kubeconfig = p.ids.quota[plane]
 		}
-		g.Go(func() error {
-			if p.ids == nil {
-				if err := p.allowCellClaims(gctx, plane); err != nil {
-					return err
-				}
+		if p.ids == nil {
+			if err := p.allowCellClaims(ctx, plane); err != nil {
+				return false, err
 			}
-			return p.startComponent(gctx, planes.ComponentSpec{
-				Name: componentQuotaPrefix + plane, Plane: plane, Binary: bin,
-				Args: quotaArgs(project, kubeconfig, p.cfg.QuotaGrant, ports), Port: ports.probe,
-			}, "http://"+hostPort(ports.probe)+"/readyz", false)
-		})
+		}
+		for k := range replicas {
+			n := i*replicas + k
+			ports := managerPorts{metrics: free[2*n], probe: free[2*n+1]}
+			g.Go(func() error {
+				return p.startComponent(gctx, planes.ComponentSpec{
+					Name: replicaName(componentQuotaPrefix+plane, k), Plane: plane, Binary: bin,
+					Args: quotaArgs(project, kubeconfig, p.cfg.QuotaGrant, ports, p.cfg.leaderElect()), Port: ports.probe,
+				}, "http://"+hostPort(ports.probe)+"/readyz", false)
+			})
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return false, err

@@ -62,7 +62,7 @@ func TestCellManagersGetTheQuotaFlagsWhenTheBinaryHasThem(t *testing.T) {
 
 func TestQuotaArgs(t *testing.T) {
 	ports := managerPorts{metrics: 7001, probe: 7002}
-	got := quotaArgs("default", "/s/project-default.kubeconfig", QuotaGrant{}, ports)
+	got := quotaArgs("default", "/s/project-default.kubeconfig", QuotaGrant{}, ports, false)
 	want := []string{
 		"--activate-entitlements=true", "--grant-namespace=default", "--health-probe-bind-address=127.0.0.1:7002", "--kubeconfig=/s/project-default.kubeconfig",
 		"--leader-elect=false", "--metrics-bind-address=127.0.0.1:7001", "--project=default",
@@ -70,7 +70,7 @@ func TestQuotaArgs(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("compute-quota args (-want +got):\n%s", diff)
 	}
-	got = quotaArgs("default", "/s/project-default.kubeconfig", QuotaGrant{Instances: 3, VCPU: "6", Memory: "12Gi"}, ports)
+	got = quotaArgs("default", "/s/project-default.kubeconfig", QuotaGrant{Instances: 3, VCPU: "6", Memory: "12Gi"}, ports, false)
 	for _, w := range []string{"--default-instances=3", "--default-vcpus=6", "--default-memory=12Gi"} {
 		if !slices.Contains(got, w) {
 			t.Errorf("%s is not passed: %v", w, got)

@@ -62,8 +62,12 @@ type State struct {
 	// Nodes are the real nodes of the cells that have one.
 	Nodes []NodeRecord `json:"nodes,omitempty"`
 	// IdentityTokensExpire is when the ServiceAccount tokens of the
-	// overlay identity mode expire (they are not refreshed).
+	// overlay identity mode expire, unless they are refreshed before.
 	IdentityTokensExpire time.Time `json:"identityTokensExpire,omitzero"`
+	// IdentityTokens are the token files of the overlay identity mode's
+	// kubeconfigs and where their tokens come from, so they can be minted
+	// again.
+	IdentityTokens []TokenRecord `json:"identityTokens,omitempty"`
 }
 
 // PlaneRecord is one plane of a platform.

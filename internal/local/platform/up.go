@@ -31,6 +31,9 @@ type Platform struct {
 	// ids are the processes' kubeconfigs in the overlay identity mode; nil
 	// in the admin mode.
 	ids *identities
+	// webhookFronts are the webhook fronts of the replicated management
+	// roles, by plane; nil without replicas.
+	webhookFronts map[string]webhookFront
 	// kcmPorts are the health ports of the kube-controller-managers, by
 	// plane.
 	kcmPorts map[string]int
@@ -398,6 +401,7 @@ func (p *Platform) State() State {
 	s.Components = slices.Clone(s.Components)
 	s.Clusters = slices.Clone(s.Clusters)
 	s.Skipped = slices.Clone(s.Skipped)
+	s.IdentityTokens = slices.Clone(s.IdentityTokens)
 	return s
 }
 

@@ -46,7 +46,8 @@ func localWebhooks(baseURL string, caPEM []byte, skip []string) ([]*unstructured
 }
 
 // registerWebhooks installs compute's webhook configurations in a
-// management role's project plane, pointing at its webhook server.
+// management role's project plane, pointing at its webhook server (or, for
+// a replicated role, at the webhook front before its replicas' servers).
 func (p *Platform) registerWebhooks(ctx context.Context, r managerRole) error {
 	c, err := newClient(p.env.Plane(r.plane))
 	if err != nil {
@@ -57,7 +58,7 @@ func (p *Platform) registerWebhooks(ctx context.Context, r managerRole) error {
 		// The manager runs as the overlay's ServiceAccount.
 		skip = []string{serviceAccountUser(identityNamespace, managerServiceAccount)}
 	}
-	hooks, err := localWebhooks("https://"+hostPort(r.webhookPort), p.env.CAPEM(), skip)
+	hooks, err := localWebhooks(p.webhookURL(r), p.env.CAPEM(), skip)
 	if err != nil {
 		return err
 	}
