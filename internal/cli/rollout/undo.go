@@ -9,8 +9,8 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/cli/plan"
+	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/cli/wait"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/revision"
