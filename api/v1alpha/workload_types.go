@@ -551,16 +551,16 @@ type WorkloadCityStatus struct {
 type FailoverPhase string
 
 const (
-	// FailoverTolerating: the cell is unreachable, for less than the
+	// FailoverTolerating means the cell is unreachable, for less than the
 	// placement's tolerationSeconds.
 	FailoverTolerating FailoverPhase = "Tolerating"
-	// FailoverPending: the toleration has passed but no fallback takes the
+	// FailoverPending means the toleration has passed but no fallback takes the
 	// replicas yet (the Workload's limit of failed-over Locations, the
 	// platform's failover rate, or no fallback reachable and ready).
 	FailoverPending FailoverPhase = "Pending"
-	// FailoverFailedOver: the replicas run in a fallback.
+	// FailoverFailedOver means the replicas run in a fallback.
 	FailoverFailedOver FailoverPhase = "FailedOver"
-	// FailoverReturning: the cell is back and Available at its current
+	// FailoverReturning means the cell is back and Available at its current
 	// template; the fallback drains at returnAt unless it goes again.
 	FailoverReturning FailoverPhase = "Returning"
 )
