@@ -1,15 +1,17 @@
 //go:build e2e
 
 // Package upgrade upgrades compute under live Workloads on the real local
-// platform: the platform starts from an earlier release's tree (its CRDs,
-// interpreter and compute-manager, built by the platform from that tree),
-// the test creates Workloads with that release, then swaps in the current
-// CRDs, interpreter, catalog, RBAC and binaries (platform.Upgrade) and
-// checks that nothing was recreated in any plane.
+// platform, and downgrades it back: the platform starts from an earlier
+// release's tree (its CRDs, interpreter and compute-manager, built by the
+// platform from that tree), the test creates Workloads with that release,
+// then swaps in the current CRDs, interpreter, catalog, RBAC and binaries
+// one role at a time (platform.Upgrade), then the earlier release's again,
+// and checks each time that nothing was recreated in any plane and that
+// the Workloads stayed Available throughout.
 //
 // The earlier release is the commit COMPUTE_UPGRADE_FROM names (default
-// fromRelease, the last main before placement by Location), exported from
-// the repository's own history into the tool cache once.
+// fromRelease, the last main that landed), exported from the repository's
+// own history into the tool cache once.
 //
 //	go test -tags e2e -count=1 ./test/e2e/upgrade/
 package upgrade
@@ -33,10 +35,13 @@ import (
 	"github.com/citycells/compute/test/e2e/internal/serial"
 )
 
-// fromRelease is the release the upgrade starts from: main as it landed
-// before placement by Location, the InstanceType catalog, suspension and
-// Datum's template fields.
-const fromRelease = "27a197b708622cf22e34e4903e3237fe59416b05"
+// fromRelease is the release the upgrade starts from and the downgrade
+// returns to: the last main that landed (placement by Location, the
+// InstanceType catalog, suspension, Datum's template fields), before city
+// failover, cell isolation and leader election. (Downgrading below the
+// release that rewrote cityCodes into locationSelectors is not possible:
+// an earlier schema prunes the selector.)
+const fromRelease = "9b2290f45b91f9ae1fb73485a306f31e8505aad2"
 
 // cities are the platform's cities.
 var cities = []string{"DFW", "LHR"}
@@ -44,8 +49,8 @@ var cities = []string{"DFW", "LHR"}
 var (
 	local *platform.Platform
 	// repo is this repository; newManager the current compute-manager,
-	// built from it.
-	repo, newManager string
+	// built from it; oldTree and oldManager the earlier release's.
+	repo, newManager, oldTree, oldManager string
 	project, hub     client.Client
 	cells            = map[string]client.Client{}
 )
@@ -66,7 +71,7 @@ func run(m *testing.M) int {
 	if from == "" {
 		from = fromRelease
 	}
-	oldTree, err := exportRelease(ctx, from)
+	oldTree, err = exportRelease(ctx, from)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -78,6 +83,14 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = os.RemoveAll(binDir) }()
 	if newManager, err = platform.BuildManager(ctx, repo, binDir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := os.MkdirAll(filepath.Join(binDir, "old"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if oldManager, err = platform.BuildManager(ctx, oldTree, filepath.Join(binDir, "old")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

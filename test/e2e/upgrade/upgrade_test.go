@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/test/e2e/internal/fixture"
 )
 
@@ -27,14 +29,15 @@ const (
 	poll   = 500 * time.Millisecond
 )
 
-// TestAnUpgradeRecreatesNothing creates Workloads with the earlier release
-// — cityCodes placements, the old instance type spelling, waves, a mounted
-// Secret — waits until they run, upgrades compute, and checks that every
-// WorkloadDeployment, hub copy, cell Instance, projection and companion
-// keeps its uid in every plane: the new release rewrites cityCodes into a
-// locationSelector and adopts each deployment for its Location, and
-// recreates nothing.
-func TestAnUpgradeRecreatesNothing(t *testing.T) {
+// TestAnUpgradeAndADowngradeRecreateNothing creates Workloads with the
+// earlier release — placed by cityCodes and by Location, the old instance
+// type spelling, waves, a mounted Secret, quota on — waits until they run,
+// upgrades compute one role at a time, then downgrades it the same way,
+// and checks after each that every WorkloadDeployment, hub copy, cell
+// Instance, projection and companion keeps its uid in every plane, that no
+// rollout started (revisions unchanged), and that every Workload stayed
+// Available throughout (sampled every 200 ms).
+func TestAnUpgradeAndADowngradeRecreateNothing(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	ns, fed := fixture.ProjectNamespace(t, project, cities)
@@ -43,6 +46,8 @@ func TestAnUpgradeRecreatesNothing(t *testing.T) {
 
 	web := workload(ns, "web")
 	waved := workload(ns, "waved")
+	waved.Spec.Placements[0].CityCodes = nil
+	waved.Spec.Placements[0].Locations = []computev1alpha.PlacementLocation{{Name: "dfw"}, {Name: "lhr"}}
 	waved.Spec.Rollout = &computev1alpha.WorkloadRollout{Strategy: computev1alpha.WavesCityRollout,
 		Waves: []computev1alpha.RolloutWave{{CityCodes: []string{"DFW"}}, {CityCodes: []string{"LHR"}}}}
 	spec := &waved.Spec.Template.Spec
@@ -53,33 +58,94 @@ func TestAnUpgradeRecreatesNothing(t *testing.T) {
 	}
 
 	t.Log("the earlier release runs both Workloads: 2 cities × 2 instances each")
-	g.Eventually(func(g Gomega) { expectRunning(g, ns, false) }).WithTimeout(settle).WithPolling(poll).Should(Succeed())
+	g.Eventually(func(g Gomega) { expectRunning(g, ns) }).WithTimeout(settle).WithPolling(poll).Should(Succeed())
 	before := snapshot(g, ns, fed)
 	g.Expect(before).To(HaveLen(expectedObjects), "objects before the upgrade: %v", slices.Sorted(maps.Keys(before)))
+	revisions := revisionsOf(g, ns)
 
-	began := time.Now()
-	g.Expect(local.Upgrade(ctx, repo, newManager)).To(Succeed())
-	t.Logf("upgraded in %s", time.Since(began).Round(time.Millisecond))
+	for _, step := range []struct {
+		name, tree, binary string
+	}{{"upgrade", repo, newManager}, {"downgrade", oldTree, oldManager}} {
+		watch := watchAvailable(ns)
+		began := time.Now()
+		g.Expect(local.Upgrade(ctx, step.tree, step.binary)).To(Succeed(), step.name)
+		t.Logf("%s: every role swapped in %s", step.name, time.Since(began).Round(time.Millisecond))
 
-	t.Log("the new release rewrites cityCodes, adopts every deployment for its Location, and runs both Workloads")
-	g.Eventually(func(g Gomega) { expectRunning(g, ns, true) }).WithTimeout(settle).WithPolling(poll).Should(Succeed())
-	g.Eventually(func(g Gomega) {
-		for plane, c := range map[string]client.Client{"hub": hub, "DFW": cells["DFW"], "LHR": cells["LHR"]} {
-			var wds computev1alpha.WorkloadDeploymentList
-			g.Expect(c.List(ctx, &wds, client.InNamespace(fed))).To(Succeed())
-			g.Expect(wds.Items).To(HaveLen(map[bool]int{true: 4, false: 2}[plane == "hub"]))
-			for _, wd := range wds.Items {
-				g.Expect(wd.Spec.LocationRef).NotTo(BeNil(), "the %s copy %s has no locationRef yet", plane, wd.Name)
+		g.Eventually(func(g Gomega) { expectRunning(g, ns) }).WithTimeout(settle).WithPolling(poll).Should(Succeed())
+		g.Eventually(func(g Gomega) {
+			for plane, c := range map[string]client.Client{"hub": hub, "DFW": cells["DFW"], "LHR": cells["LHR"]} {
+				var wds computev1alpha.WorkloadDeploymentList
+				g.Expect(c.List(ctx, &wds, client.InNamespace(fed))).To(Succeed())
+				g.Expect(wds.Items).To(HaveLen(map[bool]int{true: 4, false: 2}[plane == "hub"]))
+			}
+		}).WithTimeout(settle).WithPolling(poll).Should(Succeed())
+		g.Consistently(func(g Gomega) {
+			g.Expect(diff(before, snapshot(g, ns, fed))).To(BeEmpty(), "objects recreated, added or lost by the %s", step.name)
+		}).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
+		g.Expect(revisionsOf(g, ns)).To(Equal(revisions), "the %s started a rollout", step.name)
+		gaps := watch.stop()
+		g.Expect(gaps).To(BeEmpty(), "a Workload was not Available during the %s", step.name)
+		t.Logf("%s: %d objects kept their uids; both Workloads stayed Available (sampled every 200ms) and at their revision",
+			step.name, len(before))
+	}
+}
+
+// revisionsOf returns each Workload's current revision and template hash,
+// and each of its deployments' revision annotation.
+func revisionsOf(g Gomega, ns string) map[string]string {
+	out := map[string]string{}
+	var ws computev1alpha.WorkloadList
+	g.Expect(project.List(context.Background(), &ws, client.InNamespace(ns))).To(Succeed())
+	for _, w := range ws.Items {
+		out["Workload/"+w.Name] = fmt.Sprintf("%d %s", w.Status.CurrentRevision, w.Status.CurrentTemplateHash)
+	}
+	var wds computev1alpha.WorkloadDeploymentList
+	g.Expect(project.List(context.Background(), &wds, client.InNamespace(ns))).To(Succeed())
+	for _, wd := range wds.Items {
+		out["WorkloadDeployment/"+wd.Name] = wd.Annotations[computev1alpha.RevisionHashAnnotation] + " " + names.TemplateHash(&wd.Spec.Template)
+	}
+	return out
+}
+
+// availability samples, every 200 ms until stopped, whether each Workload
+// of a namespace reports Available, and keeps the moments one did not.
+type availability struct {
+	mu   sync.Mutex
+	gaps []string
+	stop func() []string
+}
+
+func watchAvailable(ns string) *availability {
+	a := &availability{}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			var ws computev1alpha.WorkloadList
+			if err := project.List(context.Background(), &ws, client.InNamespace(ns)); err == nil {
+				for _, w := range ws.Items {
+					if c := meta.FindStatusCondition(w.Status.Conditions, computev1alpha.ConditionAvailable); c == nil || c.Status != metav1.ConditionTrue {
+						a.mu.Lock()
+						a.gaps = append(a.gaps, fmt.Sprintf("%s %s: %+v", time.Now().Format(time.TimeOnly), w.Name, c))
+						a.mu.Unlock()
+					}
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
 			}
 		}
-	}).WithTimeout(settle).WithPolling(poll).Should(Succeed())
-
-	t.Log("every object of every plane keeps its uid, and keeps it")
-	after := snapshot(g, ns, fed)
-	g.Expect(diff(before, after)).To(BeEmpty(), "objects recreated, added or lost by the upgrade")
-	g.Consistently(func(g Gomega) {
-		g.Expect(diff(before, snapshot(g, ns, fed))).To(BeEmpty())
-	}).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
+	}()
+	a.stop = func() []string {
+		close(done)
+		<-stopped
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.gaps
+	}
+	return a
 }
 
 // workload is a Workload as the earlier release took it: cityCodes and the
@@ -96,9 +162,9 @@ func workload(ns, name string) *computev1alpha.Workload {
 }
 
 // expectRunning expects both Workloads of ns Available with every instance
-// ready at the generation they are at; rewritten expects their cityCodes
-// rewritten into a locationSelector.
-func expectRunning(g Gomega, ns string, rewritten bool) {
+// ready at the generation they are at, with no cityCodes left (admission
+// rewrites them into a locationSelector).
+func expectRunning(g Gomega, ns string) {
 	var list computev1alpha.WorkloadList
 	g.Expect(project.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
 	g.Expect(list.Items).To(HaveLen(2))
@@ -106,10 +172,7 @@ func expectRunning(g Gomega, ns string, rewritten bool) {
 		g.Expect(w.Status.ObservedGeneration).To(Equal(w.Generation), "%s", w.Name)
 		g.Expect(meta.IsStatusConditionTrue(w.Status.Conditions, computev1alpha.ConditionAvailable)).To(BeTrue(), "%s is not Available", w.Name)
 		g.Expect(w.Status.ReadyReplicas).To(Equal(int32(4)), "%s", w.Name)
-		if rewritten {
-			g.Expect(w.Spec.Placements[0].CityCodes).To(BeEmpty(), "%s keeps cityCodes", w.Name)
-			g.Expect(w.Spec.Placements[0].LocationSelector).NotTo(BeNil(), "%s has no locationSelector", w.Name)
-		}
+		g.Expect(w.Spec.Placements[0].CityCodes).To(BeEmpty(), "%s keeps cityCodes", w.Name)
 	}
 }
 
