@@ -4,6 +4,8 @@ package compute
 
 import (
 	"context"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -146,7 +148,7 @@ func TestACityPartitionedPastItsTolerationFailsOverAndReturnsWithoutAFlap(t *tes
 		created = append(created, fallbackDeployments(g, w)[0].CreationTimestamp.Time)
 	}
 	gap := created[1].Sub(created[0]).Abs()
-	t.Logf("the two Workloads' failovers were %s apart (the platform's rate: 0.5 Workloads a second)", gap)
+	t.Logf("the two Workloads' failovers were %s apart (the platform's rate: 0.5 Workloads a second); load average %s", gap, loadAverage())
 	g.Expect(gap).To(BeNumerically(">=", time.Second), "the failover rate spaces Workloads")
 
 	t.Log("the status says what happened; nothing of LHR is deleted or recreated")
@@ -179,7 +181,7 @@ func TestACityPartitionedPastItsTolerationFailsOverAndReturnsWithoutAFlap(t *tes
 		g.Expect(uids(cellInstances(g, ns, w, "LHR"))).To(Equal(lhrBefore[w.Name]), "LHR's Instances of %s", w.Name)
 	}
 	most := sampler.max()
-	t.Logf("at most %d Instances of %s existed at any moment (desired 2 + 1 failed over)", most, ws[0].Name)
+	t.Logf("at most %d Instances of %s existed at any moment (desired 2 + 1 failed over); load average %s", most, ws[0].Name, loadAverage())
 	g.Expect(most).To(BeNumerically("<=", 3))
 	expectHealthy(t)
 }
@@ -268,4 +270,13 @@ func TestAFallbackThatRefusesTheReplicasHandsThemToTheNext(t *testing.T) {
 	expectAvailable(t, w, counts{deployments: 1, replicas: 1, ready: 1, desired: 1, updated: 1})
 	g.Expect(uids(cellInstances(g, ns, w, "LHR"))).To(Equal(before))
 	expectHealthy(t)
+}
+
+// loadAverage is the machine's load average, printed beside the figures.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
