@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"strings"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -90,6 +91,7 @@ func apply(ctx context.Context, c client.Client, obj *unstructured.Unstructured)
 		if err = c.Get(ctx, client.ObjectKeyFromObject(obj), got); err == nil {
 			want = obj.DeepCopy()
 			want.SetResourceVersion(got.GetResourceVersion())
+			keepTheirs(want, got)
 			err = c.Update(ctx, want)
 		}
 	}
@@ -97,6 +99,31 @@ func apply(ctx context.Context, c client.Client, obj *unstructured.Unstructured)
 		return fmt.Errorf("failed to apply %s %s: %w", obj.GetKind(), describeKey(obj), err)
 	}
 	return nil
+}
+
+// keepTheirs keeps on want, the object apply writes over got, the metadata
+// other writers set on got, as kubectl apply does: labels and annotations
+// want does not set (Karmada's permanent-id label on a policy may only be
+// set by Karmada, and an update that drops it is refused), finalizers and
+// owner references.
+func keepTheirs(want, got *unstructured.Unstructured) {
+	merge := func(theirs, ours map[string]string) map[string]string {
+		if len(theirs) == 0 {
+			return ours
+		}
+		out := make(map[string]string, len(theirs)+len(ours))
+		maps.Copy(out, theirs)
+		maps.Copy(out, ours)
+		return out
+	}
+	want.SetLabels(merge(got.GetLabels(), want.GetLabels()))
+	want.SetAnnotations(merge(got.GetAnnotations(), want.GetAnnotations()))
+	if len(want.GetFinalizers()) == 0 {
+		want.SetFinalizers(got.GetFinalizers())
+	}
+	if len(want.GetOwnerReferences()) == 0 {
+		want.SetOwnerReferences(got.GetOwnerReferences())
+	}
 }
 
 // describeKey renders namespace/name or name.
