@@ -177,3 +177,58 @@ func TestFailoverIsValidatedFieldByField(t *testing.T) {
 	w.Spec.Placements[0].Failover.TolerationSeconds = nil
 	g.Expect(clients[projectA].Create(context.Background(), w)).To(gomega.Succeed())
 }
+
+// TestAWavesRolloutCountsTheFallbackAsItsCity: LHR is failed over to SIN;
+// a new image travels DFW's wave, then LHR's, which gives the fallback the
+// new template too and completes once the fallback is ready at it — LHR
+// itself still unreachable, its deployment carrying the new template for
+// when it returns.
+func TestAWavesRolloutCountsTheFallbackAsItsCity(t *testing.T) {
+	g := gomega.NewWithT(t)
+	ns := newNamespace(t, projectA)
+	for _, city := range []string{"DFW", "LHR", "SIN"} {
+		bindCity(t, projectA, ns, city, true)
+	}
+	w := create(t, projectA, makeWorkload("waves", ns).withPlacement("edge", 1, "DFW", "LHR").with(func(w *computev1alpha.Workload) {
+		w.Spec.Placements[0].Failover = &computev1alpha.PlacementFailover{Fallbacks: []computev1alpha.PlacementLocation{{Name: "sin-1"}}}
+		w.Spec.Rollout = &computev1alpha.WorkloadRollout{Strategy: computev1alpha.WavesCityRollout,
+			Waves: []computev1alpha.RolloutWave{{CityCodes: []string{"DFW"}}, {CityCodes: []string{"LHR"}}}}
+	}).build())
+	var wds map[string]computev1alpha.WorkloadDeployment
+	g.Eventually(func(g gomega.Gomega) {
+		wds = deploymentsOf(g, projectA, w)
+		g.Expect(cityKeys(wds)).To(gomega.ConsistOf("DFW", "LHR"))
+	}, timeout, interval).Should(gomega.Succeed())
+	reportCity(t, projectA, wds["DFW"], true, "")
+	reportCity(t, projectA, wds["LHR"], true, "")
+	markUnreachable(t, wds["LHR"], time.Now().Add(-10*time.Minute))
+	var fb computev1alpha.WorkloadDeployment
+	g.Eventually(func(g gomega.Gomega) {
+		fbs := fallbacksOf(g, w)
+		g.Expect(fbs).To(gomega.HaveKey(wds["LHR"].Name))
+		fb = fbs[wds["LHR"].Name]
+	}, timeout, interval).Should(gomega.Succeed())
+	reportCity(t, projectA, fb, true, "")
+
+	t.Log("a new image: DFW's wave first; the fallback keeps LHR's revision")
+	setImage(t, projectA, w, "ghcr.io/example/app:2.0")
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(images(g, projectA, w)).To(gomega.Equal(map[string]string{
+			"DFW": "ghcr.io/example/app:2.0", "LHR": "ghcr.io/example/app:1.0", "SIN": "ghcr.io/example/app:1.0"}))
+	}, timeout, interval).Should(gomega.Succeed())
+	reportCity(t, projectA, deploymentsOf(g, projectA, w)["DFW"], true, "")
+
+	t.Log("LHR's wave gives LHR and its fallback the new image; the fallback ready at it completes the rollout")
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(images(g, projectA, w)).To(gomega.Equal(map[string]string{
+			"DFW": "ghcr.io/example/app:2.0", "LHR": "ghcr.io/example/app:2.0", "SIN": "ghcr.io/example/app:2.0"}))
+	}, timeout, interval).Should(gomega.Succeed())
+	reportCity(t, projectA, deploymentsOf(g, projectA, w)["SIN"], true, "")
+	g.Eventually(func(g gomega.Gomega) {
+		cur := getWorkload(g, projectA, w)
+		g.Expect(cur.Status.Rollout).NotTo(gomega.BeNil())
+		g.Expect(cur.Status.Rollout.Phase).To(gomega.Equal(computev1alpha.RolloutPhaseComplete), "%+v", cur.Status.Rollout)
+		lhr, _ := cityStatus(cur, "edge", "LHR")
+		g.Expect(lhr.Stale).To(gomega.BeTrue())
+	}, timeout, interval).Should(gomega.Succeed())
+}
