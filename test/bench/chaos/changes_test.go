@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -31,7 +32,8 @@ const (
 
 // changeDriver edits the Workloads of the namespace as users would, one
 // change every 2–5 s: it reads the Workload and writes it back (a conflict
-// or a refused write is counted and the next tick goes on), so what it
+// is retried; a refused or unanswered write is counted and the next tick
+// goes on), so what it
 // believes never matters at the end — the checks read the last spec from
 // the project.
 type changeDriver struct {
@@ -152,18 +154,26 @@ func (d *changeDriver) delete(ctx context.Context) error {
 
 // update reads a Workload, changes it with mutate and writes it back;
 // mutate returns false when there is nothing to change.
+// A conflict (the controllers write the Workload's status and finalizer
+// meanwhile) is retried as kubectl edit would.
 func (d *changeDriver) update(ctx context.Context, kind, name string, mutate func(*computev1alpha.Workload) bool) error {
-	w := &computev1alpha.Workload{}
-	if err := d.c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, w); err != nil {
+	changed := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		w := &computev1alpha.Workload{}
+		if err := d.c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, w); err != nil {
+			return err
+		}
+		if changed = mutate(w); !changed {
+			return nil
+		}
+		return d.c.Update(ctx, w)
+	})
+	if err != nil {
 		return d.gone(name, err)
 	}
-	if !mutate(w) {
-		return nil
+	if changed {
+		d.kinds[kind]++
 	}
-	if err := d.c.Update(ctx, w); err != nil {
-		return d.gone(name, err)
-	}
-	d.kinds[kind]++
 	return nil
 }
 
