@@ -37,20 +37,17 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/local/faults"
 	"github.com/citycells/compute/internal/local/platform"
-	"github.com/citycells/compute/internal/projects"
 	"github.com/citycells/compute/test/bench/internal/apimetrics"
+	"github.com/citycells/compute/test/bench/internal/benchkit"
 	"github.com/citycells/compute/test/bench/internal/procstat"
 )
 
@@ -123,8 +120,9 @@ func BenchmarkFaults(b *testing.B) {
 		b.Fatalf("failed to start the platform: %v", err)
 	}
 	defer p.Down()
-	project := mustClient(b, p, platform.ProjectPlane(platform.DefaultProject))
-	ns := prepareNamespace(b, ctx, project)
+	project := benchkit.Client(b, p, platform.ProjectPlane(platform.DefaultProject), 0)
+	ns := "bench-faults"
+	benchkit.ProjectNamespace(b, ctx, project, ns, cities)
 
 	type row struct {
 		name      string
@@ -167,78 +165,19 @@ func BenchmarkFaults(b *testing.B) {
 		rows = append(rows, r)
 	}
 
-	report(b, "conditions: 3 cities x 2 replicas, image rollout (OrderedReady), simulated provider delay 2s, %s, "+
+	benchkit.Report(b, "conditions: 3 cities x 2 replicas, image rollout (OrderedReady), simulated provider delay 2s, %s, "+
 		"%d run(s) per fault, load average %s", p.State().QuotaCondition(), runs, procstat.LoadAverage())
-	report(b, "%-48s %10s %10s %14s %s", "FAULT (mid image rollout)", "p50", "max", "writes p50", "not converged")
+	benchkit.Report(b, "%-48s %10s %10s %14s %s", "FAULT (mid image rollout)", "p50", "max", "writes p50", "not converged")
 	for _, r := range rows {
 		slices.Sort(r.converge)
 		slices.Sort(r.writes)
-		p50, worst, writes := pick(r.converge, 50), pick(r.converge, 100), pick(r.writes, 50)
-		report(b, "%-48s %10s %10s %14.0f %d", r.name, p50.Round(100*time.Millisecond), worst.Round(100*time.Millisecond), writes, r.failedRun)
+		p50, worst, writes := benchkit.Pick(r.converge, 50), benchkit.Pick(r.converge, 100), benchkit.Pick(r.writes, 50)
+		benchkit.Report(b, "%-48s %10s %10s %14.0f %d", r.name, p50.Round(100*time.Millisecond), worst.Round(100*time.Millisecond), writes, r.failedRun)
 		key := strings.NewReplacer(" ", "-", "/", "-").Replace(r.name)
 		b.ReportMetric(p50.Seconds(), key+"-converge-p50-s")
 		b.ReportMetric(worst.Seconds(), key+"-converge-max-s")
 		b.ReportMetric(writes, key+"-writes-p50")
 	}
-}
-
-// report prints a line of figures to stderr (benchmark logs are cut) and
-// to the benchmark log.
-func report(b *testing.B, format string, args ...any) {
-	line := fmt.Sprintf(format, args...)
-	fmt.Fprintln(os.Stderr, line)
-	b.Log(line)
-}
-
-// pick returns the q-th percentile (0-100) of sorted values, nearest rank.
-func pick[T any](sorted []T, q int) T {
-	var zero T
-	if len(sorted) == 0 {
-		return zero
-	}
-	i := (q*len(sorted)+99)/100 - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
-}
-
-func scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, computev1alpha.AddToScheme, networkingv1alpha.AddToScheme} {
-		if err := add(s); err != nil {
-			panic(err)
-		}
-	}
-	return s
-}
-
-func mustClient(b *testing.B, p *platform.Platform, plane string) client.Client {
-	c, err := client.New(p.Config(plane), client.Options{Scheme: scheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return c
-}
-
-// prepareNamespace creates a project namespace bound to every city.
-func prepareNamespace(b *testing.B, ctx context.Context, c client.Client) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-faults",
-		Labels: map[string]string{projects.DefaultProjectLabel: platform.DefaultProject}}}
-	if err := c.Create(ctx, ns); err != nil {
-		b.Fatal(err)
-	}
-	for _, city := range cities {
-		bd := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: ns.Name}}
-		bd.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: platform.LocationNamespace, Name: strings.ToLower(city)}
-		if err := c.Create(ctx, bd); err != nil {
-			b.Fatal(err)
-		}
-		meta.SetStatusCondition(&bd.Status.Conditions, metav1.Condition{
-			Type: networkingv1alpha.LocationBindingConditionReady, Status: metav1.ConditionTrue, Reason: "Bench", Message: "bound by the benchmark",
-		})
-		if err := c.Status().Update(ctx, bd); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return ns.Name
 }
 
 // startRollout creates a Workload of 2 replicas in each city, waits for it

@@ -63,3 +63,17 @@ func LoadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// Load1 is the machine's 1 minute load average, or -1 when it cannot be
+// read: the figure a benchmark reports as a metric.
+func Load1() float64 {
+	f := strings.Fields(LoadAverage())
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}

@@ -22,6 +22,9 @@ func TestThisProcessHasMemoryAndTheMachineALoad(t *testing.T) {
 	if la := LoadAverage(); len(strings.Fields(la)) != 3 {
 		t.Errorf("load average = %q, want three figures", la)
 	}
+	if l := Load1(); l < 0 {
+		t.Errorf("Load1 = %v, want the first figure of %q", l, LoadAverage())
+	}
 	if RSS(-1) != 0 || CPU(-1) != 0 {
 		t.Error("a process that does not exist must read as 0")
 	}
