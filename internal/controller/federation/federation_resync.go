@@ -102,6 +102,13 @@ func (t *lagTracker) observe(hubCopy *computev1alpha.WorkloadDeployment, now tim
 	return rec.since, true
 }
 
+// forget drops what is kept for the copy with uid (it is being deleted).
+func (t *lagTracker) forget(uid types.UID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.since, uid)
+}
+
 // resyncStatus asks Karmada to collect a hub copy's status again when it
 // has lagged its generation for longer than StatusResyncAfter, by writing
 // StatusResyncAnnotation on the copy, at most once per interval. Karmada

@@ -96,4 +96,11 @@ func TestLagTrackerCountsFromTheFirstLagOfAGeneration(t *testing.T) {
 	if _, lags := tr.observe(makeHubCopy(3, 3, true), t0.Add(3*time.Minute)); lags || len(tr.since) != 0 {
 		t.Errorf("a caught-up copy is still tracked: lags %v, %d kept", lags, len(tr.since))
 	}
+	if _, lags := tr.observe(makeHubCopy(4, 3, true), t0.Add(4*time.Minute)); !lags {
+		t.Fatal("a new generation behind does not lag")
+	}
+	tr.forget("u1")
+	if len(tr.since) != 0 {
+		t.Errorf("a forgotten copy is still tracked")
+	}
 }
