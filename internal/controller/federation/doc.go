@@ -30,7 +30,13 @@
 //     compute's ResourceInterpreterCustomization — onto the project
 //     WorkloadDeployment, translating the hub's observedGeneration back
 //     into the project's generation, and reports the Federated condition.
-//     The status is patched only when it differs.
+//     The status is patched only when it differs;
+//  5. asks Karmada to collect the hub copy's status again when it has
+//     lagged the copy's generation for StatusResyncAfter (Karmada can drop
+//     a member's status after an etcd loss and never look again): it
+//     writes compute.datumapis.com/status-resync-requested on the copy,
+//     rate-limited, never while the city's cell is not heard from (see
+//     docs/faults.md).
 //
 // Status arrives event-driven: the federator watches the hub copies and
 // maps each event back to the project request through the copy's upstream

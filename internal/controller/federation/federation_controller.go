@@ -76,6 +76,13 @@ type Reconciler struct {
 	// Health tells whether each city's cell is heard from; the status of a
 	// deployment whose city is not is marked stale. Nil trusts every city.
 	Health CityHealth
+	// StatusResyncAfter is how long a hub copy's status may lag its
+	// generation before Karmada is asked to collect it again;
+	// DefaultStatusResyncAfter when zero.
+	StatusResyncAfter time.Duration
+
+	// lags remembers since when each hub copy's status has lagged.
+	lags lagTracker
 }
 
 // CityHealth tells whether the cell of a city is heard from (package
@@ -123,6 +130,9 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 	}
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	if r.StatusResyncAfter <= 0 {
+		r.StatusResyncAfter = DefaultStatusResyncAfter
 	}
 	b := mcbuilder.ControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -239,6 +249,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		phases.Phase[*scope]{Name: "prepare the federation namespace", Run: r.prepareHubNamespace},
 		phases.Phase[*scope]{Name: "wait for the referenced data", Run: awaitReferencedData},
 		phases.Phase[*scope]{Name: "federate to " + wd.Spec.CityCode, Run: r.federateToCity},
+		phases.Phase[*scope]{Name: "resync a lagging status", Run: r.resyncStatus},
 	)
 	return r.reportFederation(ctx, s, res, err)
 }

@@ -78,6 +78,7 @@ func (r *Reconciler) deleteHubCopy(ctx context.Context, s *scope, hubNamespace s
 			"copy", klog.KObj(existing))
 		return nil
 	}
+	r.lags.forget(existing.UID)
 	if existing.DeletionTimestamp != nil {
 		return nil
 	}

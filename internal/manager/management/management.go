@@ -82,6 +82,10 @@ type Options struct {
 	// FailoverRate is how many Workloads a second may start or move a
 	// city failover (--failover-rate); zero or less: no limit.
 	FailoverRate float64
+	// StatusResyncAfter is how long a hub copy's status may lag its
+	// generation before the federator asks Karmada to collect it again
+	// (federation.DefaultStatusResyncAfter when zero; tests shorten it).
+	StatusResyncAfter time.Duration
 }
 
 // WebhookOptions configure the admission webhook server.
@@ -240,7 +244,7 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 		return nil, fmt.Errorf("failed to set up the InstanceType controller: %w", err)
 	}
 	if opts.Federation != nil {
-		if err := setupFederation(mgr, opts.Federation, health); err != nil {
+		if err := setupFederation(mgr, opts.Federation, health, opts.StatusResyncAfter); err != nil {
 			return nil, err
 		}
 	} else if opts.LocalCompanions {
@@ -275,7 +279,7 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 // setupFederation registers the WorkloadDeploymentFederator, the
 // PropagationPolicy controller and the Instance projector on mgr, talking
 // to the federation plane at hubConfig.
-func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config, health *cellhealth.Tracker) error {
+func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config, health *cellhealth.Tracker, statusResyncAfter time.Duration) error {
 	hubCluster, err := hub.AddCluster(mgr.GetLocalManager(), hubConfig)
 	if err != nil {
 		return err
@@ -286,7 +290,7 @@ func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config, health *cell
 	if err := health.SetupWithManager(mgr.GetLocalManager(), hubCluster); err != nil {
 		return fmt.Errorf("failed to set up the cell reachability tracker: %w", err)
 	}
-	if err := (&fedcontroller.Reconciler{Locks: locks, Health: health}).SetupWithManager(mgr, hubCluster); err != nil {
+	if err := (&fedcontroller.Reconciler{Locks: locks, Health: health, StatusResyncAfter: statusResyncAfter}).SetupWithManager(mgr, hubCluster); err != nil {
 		return fmt.Errorf("failed to set up the WorkloadDeployment federator: %w", err)
 	}
 	if err := (&fedcontroller.PolicyReconciler{Locks: locks}).SetupWithManager(mgr.GetLocalManager(), hubCluster); err != nil {

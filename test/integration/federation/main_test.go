@@ -18,6 +18,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +38,9 @@ const (
 	cellPlane    = "cell"
 	// clusterName is the management role's name for the project plane.
 	clusterName = "tenant-a"
+	// statusResyncAfter is how long a hub copy's status may lag before the
+	// federator asks for it again (20 s in production).
+	statusResyncAfter = 3 * time.Second
 )
 
 var (
@@ -79,6 +83,7 @@ func startManagement() error {
 	opts.Projects.SingleClusterName = clusterName
 	opts.Webhook.Disabled = true
 	opts.Federation = env.Plane(hubPlane).Config()
+	opts.StatusResyncAfter = statusResyncAfter
 	opts.Manager = ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"}
 	role, err := management.Setup(env.Plane(projectPlane).Config(), opts)
 	if err != nil {
