@@ -51,8 +51,8 @@ var (
 	// repo is this repository; newManager the current compute-manager,
 	// built from it; oldTree and oldManager the earlier release's.
 	repo, newManager, oldTree, oldManager string
-	project, hub     client.Client
-	cells            = map[string]client.Client{}
+	project, hub                          client.Client
+	cells                                 = map[string]client.Client{}
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
