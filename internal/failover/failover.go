@@ -210,6 +210,12 @@ func (p *Plan) requeue(after time.Duration) {
 func Make(in Input) Plan {
 	w := in.Workload
 	var plan Plan
+	if !slices.ContainsFunc(w.Spec.Placements, func(p computev1alpha.WorkloadPlacement) bool { return p.Failover != nil }) {
+		// Nothing to plan, on the path of every Workload's reconcile: a
+		// fallback left from a failover since removed is not a target, so
+		// Diff drains it.
+		return plan
+	}
 	own := map[string]*computev1alpha.WorkloadDeployment{}
 	fallbacks := map[string][]*computev1alpha.WorkloadDeployment{}
 	for i := range in.Deployments {

@@ -23,9 +23,6 @@ import (
 const tokenTTL = 10 * time.Minute
 
 func TestTokensAreRefreshedOnlyWhenDueAndARunningClientPicksTheNewOneUp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an apiserver and waits up to a minute for client-go to read the token file again")
-	}
 	env := planes.StartForTest(t, planes.Options{Planes: []planes.PlaneSpec{{Name: "project-default"}}})
 	ctx := t.Context()
 	admin := kubernetes.NewForConfigOrDie(env.Plane("project-default").Config())
