@@ -340,7 +340,7 @@ func (r *Reconciler) verifiedHubNamespace(ctx context.Context, s *scope) (string
 func (r *Reconciler) federateToCity(ctx context.Context, s *scope) (phases.Result, error) {
 	unlock := r.Locks.Lock(s.hubNamespace, s.wd.Spec.CityCode)
 	defer unlock()
-	err := EnsurePolicy(ctx, r.Hub, r.HubReader, CityPolicy(s.hubNamespace, s.wd.Spec.CityCode))
+	policy, err := EnsurePolicy(ctx, r.Hub, r.HubReader, CityPolicy(s.hubNamespace, s.wd.Spec.CityCode))
 	if errors.Is(err, ErrPolicyDeleting) {
 		// A new policy can be made once the old one is gone.
 		return phases.Result{RequeueAfter: policyWait, Stop: true}, nil
@@ -348,7 +348,9 @@ func (r *Reconciler) federateToCity(ctx context.Context, s *scope) (phases.Resul
 	if err != nil {
 		return phases.Result{}, err
 	}
-	hubCopy, err := r.ensureHubCopy(ctx, s, HubCopy(s.cluster, s.hubNamespace, s.wd))
+	desired := HubCopy(s.cluster, s.hubNamespace, s.wd)
+	ClaimedBy(desired, policy)
+	hubCopy, err := r.ensureHubCopy(ctx, s, desired)
 	if err != nil {
 		return phases.Result{}, err
 	}

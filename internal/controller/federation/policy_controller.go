@@ -114,7 +114,8 @@ func ReconcileCityPolicy(ctx context.Context, locks *CityLocks, c client.Client,
 	}
 	desired := CityPolicy(namespace, city)
 	if wanted {
-		return EnsurePolicy(ctx, c, reader, desired)
+		_, err := EnsurePolicy(ctx, c, reader, desired)
+		return err
 	}
 	return deletePolicy(ctx, c, reader, desired)
 }
@@ -138,43 +139,69 @@ func cityWanted(ctx context.Context, reader client.Reader, namespace, city strin
 }
 
 // EnsurePolicy creates the policy desired, or restores the fields compute
-// decides on the existing one. A policy of that name that compute did not
-// create is never touched; for one still being deleted it returns an error
-// wrapping ErrPolicyDeleting. Callers hold the city's lock.
-func EnsurePolicy(ctx context.Context, c client.Client, reader client.Reader, desired *policyv1alpha1.PropagationPolicy) error {
+// decides on the existing one, and returns the policy as stored. A policy
+// of that name that compute did not create is never touched; for one still
+// being deleted it returns an error wrapping ErrPolicyDeleting. Callers
+// hold the city's lock.
+func EnsurePolicy(ctx context.Context, c client.Client, reader client.Reader, desired *policyv1alpha1.PropagationPolicy) (*policyv1alpha1.PropagationPolicy, error) {
 	existing := &policyv1alpha1.PropagationPolicy{}
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
-		err = c.Create(ctx, desired.DeepCopy())
+		created := desired.DeepCopy()
+		err = c.Create(ctx, created)
 		if err == nil {
-			return nil
+			return created, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("failed to create PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
+			return nil, fmt.Errorf("failed to create PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
 		}
 		err = reader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	}
 	if err != nil {
-		return fmt.Errorf("failed to read PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
+		return nil, fmt.Errorf("failed to read PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
 	if existing.Labels[computev1alpha.ManagedByLabel] != computev1alpha.ManagedByCompute {
-		return fmt.Errorf("PropagationPolicy %s/%s exists and was not created by compute; delete it so compute can route %s",
+		return nil, fmt.Errorf("PropagationPolicy %s/%s exists and was not created by compute; delete it so compute can route %s",
 			desired.Namespace, desired.Name, desired.Labels[computev1alpha.CityCodeTopologyLabel])
 	}
 	if existing.DeletionTimestamp != nil {
-		return fmt.Errorf("%w: %s/%s", ErrPolicyDeleting, desired.Namespace, desired.Name)
+		return nil, fmt.Errorf("%w: %s/%s", ErrPolicyDeleting, desired.Namespace, desired.Name)
 	}
 	if !policyDrifted(existing, desired) {
-		return nil
+		return existing, nil
 	}
 	patched := existing.DeepCopy()
 	patched.Spec.ResourceSelectors = desired.Spec.ResourceSelectors
 	patched.Spec.Placement.ClusterAffinity = desired.Spec.Placement.ClusterAffinity
 	patched.Spec.Placement.ReplicaScheduling = desired.Spec.Placement.ReplicaScheduling
 	if err := c.Patch(ctx, patched, client.MergeFrom(existing)); err != nil {
-		return fmt.Errorf("failed to update PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
+		return nil, fmt.Errorf("failed to update PropagationPolicy %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
-	return nil
+	return patched, nil
+}
+
+// ClaimedBy marks a hub copy as claimed by policy the way Karmada's
+// detector does (the policy's permanent-id label, its namespace and name
+// annotations), so that the detector, finding the copy already claimed,
+// does not update it before binding it: one write fewer per copy in the
+// federation plane, and no race between the detector's update and
+// compute's next one. A policy without a permanent id yet (Karmada's
+// webhook assigns it) claims nothing; the detector then claims the copy
+// itself.
+func ClaimedBy(hubCopy *computev1alpha.WorkloadDeployment, policy *policyv1alpha1.PropagationPolicy) {
+	id := policy.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel]
+	if id == "" {
+		return
+	}
+	if hubCopy.Labels == nil {
+		hubCopy.Labels = map[string]string{}
+	}
+	if hubCopy.Annotations == nil {
+		hubCopy.Annotations = map[string]string{}
+	}
+	hubCopy.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] = id
+	hubCopy.Annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation] = policy.Namespace
+	hubCopy.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] = policy.Name
 }
 
 // deletePolicy deletes compute's policy of desired's name, if there is one.

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -24,6 +25,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/mirror"
 	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/patch"
 )
 
@@ -59,6 +61,23 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+
+	// own remembers the projector's latest write to each projection (keyed
+	// by ownKey), so that a reconcile reading an older version from the
+	// project cluster's cache waits for its own write's event rather than
+	// write again what it just wrote.
+	own ownwrites.Tracker
+}
+
+// unseenProjectionWait bounds how long the projector waits for its cache to
+// show a projection it created before it looks again (the create's event
+// normally arrives within milliseconds).
+const unseenProjectionWait = 5 * time.Second
+
+// ownKey keys a projection of project cluster cluster in the own-writes
+// tracker: project clusters may share namespace names.
+func ownKey(cluster string, obj client.Object) types.NamespacedName {
+	return types.NamespacedName{Namespace: cluster + "/" + obj.GetNamespace(), Name: obj.GetName()}
 }
 
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;create;patch;delete
@@ -175,7 +194,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 			id.namespace, id.deployment, id.cluster, hubNS, inst.Namespace))
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.project(ctx, cl, inst, Projection(inst, id.namespace, owner))
+	return r.project(ctx, id.cluster, cl, inst, Projection(inst, id.namespace, owner))
 }
 
 // hubNamespace returns the hub namespace name, nil when it does not exist.
@@ -197,54 +216,67 @@ func (r *Reconciler) hubNamespace(ctx context.Context, name string) (*corev1.Nam
 }
 
 // project creates or updates the projection desired of hub Instance inst
-// in project cluster cl.
-func (r *Reconciler) project(ctx context.Context, cl cluster.Cluster, inst, desired *computev1alpha.Instance) error {
+// in project cluster cl (named clusterName). While the project cluster's
+// cache has not shown the projector's own latest write to the projection
+// (its create, say), it waits for that write's event — the projection's
+// watch brings the hub Instance back — rather than decide from an older
+// version and write again.
+func (r *Reconciler) project(ctx context.Context, clusterName string, cl cluster.Cluster, inst, desired *computev1alpha.Instance) (ctrl.Result, error) {
 	c := cl.GetClient()
+	key := ownKey(clusterName, desired)
 	existing := &computev1alpha.Instance{}
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
+		if left := r.own.Unseen(key, unseenProjectionWait); left > 0 {
+			return ctrl.Result{RequeueAfter: left}, nil
+		}
 		created := desired.DeepCopy()
 		created.Status = computev1alpha.InstanceStatus{}
 		err = c.Create(ctx, created)
 		if err == nil {
-			return r.patchStatus(ctx, c, created, desired.Status)
+			r.own.Wrote(key, created.UID, created.ResourceVersion)
+			return ctrl.Result{}, r.patchStatus(ctx, key, c, created, desired.Status)
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("failed to create projection %s/%s: %w", desired.Namespace, desired.Name, err)
+			return ctrl.Result{}, fmt.Errorf("failed to create projection %s/%s: %w", desired.Namespace, desired.Name, err)
 		}
 		// The cache has not seen a projection made moments ago.
 		err = cl.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	}
 	if err != nil {
-		return fmt.Errorf("failed to read projection %s/%s: %w", desired.Namespace, desired.Name, err)
+		return ctrl.Result{}, fmt.Errorf("failed to read projection %s/%s: %w", desired.Namespace, desired.Name, err)
+	}
+	if r.own.Stale(key, existing.UID, existing.ResourceVersion) {
+		return ctrl.Result{}, nil
 	}
 	if !isProjection(existing) {
 		r.unresolvable(inst, ReasonNameTaken, fmt.Sprintf(
 			"Instance %s/%s in the project is not a projection; it is left alone", desired.Namespace, desired.Name))
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if mirror.Replaced(existing, desired) {
 		// The cell recreated the Instance: the project shows a new one,
 		// with its own uid and age, not the old one updated.
-		return r.replace(ctx, cl, existing, desired)
+		return ctrl.Result{}, r.replace(ctx, key, cl, existing, desired)
 	}
 	if merged, changed := mirror.MergeInstance(existing, desired); changed {
 		if err := c.Patch(ctx, merged, client.MergeFrom(existing)); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil
+				return ctrl.Result{}, nil
 			}
-			return fmt.Errorf("failed to update projection %s/%s: %w", desired.Namespace, desired.Name, err)
+			return ctrl.Result{}, fmt.Errorf("failed to update projection %s/%s: %w", desired.Namespace, desired.Name, err)
 		}
+		r.own.Wrote(key, merged.UID, merged.ResourceVersion)
 		existing = merged
 	}
-	return r.patchStatus(ctx, c, existing, desired.Status)
+	return ctrl.Result{}, r.patchStatus(ctx, key, c, existing, desired.Status)
 }
 
 // replace deletes a projection of a cell Instance that was since recreated
 // and projects the new one. The UID precondition leaves a projection
 // replaced meanwhile alone; a create that finds the old one still there
 // fails and is retried.
-func (r *Reconciler) replace(ctx context.Context, cl cluster.Cluster, existing, desired *computev1alpha.Instance) error {
+func (r *Reconciler) replace(ctx context.Context, key types.NamespacedName, cl cluster.Cluster, existing, desired *computev1alpha.Instance) error {
 	c := cl.GetClient()
 	uid := existing.UID
 	if err := c.Delete(ctx, existing, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
@@ -258,8 +290,9 @@ func (r *Reconciler) replace(ctx context.Context, cl cluster.Cluster, existing, 
 	if err := c.Create(ctx, created); err != nil {
 		return fmt.Errorf("failed to create the projection of recreated Instance %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
+	r.own.Wrote(key, created.UID, created.ResourceVersion)
 	ctrl.LoggerFrom(ctx).V(1).Info("Replaced the projection of a recreated Instance", "projection", klog.KObj(created))
-	return r.patchStatus(ctx, c, created, desired.Status)
+	return r.patchStatus(ctx, key, c, created, desired.Status)
 }
 
 // removeGhost deletes the projection of a hub Instance that is gone, so the
@@ -314,17 +347,19 @@ func (r *Reconciler) removeGhost(ctx context.Context, key client.ObjectKey) erro
 	if err := c.Delete(ctx, proj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("failed to delete projection %s/%s of a gone Instance: %w", namespace, key.Name, err)
 	}
+	r.own.Forget(ownKey(cluster, proj))
 	ctrl.LoggerFrom(ctx).V(1).Info("Deleted the projection of an Instance that is gone", "projection", klog.KObj(proj))
 	return nil
 }
 
 // patchStatus writes status onto projection proj when it differs.
-func (r *Reconciler) patchStatus(ctx context.Context, c client.Client, proj *computev1alpha.Instance, status computev1alpha.InstanceStatus) error {
+func (r *Reconciler) patchStatus(ctx context.Context, key types.NamespacedName, c client.Client, proj *computev1alpha.Instance, status computev1alpha.InstanceStatus) error {
 	previous := latestTransition(proj.Status.Conditions)
 	wrote, err := patch.Status(ctx, c, proj, func(p *computev1alpha.Instance) { p.Status = *status.DeepCopy() })
 	if err != nil || !wrote {
 		return err
 	}
+	r.own.Wrote(key, proj.UID, proj.ResourceVersion)
 	if newest := latestTransition(status.Conditions); newest.After(previous.Time) {
 		lag.Observe(r.Clock.Since(newest.Time).Seconds())
 	}

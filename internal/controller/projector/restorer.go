@@ -52,6 +52,9 @@ func (r *Reconciler) setupRestorer(mgr mcmanager.Manager, hubCluster cluster.Clu
 		}).
 		Watches(&computev1alpha.Instance{}, func(clusterName string, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 			return handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []mcreconcile.Request {
+				// Gone: the projector's memory of its writes to it must
+				// not make it wait for a create it made before.
+				r.own.Forget(ownKey(clusterName, obj))
 				return ownerRequests(clusterName, obj)
 			})
 		}, mcbuilder.WithPredicates(deleted)).

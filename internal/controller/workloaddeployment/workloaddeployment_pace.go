@@ -1,6 +1,7 @@
 package workloaddeployment
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -78,8 +79,8 @@ func (p *pace) forget(key types.NamespacedName) {
 // at once rather than held with the progress that follows it:
 //
 //   - a new generation observed (or a new template hash, a new desired
-//     count, a status written for the first time): the writer of the spec
-//     waits for it;
+//     count) on a deployment whose status was written before: the writer
+//     of the spec waits for it;
 //   - the desired state reached or left (every desired replica ready, up
 //     to date and programmed, nothing else left; ReplicasReady turning True
 //     or False): a Workload's clock stops on it and a rollout across cities
@@ -95,7 +96,16 @@ func (p *pace) forget(key types.NamespacedName) {
 // a deployment passes through while it comes up (NoReplicasReady,
 // PendingQuota, Provisioning; ScalingUp, ReplicasNotReady,
 // RolloutComplete; Available turning True with the first ready replica).
+//
+// A new deployment's first status is progress too unless it already
+// reports the desired state, a failure or suspension: most deployments
+// reach their desired state within the interval, and then their first
+// write is their only write of the bring-up (each write a cell saves is
+// several in the federation plane, where Karmada reflects it).
 func urgent(old, new *computev1alpha.WorkloadDeploymentStatus) bool {
+	if neverWritten(old) {
+		return desiredState(new) || new.Suspended || slices.ContainsFunc(new.Conditions, failure)
+	}
 	if old.ObservedGeneration != new.ObservedGeneration || old.TemplateHash != new.TemplateHash || old.Suspended != new.Suspended ||
 		old.DesiredReplicas != new.DesiredReplicas || len(old.Conditions) != len(new.Conditions) {
 		return true
@@ -120,6 +130,12 @@ func urgent(old, new *computev1alpha.WorkloadDeploymentStatus) bool {
 		}
 	}
 	return false
+}
+
+// neverWritten reports whether a status is the empty one of a deployment
+// whose status has not been written yet.
+func neverWritten(s *computev1alpha.WorkloadDeploymentStatus) bool {
+	return s.ObservedGeneration == 0 && len(s.Conditions) == 0
 }
 
 // failure reports whether a condition says something failed that someone

@@ -121,8 +121,15 @@ func TestUrgent(t *testing.T) {
 		"a new generation is urgent": {
 			makeStatus(), makeStatus().generation(2), true,
 		},
-		"the first status is urgent": {
-			makeStatus().withoutConditions().generation(0), makeStatus(), true,
+		"a new deployment's first status, coming up, is progress": {
+			makeStatus().withoutConditions().generation(0).counts(0, 0, 0), makeStatus(), false,
+		},
+		"a new deployment's first status at its desired state is urgent": {
+			makeStatus().withoutConditions().generation(0).counts(0, 0, 0), ready(), true,
+		},
+		"a new deployment's first status with a failure is urgent": {
+			makeStatus().withoutConditions().generation(0).counts(0, 0, 0),
+			makeStatus().condition(available, f, computev1alpha.ReasonQuotaExceeded, ""), true,
 		},
 		"a new desired count is urgent": {
 			makeStatus(), makeStatus().desired(3), true,

@@ -56,6 +56,16 @@ type Reconciler struct {
 	own ownwrites.Tracker
 }
 
+// GatedCopyHold is how long a new cell Instance still held at its
+// scheduling gates waits before its copy is written: its gates normally go
+// within moments (the quota grant, the referenced data), and its copy is
+// then written once, ungated, instead of written and then changed (in the
+// federation plane and again in its project, by the projector). One still
+// gated after the hold — waiting for quota that is not there, say — is
+// written as it is. The creation time it is measured from has a one-second
+// resolution, so the hold is between one and two seconds.
+const GatedCopyHold = 2 * time.Second
+
 // unseenCopyWait bounds how long a copy the write-back created is waited
 // for in the hub cache before it is created again (it may have gone before
 // the cache saw it).
@@ -183,20 +193,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if owner.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	return r.writeBack(ctx, Copy(inst, owner))
+	return r.writeBack(ctx, Copy(inst, owner), gatedHold(inst, time.Now()))
+}
+
+// gatedHold returns how long the copy of cell Instance inst, when it has
+// none yet, is held back while its scheduling gates are on (GatedCopyHold):
+// zero once it is ungated or old enough.
+func gatedHold(inst *computev1alpha.Instance, now time.Time) time.Duration {
+	if len(inst.Spec.Controller.SchedulingGates) == 0 || inst.DeletionTimestamp != nil {
+		return 0
+	}
+	return max(GatedCopyHold-now.Sub(inst.CreationTimestamp.Time), 0)
 }
 
 // writeBack creates the copy desired, or updates the existing copy where
 // it differs. While the hub cache has not shown the write-back's own latest
 // write to the copy, it waits for that write's event (the copy's watch
-// brings the Instance back) rather than decide from an older version.
-func (r *Reconciler) writeBack(ctx context.Context, desired *computev1alpha.Instance) (ctrl.Result, error) {
+// brings the Instance back) rather than decide from an older version. A
+// copy that does not exist yet is not created before hold (gatedHold) is
+// up or the cell Instance's change (its gates released) brings it back.
+func (r *Reconciler) writeBack(ctx context.Context, desired *computev1alpha.Instance, hold time.Duration) (ctrl.Result, error) {
 	key := client.ObjectKeyFromObject(desired)
 	existing := &computev1alpha.Instance{}
 	err := r.Hub.Get(ctx, key, existing)
 	if apierrors.IsNotFound(err) {
 		if left := r.own.Unseen(key, unseenCopyWait); left > 0 {
 			return ctrl.Result{RequeueAfter: left}, nil
+		}
+		if hold > 0 {
+			return ctrl.Result{RequeueAfter: hold}, nil
 		}
 		return ctrl.Result{}, r.create(ctx, desired)
 	}

@@ -71,6 +71,7 @@ import (
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/apitest"
+	"github.com/citycells/compute/internal/manager/quotaserver"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
 	service "github.com/citycells/compute/internal/standin/quotaservice"
@@ -96,8 +97,8 @@ const (
 // Client rate limits of the quota service: compute-quota's defaults
 // (--kube-api-qps, --kube-api-burst).
 const (
-	quotaQPS   = 100
-	quotaBurst = 200
+	quotaQPS   = quotaserver.DefaultKubeAPIQPS
+	quotaBurst = quotaserver.DefaultKubeAPIBurst
 )
 
 // Plane names.

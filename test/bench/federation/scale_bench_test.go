@@ -103,6 +103,7 @@ func BenchmarkScale(b *testing.B) {
 	e := connect(b, p)
 	m := newMeters(b, p)
 	s := newScaleWatch(ctx, b, e)
+	idle := m.snapshot(ctx)
 
 	// P4.
 	loadBefore := procstat.LoadAverage()
@@ -151,8 +152,9 @@ func BenchmarkScale(b *testing.B) {
 		n, len(benchCities), replicasPerCity, instances, p.State().QuotaCondition(), runtime.NumCPU(), loadBefore, loadAfter)
 	report("scale: %d Workloads created (8 at a time; %d creates retried after a server error) in %s; all Available with %d ready in %s (%.1f Instances/s)",
 		n, retried.Load(), created.Round(time.Millisecond), perWorkload, converged.Round(time.Millisecond), float64(instances)/converged.Seconds())
-	m.printWrites("scale", before, after, instances)
+	m.printWrites("scale", before, after, instances, "Instance")
 	m.printProcesses("scale", after, before)
+	printMemory(idle, after, instances)
 	m.printLatency("scale", before, after)
 	b.ReportMetric(converged.Seconds(), "P4-available-s")
 	b.ReportMetric(after.totalWrites()-before.totalWrites(), "P4-writes")
@@ -160,6 +162,32 @@ func BenchmarkScale(b *testing.B) {
 
 	// P5.
 	restartScale(b, ctx, p, e, m, s, n)
+
+	// The engine floor, after P5 (see engineFloor), and P4's ratios to it.
+	f := engineFloor(b, ctx, p, e, m, n)
+	m.printFloor(f, converged, before, after)
+	b.ReportMetric(converged.Seconds()/f.took.Seconds(), "P4/floor-time")
+	b.ReportMetric((after.totalWrites()-before.totalWrites())/(f.after.totalWrites()-f.before.totalWrites()), "P4/floor-writes")
+}
+
+// printMemory prints every compute process's peak RSS per 10,000 Instances
+// it holds, derived: its RSS before P4 (idle) plus its growth over P4
+// scaled linearly from the Instances it holds (all of them for the
+// management role and compute-quota, a third for a cell).
+func printMemory(idle, after sample, instances int) {
+	names := slices.Sorted(maps.Keys(after.hwm))
+	for _, name := range names {
+		if !strings.HasPrefix(name, "compute-") {
+			continue
+		}
+		held := instances
+		if strings.HasPrefix(name, "compute-manager-cell-") {
+			held = instances / len(benchCities)
+		}
+		base, peak := float64(idle.hwm[name])/(1<<20), float64(after.hwm[name])/(1<<20)
+		report("scale: memory %-40s peak RSS %5.0f MiB holding %d Instances (idle %4.0f MiB); per 10,000 Instances (derived, linear) %5.0f MiB",
+			name, peak, held, base, base+(peak-base)*10000/float64(held))
+	}
 }
 
 // restartScale is P5.
@@ -231,7 +259,7 @@ func restartScale(b *testing.B, ctx context.Context, p *platform.Platform, e *en
 		edited, replicasPerCity, replicasPerCity+1, actedOn.Round(time.Millisecond), cellReady.Round(time.Millisecond), want, shown.Round(time.Millisecond))
 	report("restart: the edit's way: %s", strings.Join(hops, ", "))
 	report("restart: full resync (restart → restarted managers' queues empty, planes quiet 2 s) %s%s", resyncTime.Round(time.Millisecond), resync.note)
-	m.printWrites("restart", before, after, 0)
+	m.printWrites("restart", before, after, 0, "")
 	b.ReportMetric(actedOn.Seconds(), "P5-edit-acted-s")
 	b.ReportMetric(resyncTime.Seconds(), "P5-resync-s")
 	b.ReportMetric(after.totalWrites()-before.totalWrites(), "P5-resync-writes")
@@ -608,8 +636,9 @@ func (m *meters) queueDepth(ctx context.Context, managers []string) (float64, er
 }
 
 // printWrites prints the writes of every plane between two samples, per
-// Instance when instances > 0, with the largest kinds of write.
-func (m *meters) printWrites(what string, before, after sample, instances int) {
+// object (an Instance, say: unit) when objects > 0, with the largest kinds
+// of write.
+func (m *meters) printWrites(what string, before, after sample, objects int, unit string) {
 	all := 0.0
 	for _, pl := range m.planes {
 		d := map[string]float64{}
@@ -624,17 +653,17 @@ func (m *meters) printWrites(what string, before, after sample, instances int) {
 		keys := slices.Collect(maps.Keys(d))
 		sort.Slice(keys, func(i, j int) bool { return d[keys[i]] > d[keys[j]] })
 		var top []string
-		for _, k := range keys[:min(len(keys), 6)] {
+		for _, k := range keys[:min(len(keys), 12)] {
 			top = append(top, fmt.Sprintf("%s %.0f", k, d[k]))
 		}
-		if instances > 0 {
-			report("%s: writes %-16s %7.0f  %5.2f per Instance  (%s)", what, pl, sum, sum/float64(instances), strings.Join(top, ", "))
+		if objects > 0 {
+			report("%s: writes %-16s %7.0f  %5.2f per %s  (%s)", what, pl, sum, sum/float64(objects), unit, strings.Join(top, ", "))
 		} else {
 			report("%s: writes %-16s %7.0f  (%s)", what, pl, sum, strings.Join(top, ", "))
 		}
 	}
-	if instances > 0 {
-		report("%s: writes all planes       %7.0f  %5.2f per Instance", what, all, all/float64(instances))
+	if objects > 0 {
+		report("%s: writes all planes       %7.0f  %5.2f per %s", what, all, all/float64(objects), unit)
 	} else {
 		report("%s: writes all planes       %7.0f", what, all)
 	}
