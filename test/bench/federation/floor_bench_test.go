@@ -100,7 +100,9 @@ func engineFloor(b *testing.B, ctx context.Context, p *platform.Platform, e *env
 	g.SetLimit(8)
 	for i := range n {
 		for _, city := range benchCities {
-			g.Go(func() error { return e.hub.Create(gctx, floorDeployment(fmt.Sprintf("floor-%d-%s", i, strings.ToLower(city)), city)) })
+			g.Go(func() error {
+				return e.hub.Create(gctx, floorDeployment(fmt.Sprintf("floor-%d-%s", i, strings.ToLower(city)), city))
+			})
 		}
 	}
 	must(b, g.Wait())
