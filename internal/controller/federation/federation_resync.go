@@ -3,9 +3,13 @@ package federation
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -131,6 +135,17 @@ func (r *Reconciler) resyncStatus(ctx context.Context, s *scope) (phases.Result,
 	if !due {
 		return phases.Result{RequeueAfter: wait}, nil
 	}
+	if now.Sub(lagSince) < maxResyncInterval {
+		busy, err := r.karmadaBusy(ctx, hubCopy)
+		if err != nil {
+			return phases.Result{}, err
+		}
+		if busy {
+			// Not lost: on its way. Asking again would only add work
+			// to Karmada's queues (every request is several writes).
+			return phases.Result{RequeueAfter: wait}, nil
+		}
+	}
 	asked := hubCopy.DeepCopy()
 	metav1.SetMetaDataAnnotation(&asked.ObjectMeta, StatusResyncAnnotation, now.UTC().Format(time.RFC3339))
 	if err := r.Hub.Patch(ctx, asked, client.MergeFrom(hubCopy)); err != nil {
@@ -140,4 +155,27 @@ func (r *Reconciler) resyncStatus(ctx context.Context, s *scope) (phases.Result,
 		"generation", hubCopy.Generation, "observedGeneration", hubCopy.Status.ObservedGeneration, "laggingFor", now.Sub(lagSince).Round(time.Second))
 	s.hubCopy = asked
 	return phases.Result{RequeueAfter: wait}, nil
+}
+
+// karmadaBusy reports whether Karmada has demonstrably not finished
+// propagating hub copy yet, so a lagging status is on its way rather than
+// lost: its ResourceBinding is not there, not scheduled, or not fully
+// applied to its cluster. A loaded platform lags every new copy for a
+// while (Karmada works through its queues), and a resync then would only
+// add to them; the status Karmada loses after an etcd loss lags on a
+// binding that is scheduled and applied. Read from the apiserver, not a
+// cache: only a copy that lagged past the threshold is looked at. A lag
+// that lasts maxResyncInterval is asked for whatever the binding says.
+func (r *Reconciler) karmadaBusy(ctx context.Context, hubCopy *computev1alpha.WorkloadDeployment) (bool, error) {
+	rb := &workv1alpha2.ResourceBinding{}
+	// Karmada names a template's binding "<name>-<kind>", lower-cased.
+	key := types.NamespacedName{Namespace: hubCopy.Namespace, Name: strings.ToLower(hubCopy.Name + "-" + computev1alpha.WorkloadDeploymentKind)}
+	if err := r.HubReader.Get(ctx, key, rb); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("failed to read ResourceBinding %s of the federation plane: %w", key, err)
+	}
+	return !meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.Scheduled) ||
+		!meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied), nil
 }

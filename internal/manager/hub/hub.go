@@ -16,6 +16,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -38,13 +39,15 @@ import (
 const KubeconfigFlag = "federation-kubeconfig"
 
 // NewScheme returns the scheme of the hub: Kubernetes' built-in kinds,
-// compute, Karmada's policies and its Clusters.
+// compute, Karmada's policies, its Clusters and its ResourceBindings (read
+// one by one, never cached).
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(computev1alpha.AddToScheme(s))
 	utilruntime.Must(policyv1alpha1.Install(s))
 	utilruntime.Must(clusterv1alpha1.Install(s))
+	utilruntime.Must(workv1alpha2.Install(s))
 	return s
 }
 

@@ -1,10 +1,14 @@
 package federation
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -29,9 +33,16 @@ func TestAStatusKarmadaLostIsAskedForAgainUntilItArrives(t *testing.T) {
 		return cur.Annotations[fedcontroller.StatusResyncAnnotation]
 	}
 
-	t.Log("no status arrives on the copy: it is left alone for the threshold, then asked for")
+	t.Log("no status arrives while Karmada has not applied the copy's binding: Karmada is busy, the status is on its way, the copy is not asked for")
 	g.Eventually(get(hubClient, hubNS, wd.Name, &computev1alpha.WorkloadDeployment{}), timeout, interval).Should(Succeed())
 	created := time.Now()
+	g.Consistently(asked, 2*statusResyncAfter, interval).Should(BeEmpty())
+	rb := bindingOf(t, hubNS, wd.Name)
+	setBindingConditions(t, rb, metav1.ConditionTrue, metav1.ConditionFalse)
+	g.Consistently(asked, 2*statusResyncAfter, interval).Should(BeEmpty())
+
+	t.Log("the binding is scheduled and applied and still no status arrives: lost, asked for once the copy has lagged for the threshold")
+	setBindingConditions(t, rb, metav1.ConditionTrue, metav1.ConditionTrue)
 	g.Eventually(asked, timeout, interval).ShouldNot(BeEmpty())
 	g.Expect(time.Since(created)).To(BeNumerically(">=", statusResyncAfter-time.Second), "asked before the threshold")
 	first := asked(g)
@@ -53,4 +64,29 @@ func TestAStatusKarmadaLostIsAskedForAgainUntilItArrives(t *testing.T) {
 	}, timeout, interval).Should(Succeed())
 	last := asked(g)
 	g.Consistently(asked, 3*statusResyncAfter, interval).Should(Equal(last))
+}
+
+// bindingOf creates the ResourceBinding Karmada would make for hub copy
+// name, without status.
+func bindingOf(t *testing.T, hubNS, name string) *workv1alpha2.ResourceBinding {
+	t.Helper()
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: hubNS, Name: strings.ToLower(name + "-" + computev1alpha.WorkloadDeploymentKind)},
+		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{
+			APIVersion: computev1alpha.GroupVersion.String(), Kind: computev1alpha.WorkloadDeploymentKind, Namespace: hubNS, Name: name,
+		}},
+	}
+	NewWithT(t).Expect(hubClient.Create(t.Context(), rb)).To(Succeed())
+	return rb
+}
+
+// setBindingConditions writes the binding's Scheduled and FullyApplied
+// conditions, as Karmada's scheduler and binding controller do.
+func setBindingConditions(t *testing.T, rb *workv1alpha2.ResourceBinding, scheduled, applied metav1.ConditionStatus) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Expect(hubClient.Get(t.Context(), client.ObjectKeyFromObject(rb), rb)).To(Succeed())
+	meta.SetStatusCondition(&rb.Status.Conditions, metav1.Condition{Type: workv1alpha2.Scheduled, Status: scheduled, Reason: "Test"})
+	meta.SetStatusCondition(&rb.Status.Conditions, metav1.Condition{Type: workv1alpha2.FullyApplied, Status: applied, Reason: "Test"})
+	g.Expect(hubClient.Status().Update(t.Context(), rb)).To(Succeed())
 }
