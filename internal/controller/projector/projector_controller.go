@@ -62,17 +62,21 @@ type Reconciler struct {
 	// MaxConcurrentReconciles defaults to DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
 
-	// own remembers the projector's latest write to each projection (keyed
-	// by ownKey), so that a reconcile reading an older version from the
-	// project cluster's cache waits for its own write's event rather than
-	// write again what it just wrote.
+	// own remembers the projections the projector created (keyed by
+	// ownKey), so that a reconcile that does not find one in the project
+	// cluster's cache yet waits for the cache instead of creating it again.
 	own ownwrites.Tracker
 }
 
-// unseenProjectionWait bounds how long the projector waits for its cache to
-// show a projection it created before it looks again (the create's event
-// normally arrives within milliseconds).
-const unseenProjectionWait = 5 * time.Second
+// Waiting for a projection the projector created to show in its cache: it
+// looks again every unseenProjectionPoll (the projector does not watch its
+// projections, so no event brings the hub Instance back; the cache
+// normally shows the create within milliseconds), and creates it again
+// after unseenProjectionWait (it may have gone before the cache saw it).
+const (
+	unseenProjectionPoll = 100 * time.Millisecond
+	unseenProjectionWait = 5 * time.Second
+)
 
 // ownKey keys a projection of project cluster cluster in the own-writes
 // tracker: project clusters may share namespace names.
@@ -216,26 +220,26 @@ func (r *Reconciler) hubNamespace(ctx context.Context, name string) (*corev1.Nam
 }
 
 // project creates or updates the projection desired of hub Instance inst
-// in project cluster cl (named clusterName). While the project cluster's
-// cache has not shown the projector's own latest write to the projection
-// (its create, say), it waits for that write's event — the projection's
-// watch brings the hub Instance back — rather than decide from an older
-// version and write again.
+// in project cluster cl (named clusterName). A projection it created that
+// the cache does not show yet is waited for, not created again.
 func (r *Reconciler) project(ctx context.Context, clusterName string, cl cluster.Cluster, inst, desired *computev1alpha.Instance) (ctrl.Result, error) {
 	c := cl.GetClient()
 	key := ownKey(clusterName, desired)
 	existing := &computev1alpha.Instance{}
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if err == nil {
+		r.own.Forget(key) // seen
+	}
 	if apierrors.IsNotFound(err) {
 		if left := r.own.Unseen(key, unseenProjectionWait); left > 0 {
-			return ctrl.Result{RequeueAfter: left}, nil
+			return ctrl.Result{RequeueAfter: min(left, unseenProjectionPoll)}, nil
 		}
 		created := desired.DeepCopy()
 		created.Status = computev1alpha.InstanceStatus{}
 		err = c.Create(ctx, created)
 		if err == nil {
 			r.own.Wrote(key, created.UID, created.ResourceVersion)
-			return ctrl.Result{}, r.patchStatus(ctx, key, c, created, desired.Status)
+			return ctrl.Result{}, r.patchStatus(ctx, c, created, desired.Status)
 		}
 		if !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("failed to create projection %s/%s: %w", desired.Namespace, desired.Name, err)
@@ -245,9 +249,6 @@ func (r *Reconciler) project(ctx context.Context, clusterName string, cl cluster
 	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to read projection %s/%s: %w", desired.Namespace, desired.Name, err)
-	}
-	if r.own.Stale(key, existing.UID, existing.ResourceVersion) {
-		return ctrl.Result{}, nil
 	}
 	if !isProjection(existing) {
 		r.unresolvable(inst, ReasonNameTaken, fmt.Sprintf(
@@ -266,10 +267,9 @@ func (r *Reconciler) project(ctx context.Context, clusterName string, cl cluster
 			}
 			return ctrl.Result{}, fmt.Errorf("failed to update projection %s/%s: %w", desired.Namespace, desired.Name, err)
 		}
-		r.own.Wrote(key, merged.UID, merged.ResourceVersion)
 		existing = merged
 	}
-	return ctrl.Result{}, r.patchStatus(ctx, key, c, existing, desired.Status)
+	return ctrl.Result{}, r.patchStatus(ctx, c, existing, desired.Status)
 }
 
 // replace deletes a projection of a cell Instance that was since recreated
@@ -292,7 +292,7 @@ func (r *Reconciler) replace(ctx context.Context, key types.NamespacedName, cl c
 	}
 	r.own.Wrote(key, created.UID, created.ResourceVersion)
 	ctrl.LoggerFrom(ctx).V(1).Info("Replaced the projection of a recreated Instance", "projection", klog.KObj(created))
-	return r.patchStatus(ctx, key, c, created, desired.Status)
+	return r.patchStatus(ctx, c, created, desired.Status)
 }
 
 // removeGhost deletes the projection of a hub Instance that is gone, so the
@@ -353,13 +353,12 @@ func (r *Reconciler) removeGhost(ctx context.Context, key client.ObjectKey) erro
 }
 
 // patchStatus writes status onto projection proj when it differs.
-func (r *Reconciler) patchStatus(ctx context.Context, key types.NamespacedName, c client.Client, proj *computev1alpha.Instance, status computev1alpha.InstanceStatus) error {
+func (r *Reconciler) patchStatus(ctx context.Context, c client.Client, proj *computev1alpha.Instance, status computev1alpha.InstanceStatus) error {
 	previous := latestTransition(proj.Status.Conditions)
 	wrote, err := patch.Status(ctx, c, proj, func(p *computev1alpha.Instance) { p.Status = *status.DeepCopy() })
 	if err != nil || !wrote {
 		return err
 	}
-	r.own.Wrote(key, proj.UID, proj.ResourceVersion)
 	if newest := latestTransition(status.Conditions); newest.After(previous.Time) {
 		lag.Observe(r.Clock.Since(newest.Time).Seconds())
 	}
