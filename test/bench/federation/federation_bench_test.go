@@ -17,7 +17,9 @@
 //   - raw Karmada, in the same run and observed the same way (watches of
 //     the cells): three ConfigMaps (one per city) created in the hub until
 //     each is in its cell — the propagation floor P1 is compared with
-//     (ratio);
+//     (ratio); and Karmada's round trip (rawRoundTrip): three Deployments
+//     propagated, their status written in the cells by the benchmark,
+//     until the hub shows it — the floor of P1's shape (ratio too);
 //   - P1 with referenced data, in the same run: the same Workloads, each
 //     mounting a Secret and reading a ConfigMap key as env, so their
 //     companions travel to the hub and every cell and the Instances wait
@@ -118,6 +120,7 @@ func BenchmarkFederation(b *testing.B) {
 	t.onTimeout = func() { e.dump(ctx) }
 	e.track(b, ctx, t)
 	rawAll, rawOne := e.rawPropagation(b, ctx, t, runs)
+	roundTrip := e.rawRoundTrip(b, ctx, runs)
 
 	p1, hops1 := e.timeToRunning(b, ctx, t, runs, false)
 	fail, recover, hops2 := e.statusLag(b, ctx, t, runs)
@@ -132,8 +135,9 @@ func BenchmarkFederation(b *testing.B) {
 	report("  (a shared machine: compare the ratios to raw Karmada of the same run, not the seconds; p99 of %d runs is their maximum when runs < 100)", runs)
 	report("raw Karmada (watched): 3 ConfigMaps (one per city) hub → all cells   p50 %s  p99 %s", pct(rawAll, 50), pct(rawAll, 99))
 	report("raw Karmada (watched): one ConfigMap hub → its cell                    p50 %s  p99 %s", pct(rawOne, 50), pct(rawOne, 99))
-	report("P1 Workload 3 cities × %d → 6 Ready, projected, Available, all runs   p50 %s  p99 %s  max %s  (ratio to raw 3-city propagation: p50 %.1fx, p99 %.1fx)",
-		replicasPerCity, pct(p1, 50), pct(p1, 99), pct(p1, 100), ratio(p1, rawAll, 50), ratio(p1, rawAll, 99))
+	report("raw Karmada round trip (watched): 3 Deployments (one per city) hub → cells, status written there → all 3 report it in the hub   p50 %s  p99 %s", pct(roundTrip, 50), pct(roundTrip, 99))
+	report("P1 Workload 3 cities × %d → 6 Ready, projected, Available, all runs   p50 %s  p99 %s  max %s  (ratio to raw 3-city propagation: p50 %.1fx, p99 %.1fx; to the raw round trip: p50 %.1fx, p99 %.1fx)",
+		replicasPerCity, pct(p1, 50), pct(p1, 99), pct(p1, 100), ratio(p1, rawAll, 50), ratio(p1, rawAll, 99), ratio(p1, roundTrip, 50), ratio(p1, roundTrip, 99))
 	report("P1 first Workload of the platform (cold)                               %s", p1[0].Round(time.Millisecond))
 	report("P1 later Workloads, same namespace (warm)                              p50 %s  p99 %s", pct(warm, 50), pct(warm, 99))
 	report("P1 with referenced data (a Secret mounted, a ConfigMap key as env: companions to the hub and 3 cells, the ReferencedData gate)  p50 %s  p99 %s  (ratio to P1 of the same run: p50 %.2fx, p99 %.2fx)",
@@ -150,6 +154,8 @@ func BenchmarkFederation(b *testing.B) {
 	b.ReportMetric(ms(pct(p1Data, 50)), "P1-data-p50-ms")
 	b.ReportMetric(ratio(p1Data, p1, 50), "P1-data/P1-p50")
 	b.ReportMetric(ratio(p1, rawAll, 50), "P1/raw-p50")
+	b.ReportMetric(ms(pct(roundTrip, 50)), "raw-roundtrip-p50-ms")
+	b.ReportMetric(ratio(p1, roundTrip, 50), "P1/raw-roundtrip-p50")
 	b.ReportMetric(ms(pct(fail, 50)), "P2-fail-p50-ms")
 	b.ReportMetric(ms(pct(fail, 99)), "P2-fail-p99-ms")
 	b.ReportMetric(ms(pct(recover, 50)), "P2-recover-p50-ms")
