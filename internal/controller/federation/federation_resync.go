@@ -39,6 +39,9 @@ const (
 	// cell that really cannot report (its own reconcile failing) is asked
 	// less and less often.
 	maxResyncInterval = 5 * time.Minute
+	// appliedWait is how long a lag on a binding that is scheduled but
+	// not yet fully applied counts as Karmada still working.
+	appliedWait = time.Minute
 )
 
 // StatusLags reports whether the status Karmada aggregated into hub copy
@@ -136,7 +139,7 @@ func (r *Reconciler) resyncStatus(ctx context.Context, s *scope) (phases.Result,
 		return phases.Result{RequeueAfter: wait}, nil
 	}
 	if now.Sub(lagSince) < maxResyncInterval {
-		busy, err := r.karmadaBusy(ctx, hubCopy)
+		busy, err := r.karmadaBusy(ctx, hubCopy, now.Sub(lagSince))
 		if err != nil {
 			return phases.Result{}, err
 		}
@@ -158,15 +161,17 @@ func (r *Reconciler) resyncStatus(ctx context.Context, s *scope) (phases.Result,
 }
 
 // karmadaBusy reports whether Karmada has demonstrably not finished
-// propagating hub copy yet, so a lagging status is on its way rather than
-// lost: its ResourceBinding is not there, not scheduled, or not fully
-// applied to its cluster. A loaded platform lags every new copy for a
-// while (Karmada works through its queues), and a resync then would only
-// add to them; the status Karmada loses after an etcd loss lags on a
-// binding that is scheduled and applied. Read from the apiserver, not a
+// propagating hub copy yet, so a status that has lagged for lagged is on
+// its way rather than lost: its ResourceBinding is not there or not
+// scheduled, or (for the first appliedWait of the lag) not fully applied
+// to its cluster. A loaded platform lags every new copy for a while
+// (Karmada works through its queues), and a resync then would only add to
+// them; the status Karmada loses after an etcd loss lags on a binding
+// that is scheduled, and most often applied (the Applied condition itself
+// may be what was lost, hence the bound). Read from the apiserver, not a
 // cache: only a copy that lagged past the threshold is looked at. A lag
 // that lasts maxResyncInterval is asked for whatever the binding says.
-func (r *Reconciler) karmadaBusy(ctx context.Context, hubCopy *computev1alpha.WorkloadDeployment) (bool, error) {
+func (r *Reconciler) karmadaBusy(ctx context.Context, hubCopy *computev1alpha.WorkloadDeployment, lagged time.Duration) (bool, error) {
 	rb := &workv1alpha2.ResourceBinding{}
 	// Karmada names a template's binding "<name>-<kind>", lower-cased.
 	key := types.NamespacedName{Namespace: hubCopy.Namespace, Name: strings.ToLower(hubCopy.Name + "-" + computev1alpha.WorkloadDeploymentKind)}
@@ -176,6 +181,8 @@ func (r *Reconciler) karmadaBusy(ctx context.Context, hubCopy *computev1alpha.Wo
 		}
 		return false, fmt.Errorf("failed to read ResourceBinding %s of the federation plane: %w", key, err)
 	}
-	return !meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.Scheduled) ||
-		!meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied), nil
+	if !meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.Scheduled) {
+		return true, nil
+	}
+	return lagged < appliedWait && !meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.FullyApplied), nil
 }
