@@ -284,3 +284,20 @@ func TestHubCopyCarriesWhenTheTemplateWasApplied(t *testing.T) {
 		t.Errorf("the hub copy carries an annotation it does not need: %v", got)
 	}
 }
+
+func TestClaimedBy(t *testing.T) {
+	policy := CityPolicy("ns-1", "DFW")
+	hubCopy := &computev1alpha.WorkloadDeployment{}
+	ClaimedBy(hubCopy, policy)
+	if len(hubCopy.Labels)+len(hubCopy.Annotations) != 0 {
+		t.Fatalf("a policy without a permanent id claimed the copy: labels %v, annotations %v", hubCopy.Labels, hubCopy.Annotations)
+	}
+	policy.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] = "id-1"
+	ClaimedBy(hubCopy, policy)
+	if got := hubCopy.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel]; got != "id-1" {
+		t.Errorf("permanent-id label = %q, want id-1", got)
+	}
+	if ns, name := hubCopy.Annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation], hubCopy.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation]; ns != "ns-1" || name != CityPolicyName("DFW") {
+		t.Errorf("policy annotations = %q/%q, want ns-1/%s", ns, name, CityPolicyName("DFW"))
+	}
+}

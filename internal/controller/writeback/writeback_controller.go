@@ -200,7 +200,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 // none yet, is held back while its scheduling gates are on (GatedCopyHold):
 // zero once it is ungated or old enough.
 func gatedHold(inst *computev1alpha.Instance, now time.Time) time.Duration {
-	if len(inst.Spec.Controller.SchedulingGates) == 0 || inst.DeletionTimestamp != nil {
+	if inst.Spec.Controller == nil || len(inst.Spec.Controller.SchedulingGates) == 0 || inst.DeletionTimestamp != nil {
 		return 0
 	}
 	return max(GatedCopyHold-now.Sub(inst.CreationTimestamp.Time), 0)
