@@ -56,6 +56,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -258,17 +259,7 @@ func (e *env) dump(ctx context.Context) {
 // cells have seen all of them, and the first of them until its cell has.
 func (e *env) rawPropagation(b *testing.B, ctx context.Context, t *tracker, runs int) (all, one []time.Duration) {
 	b.Helper()
-	must(b, e.hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rawNamespace}}))
-	for _, city := range benchCities {
-		sel := &metav1.LabelSelector{MatchLabels: map[string]string{computev1alpha.CityCodeTopologyLabel: city}}
-		must(b, e.hub.Create(ctx, &policyv1alpha1.PropagationPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: "city-" + strings.ToLower(city), Namespace: rawNamespace},
-			Spec: policyv1alpha1.PropagationSpec{
-				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: sel}},
-				Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{LabelSelector: sel}},
-			},
-		}))
-	}
+	e.cityPolicies(b, ctx, rawNamespace, "v1", "ConfigMap")
 	for _, city := range benchCities {
 		waitFor(b, time.Minute, func() bool {
 			return e.cells[city].Get(ctx, client.ObjectKey{Name: rawNamespace}, &corev1.Namespace{}) == nil
@@ -628,4 +619,45 @@ func waitFor(b *testing.B, d time.Duration, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// cityPolicies creates hub namespace ns and in it one PropagationPolicy per
+// bench city that sends the objects of kind (apiVersion) labelled with the
+// city to the cells of that city, as compute's own do.
+func (e *env) cityPolicies(b *testing.B, ctx context.Context, ns, apiVersion, kind string) {
+	b.Helper()
+	must(b, e.hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	for _, city := range benchCities {
+		sel := &metav1.LabelSelector{MatchLabels: map[string]string{computev1alpha.CityCodeTopologyLabel: city}}
+		must(b, e.hub.Create(ctx, &policyv1alpha1.PropagationPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "city-" + strings.ToLower(city), Namespace: ns},
+			Spec: policyv1alpha1.PropagationSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: apiVersion, Kind: kind, LabelSelector: sel}},
+				Placement: policyv1alpha1.Placement{
+					ClusterAffinity:   &policyv1alpha1.ClusterAffinity{LabelSelector: sel},
+					ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated},
+				},
+			},
+		}))
+	}
+}
+
+// statusOnArrival follows list's kind in namespace ns of cell c and, once
+// for every object that appears there, writes patch(obj) to its status (a
+// merge patch, in its own goroutine), as a controller of that cell would.
+func statusOnArrival(ctx context.Context, b *testing.B, c client.WithWatch, list client.ObjectList, ns string, s *scaleWatch, patch func(client.Object) []byte) {
+	b.Helper()
+	written := map[string]bool{}
+	follow(ctx, b, c, list, ns, func(obj client.Object, deleted bool) {
+		if deleted || written[obj.GetName()] {
+			return
+		}
+		written[obj.GetName()] = true
+		obj = obj.DeepCopyObject().(client.Object)
+		go func() {
+			if err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch(obj))); err != nil && ctx.Err() == nil {
+				b.Errorf("failed to write the status of %s %s in its cell: %v", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+			}
+		}()
+	}, s)
 }

@@ -69,28 +69,11 @@ func engineFloor(b *testing.B, ctx context.Context, p *platform.Platform, e *env
 		reflected[wd.Name] = !deleted && wd.Status.ReadyReplicas == replicasPerCity &&
 			meta.IsStatusConditionTrue(wd.Status.Conditions, computev1alpha.ConditionAvailable)
 	}, s)
-	// The cells' "provider": one status write per WorkloadDeployment, by
-	// 4 writers per cell.
+	// The cells' "provider": one status write per WorkloadDeployment.
 	for _, c := range e.cells {
-		arrived := make(chan *computev1alpha.WorkloadDeployment, 4*n)
-		written := map[string]bool{}
-		follow(ctx, b, c, &computev1alpha.WorkloadDeploymentList{}, floorNamespace, func(obj client.Object, deleted bool) {
-			wd := obj.(*computev1alpha.WorkloadDeployment)
-			if deleted || written[wd.Name] {
-				return
-			}
-			written[wd.Name] = true
-			arrived <- wd.DeepCopy()
-		}, s)
-		for range 4 {
-			go func() {
-				for wd := range arrived {
-					if err := c.Status().Patch(ctx, wd, client.RawPatch(types.MergePatchType, floorStatus(wd))); err != nil && ctx.Err() == nil {
-						b.Errorf("engine floor: failed to write the status of %s in its cell: %v", wd.Name, err)
-					}
-				}
-			}()
-		}
+		statusOnArrival(ctx, b, c, &computev1alpha.WorkloadDeploymentList{}, floorNamespace, s, func(obj client.Object) []byte {
+			return floorStatus(obj.GetGeneration())
+		})
 	}
 
 	f := floor{objects: n * len(benchCities), load: procstat.LoadAverage()}
@@ -146,12 +129,12 @@ func floorDeployment(name, city string) *computev1alpha.WorkloadDeployment {
 
 // floorStatus is the status a provider writes once a cell
 // WorkloadDeployment's replicas are all up.
-func floorStatus(wd *computev1alpha.WorkloadDeployment) []byte {
+func floorStatus(generation int64) []byte {
 	now := time.Now().UTC().Format(time.RFC3339)
 	return fmt.Appendf(nil, `{"status":{"observedGeneration":%d,"replicas":%d,"currentReplicas":%d,"updatedReplicas":%d,"readyReplicas":%d,"desiredReplicas":%d,`+
 		`"conditions":[{"type":%q,"status":"True","reason":"MinimumReplicasAvailable","message":"all replicas are ready","lastTransitionTime":%q,"observedGeneration":%d}]}}`,
-		wd.Generation, replicasPerCity, replicasPerCity, replicasPerCity, replicasPerCity, replicasPerCity,
-		computev1alpha.ConditionAvailable, now, wd.Generation)
+		generation, replicasPerCity, replicasPerCity, replicasPerCity, replicasPerCity, replicasPerCity,
+		computev1alpha.ConditionAvailable, now, generation)
 }
 
 // printFloor prints the engine floor and P4's ratios to it: time, writes

@@ -9,11 +9,9 @@ import (
 	"testing"
 	"time"
 
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -31,42 +29,18 @@ import (
 func (e *env) rawRoundTrip(b *testing.B, ctx context.Context, runs int) []time.Duration {
 	b.Helper()
 	const ns = "bench-roundtrip"
-	must(b, e.hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	for _, city := range benchCities {
-		sel := &metav1.LabelSelector{MatchLabels: map[string]string{computev1alpha.CityCodeTopologyLabel: city}}
-		must(b, e.hub.Create(ctx, &policyv1alpha1.PropagationPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: "city-" + strings.ToLower(city), Namespace: ns},
-			Spec: policyv1alpha1.PropagationSpec{
-				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: sel}},
-				Placement: policyv1alpha1.Placement{
-					ClusterAffinity:   &policyv1alpha1.ClusterAffinity{LabelSelector: sel},
-					ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDuplicated},
-				},
-			},
-		}))
-	}
+	e.cityPolicies(b, ctx, ns, "apps/v1", "Deployment")
 	s := &scaleWatch{changed: make(chan struct{}, 1)}
 	ready := map[string]bool{}
 	follow(ctx, b, e.hub, &appsv1.DeploymentList{}, ns, func(obj client.Object, deleted bool) {
 		d := obj.(*appsv1.Deployment)
 		ready[d.Name] = !deleted && d.Status.ReadyReplicas == replicasPerCity
 	}, s)
-	for city, c := range e.cells {
-		written := map[string]bool{}
-		follow(ctx, b, c, &appsv1.DeploymentList{}, ns, func(obj client.Object, deleted bool) {
-			d := obj.(*appsv1.Deployment)
-			if deleted || written[d.Name] {
-				return
-			}
-			written[d.Name] = true
-			patch := fmt.Appendf(nil, `{"status":{"observedGeneration":%d,"replicas":%d,"updatedReplicas":%d,"readyReplicas":%d,"availableReplicas":%d}}`,
-				d.Generation, replicasPerCity, replicasPerCity, replicasPerCity, replicasPerCity)
-			go func() {
-				if err := c.Status().Patch(ctx, d.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil && ctx.Err() == nil {
-					b.Errorf("round trip: failed to write the status of Deployment %s in %s: %v", d.Name, city, err)
-				}
-			}()
-		}, s)
+	for _, c := range e.cells {
+		statusOnArrival(ctx, b, c, &appsv1.DeploymentList{}, ns, s, func(obj client.Object) []byte {
+			return fmt.Appendf(nil, `{"status":{"observedGeneration":%d,"replicas":%d,"updatedReplicas":%d,"readyReplicas":%d,"availableReplicas":%d}}`,
+				obj.GetGeneration(), replicasPerCity, replicasPerCity, replicasPerCity, replicasPerCity)
+		})
 	}
 	var out []time.Duration
 	for i := range runs {
