@@ -150,7 +150,8 @@ type Progress struct {
 	// observed the latest spec.
 	Done bool `json:"done"`
 	// Failures are terminal failures of instances on the current template
-	// and of cities, worst first (a halted rollout across cities first).
+	// and of cities, worst first (a halted rollout across cities first);
+	// none while the management plane has not applied the latest spec.
 	Failures []Failure `json:"failures,omitempty"`
 	// Rollout is the rollout across cities; nil when not reported.
 	Rollout *Rollout `json:"rollout,omitempty"`
@@ -201,6 +202,12 @@ func Assess(s Snapshot, exp Expectation) Progress {
 			cmp.Compare(a.City, b.City), cmp.Compare(a.Instance, b.Instance))
 	})
 	assessRollout(&p, w)
+	if p.Waiting != "" {
+		// Until the management plane applies the latest spec, the status
+		// and the failures it names are those of the spec before it,
+		// which the latest may fix (a rollback from a broken image).
+		p.Failures = nil
+	}
 	return p
 }
 

@@ -183,6 +183,11 @@ func TestAssess(t *testing.T) {
 				with(func(s *Snapshot) { s.Workload.Generation = 2 }),
 			wantLine: "waiting for the management plane to apply generation 2", wantHealth: HealthProgressing,
 		},
+		"a failure of the spec before the latest is no failure until the management plane applies it": {
+			world: newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.ImageUnavailable, clitest.ImageUnavailable).
+				with(func(s *Snapshot) { s.Workload.Generation = 2 }),
+			wantLine: "waiting for the management plane to apply generation 2", wantHealth: HealthProgressing,
+		},
 		"an image that cannot be pulled fails the rollout": {
 			world:    newWorld(base()).city("DFW", clitest.Available, clitest.Available).city("LHR", clitest.ImageUnavailable, clitest.ImageUnavailable),
 			wantLine: "DFW 2/2 ready · LHR 0/2 image unavailable", wantHealth: HealthDegraded, wantFailure: "ImageUnavailable",

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"github.com/citycells/compute/internal/local/platform"
 )
 
@@ -33,6 +36,9 @@ func RunPlatform(m *testing.M, cfg platform.Config, startTimeout time.Duration, 
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	cfg.StateDir, cfg.Log = dir, os.Stderr
+	// The tests' clients log what the apiservers warn of (a deprecated
+	// instance type, say) through controller-runtime's logger.
+	ctrl.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
 	platform, err := platform.Up(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "failed to start the local platform: %v\nlogs are in %s/logs\n", err, dir)
