@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,7 +28,9 @@ const floorNamespace = "bench-floor"
 
 // floor is what the engine floor measured.
 type floor struct {
-	objects       int
+	objects int
+	// reasked counts the status writes made again (reaskStalled).
+	reasked       int
 	took          time.Duration
 	before, after sample
 	load          string
@@ -58,8 +61,10 @@ func engineFloor(b *testing.B, ctx context.Context, p *platform.Platform, e *env
 		}
 	}
 	must(b, e.hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}}))
+	policies := map[string]*policyv1alpha1.PropagationPolicy{}
 	for _, city := range benchCities {
-		must(b, e.hub.Create(ctx, federation.CityPolicy(floorNamespace, city)))
+		policies[city] = federation.CityPolicy(floorNamespace, city)
+		must(b, e.hub.Create(ctx, policies[city]))
 	}
 
 	s := &scaleWatch{changed: make(chan struct{}, 1)}
@@ -81,26 +86,16 @@ func engineFloor(b *testing.B, ctx context.Context, p *platform.Platform, e *env
 	began := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
+	cityOf := map[string]string{}
 	for i := range n {
 		for _, city := range benchCities {
-			g.Go(func() error {
-				return e.hub.Create(gctx, floorDeployment(fmt.Sprintf("floor-%d-%s", i, strings.ToLower(city)), city))
-			})
+			wd := floorDeployment(fmt.Sprintf("floor-%d-%s", i, strings.ToLower(city)), city, policies[city])
+			cityOf[wd.Name] = city
+			g.Go(func() error { return e.hub.Create(gctx, wd) })
 		}
 	}
 	must(b, g.Wait())
-	timeout := max(10*time.Minute, time.Duration(n)*3*time.Second)
-	if !s.waitFor(timeout, func() bool {
-		c := 0
-		for _, ok := range reflected {
-			if ok {
-				c++
-			}
-		}
-		return c == f.objects
-	}) {
-		b.Fatalf("engine floor: not every hub WorkloadDeployment showed its cell's status within %s", timeout)
-	}
+	f.reasked = reaskStalled(ctx, b, e, s, reflected, cityOf, max(10*time.Minute, time.Duration(n)*3*time.Second))
 	f.took = time.Since(began)
 	m.quiet(ctx, 2*time.Second, 2*time.Minute)
 	f.after = m.snapshot(ctx)
@@ -108,11 +103,65 @@ func engineFloor(b *testing.B, ctx context.Context, p *platform.Platform, e *env
 	return f
 }
 
+// floorStall is how long the engine floor waits without one more hub
+// object showing its status before it writes the missing ones' statuses
+// in their cells again.
+const floorStall = time.Minute
+
+// reaskStalled waits until every object of cityOf is reflected (under
+// s.mu) or timeout passes (fatal). Karmada alone can leave a hub object
+// without the status its cell holds (3 of 300 in one run, with objects
+// created unclaimed: Karmada reflected each once, before the status
+// write, never after it); compute's status resync asks again for what
+// Karmada lost, and the floor does too: whenever no object arrives for
+// floorStall, it writes the missing ones' statuses in their cells again.
+// It returns how many it wrote again, which the floor's conditions print.
+func reaskStalled(ctx context.Context, b *testing.B, e *env, s *scaleWatch, reflected map[string]bool, cityOf map[string]string, timeout time.Duration) int {
+	b.Helper()
+	count := func() (done int, missing []string) {
+		for name := range cityOf {
+			if reflected[name] {
+				done++
+			} else {
+				missing = append(missing, name)
+			}
+		}
+		return done, missing
+	}
+	deadline := time.Now().Add(timeout)
+	reasked, last := 0, -1
+	for {
+		if s.waitFor(min(floorStall, time.Until(deadline)), func() bool { done, _ := count(); return done == len(cityOf) }) {
+			return reasked
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("engine floor: not every hub WorkloadDeployment showed its cell's status within %s (written again %d times)", timeout, reasked)
+		}
+		s.mu.Lock()
+		done, missing := count()
+		s.mu.Unlock()
+		if done > last {
+			last = done
+			continue
+		}
+		for _, name := range missing {
+			wd := &computev1alpha.WorkloadDeployment{}
+			c := e.cells[cityOf[name]]
+			if err := c.Get(ctx, client.ObjectKey{Namespace: floorNamespace, Name: name}, wd); err != nil {
+				continue // not in its cell yet: its arrival writes it
+			}
+			must(b, c.Status().Patch(ctx, wd, client.RawPatch(types.MergePatchType, floorStatus(wd.Generation))))
+			reasked++
+		}
+	}
+}
+
 // floorDeployment is one of the engine floor's hub objects: a hub copy of
-// P4's shape.
-func floorDeployment(name, city string) *computev1alpha.WorkloadDeployment {
+// P4's shape, created claimed by its city's policy as compute creates its
+// copies (federation.ClaimedBy).
+func floorDeployment(name, city string, policy *policyv1alpha1.PropagationPolicy) *computev1alpha.WorkloadDeployment {
 	w := (&env{}).workload(name)
-	return &computev1alpha.WorkloadDeployment{
+	wd := &computev1alpha.WorkloadDeployment{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: floorNamespace, Name: name,
 			Labels: map[string]string{computev1alpha.CityCodeTopologyLabel: city},
@@ -125,6 +174,8 @@ func floorDeployment(name, city string) *computev1alpha.WorkloadDeployment {
 			ScaleSettings: w.Spec.Placements[0].ScaleSettings,
 		},
 	}
+	federation.ClaimedBy(wd, policy)
+	return wd
 }
 
 // floorStatus is the status a provider writes once a cell
@@ -140,8 +191,8 @@ func floorStatus(generation int64) []byte {
 // printFloor prints the engine floor and P4's ratios to it: time, writes
 // per WorkloadDeployment on every plane, CPU seconds per kind of process.
 func (m *meters) printFloor(f floor, p4 time.Duration, p4Before, p4After sample) {
-	report("engine floor conditions: Karmada alone (compute's processes stopped), %d WorkloadDeployments (P4's hub copies) through compute's interpreter and per-city PropagationPolicies, one status write each in its cell by the benchmark; the same platform after P4 and P5; load average before %s",
-		f.objects, f.load)
+	report("engine floor conditions: Karmada alone (compute's processes stopped), %d WorkloadDeployments (P4's hub copies, created claimed by their policy as compute's are) through compute's interpreter and per-city PropagationPolicies, one status write each in its cell by the benchmark (%d written again after a stall); the same platform after P4 and P5; load average before %s",
+		f.objects, f.reasked, f.load)
 	report("engine floor: every hub object shows its cell's status in %s (%.1f objects/s); P4 / floor: %.2fx",
 		f.took.Round(time.Millisecond), float64(f.objects)/f.took.Seconds(), p4.Seconds()/f.took.Seconds())
 	m.printWrites("engine floor", f.before, f.after, f.objects, "WorkloadDeployment")
