@@ -46,7 +46,8 @@ type Program[O ProgramOptions] struct {
 }
 
 // Main parses args into p's options and the logging flags (zap's), and
-// runs p with the logger set and a context that ends on SIGTERM or
+// runs p with the logger set, the Go runtime's memory limit set from the
+// container's (SetMemoryLimit) and a context that ends on SIGTERM or
 // SIGINT. It returns the exit code: 0 after --help or a clean stop, 2 for
 // flags that do not parse, p.InvalidExit for options p refuses, 1 when p
 // fails; every error is written to stderr, prefixed with p's name.
@@ -78,6 +79,7 @@ func Main[O ProgramOptions](p Program[O], args []string, stderr io.Writer) int {
 		return p.InvalidExit
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	SetMemoryLimit(ctrl.Log.WithName(p.Name), "/sys/fs/cgroup")
 	buildinfo.Register(buildinfo.Resolve(p.Version, p.Commit))
 	if err := p.Run(ctrl.SetupSignalHandler(), p.Options); err != nil {
 		_, _ = fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)

@@ -1,0 +1,72 @@
+package serving
+
+import (
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"testing"
+
+	"github.com/go-logr/logr"
+)
+
+func TestParseMemoryLimit(t *testing.T) {
+	for in, want := range map[string]int64{
+		"536870912\n":         536870912,
+		"max\n":               0,
+		"9223372036854771712": 0, // cgroup v1 without a limit
+		"0":                   0,
+		" 268435456 ":         268435456,
+	} {
+		got, err := parseMemoryLimit(in)
+		if err != nil || got != want {
+			t.Errorf("parseMemoryLimit(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if _, err := parseMemoryLimit("512Mi"); err == nil {
+		t.Error("parseMemoryLimit(\"512Mi\") succeeded, want an error")
+	}
+}
+
+func TestSetMemoryLimitFromTheContainer(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+
+	v2 := t.TempDir()
+	if err := os.WriteFile(filepath.Join(v2, "memory.max"), []byte("536870912\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := SetMemoryLimit(logr.Discard(), v2), int64(483183820); got != want {
+		t.Errorf("cgroup v2 limit 512Mi: set %d, want %d", got, want)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 483183820 {
+		t.Errorf("the runtime's limit is %d, want 483183820", got)
+	}
+
+	v1 := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(v1, "memory"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(v1, "memory", "memory.limit_in_bytes"), []byte("268435456\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := SetMemoryLimit(logr.Discard(), v1); got != 241591910 {
+		t.Errorf("cgroup v1 limit 256Mi: set %d, want 241591910", got)
+	}
+
+	none := t.TempDir()
+	if err := os.WriteFile(filepath.Join(none, "memory.max"), []byte("max\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := SetMemoryLimit(logr.Discard(), none); got != 0 {
+		t.Errorf("no limit: set %d, want 0", got)
+	}
+	if got := SetMemoryLimit(logr.Discard(), t.TempDir()); got != 0 {
+		t.Errorf("no cgroup files: set %d, want 0", got)
+	}
+
+	t.Setenv("GOMEMLIMIT", "100MiB")
+	if got := SetMemoryLimit(logr.Discard(), v2); got != 0 {
+		t.Errorf("with GOMEMLIMIT set: set %d, want 0 (the runtime's own)", got)
+	}
+}
