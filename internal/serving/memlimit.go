@@ -6,15 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/go-logr/logr"
 )
 
-// Where a container's memory limit is: cgroup v2, then v1, each relative to
-// the cgroup filesystem's mount point.
-var cgroupMemoryLimitFiles = []string{"memory.max", "memory/memory.limit_in_bytes"}
 
 // memoryLimitShare is the part of the container's memory limit the Go
 // runtime is told it may use: the rest is for what the Go runtime does not
@@ -34,7 +32,8 @@ func SetMemoryLimit(log logr.Logger, root string) int64 {
 		log.V(1).Info("Go memory limit set by GOMEMLIMIT", "GOMEMLIMIT", v)
 		return 0
 	}
-	limit, file, err := containerMemoryLimit(root)
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	limit, file, err := containerMemoryLimit(root, string(self))
 	if err != nil {
 		log.Info("Cannot read the container's memory limit; the Go runtime's memory is not limited", "error", err.Error())
 		return 0
@@ -49,12 +48,35 @@ func SetMemoryLimit(log logr.Logger, root string) int64 {
 	return goLimit
 }
 
-// containerMemoryLimit reads the memory limit of the cgroup mounted at root
-// (/sys/fs/cgroup); 0 when it has none (no file, "max", or v1's
-// page-rounded maximum).
-func containerMemoryLimit(root string) (limit int64, file string, err error) {
-	for _, name := range cgroupMemoryLimitFiles {
-		path := filepath.Join(root, name)
+// containerMemoryLimit reads the memory limit of this process's cgroup
+// under root (/sys/fs/cgroup), self being /proc/self/cgroup: cgroup v2,
+// then v1, each at the process's own cgroup path (a process that shares
+// the host's cgroup namespace) and at the mount's root (a container's own
+// cgroup namespace or bind mount). 0 when it has none (no file, "max", or
+// v1's page-rounded maximum).
+func containerMemoryLimit(root, self string) (limit int64, file string, err error) {
+	var v2, v1 string
+	for _, line := range strings.Split(self, "\n") {
+		// hierarchy-ID:controllers:path
+		parts := strings.SplitN(line, ":", 3)
+		switch {
+		case len(parts) != 3:
+		case parts[0] == "0" && parts[1] == "":
+			v2 = parts[2]
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			v1 = parts[2]
+		}
+	}
+	var candidates []string
+	if v2 != "" && v2 != "/" {
+		candidates = append(candidates, filepath.Join(root, v2, "memory.max"))
+	}
+	candidates = append(candidates, filepath.Join(root, "memory.max"))
+	if v1 != "" && v1 != "/" {
+		candidates = append(candidates, filepath.Join(root, "memory", v1, "memory.limit_in_bytes"))
+	}
+	candidates = append(candidates, filepath.Join(root, "memory", "memory.limit_in_bytes"))
+	for _, path := range candidates {
 		b, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -27,6 +27,39 @@ func TestParseMemoryLimit(t *testing.T) {
 	}
 }
 
+func TestTheProcessOwnCgroupComesFirst(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, path)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, path), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("memory/memory.limit_in_bytes", "9223372036854771712\n")
+	write("memory/kubepods/pod1/c1/memory.limit_in_bytes", "268435456\n")
+	write("system.slice/app.service/memory.max", "536870912\n")
+	for _, tc := range []struct {
+		self string
+		want int64
+		file string
+	}{
+		{"4:memory:/kubepods/pod1/c1\n3:cpu,cpuacct:/kubepods/pod1/c1\n0::/\n", 268435456, "memory/kubepods/pod1/c1/memory.limit_in_bytes"},
+		{"0::/system.slice/app.service\n", 536870912, "system.slice/app.service/memory.max"},
+		// A container's own namespace: its cgroup is the mount's root.
+		{"4:memory:/\n", 0, "memory/memory.limit_in_bytes"},
+		// A bind-mounted container cgroup: its path is not under root.
+		{"4:memory:/docker/abc\n", 0, "memory/memory.limit_in_bytes"},
+	} {
+		got, file, err := containerMemoryLimit(root, tc.self)
+		if err != nil || got != tc.want || file != filepath.Join(root, tc.file) {
+			t.Errorf("self %q: %d from %s (%v), want %d from %s", tc.self, got, file, err, tc.want, tc.file)
+		}
+	}
+}
+
 func TestSetMemoryLimitFromTheContainer(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	before := debug.SetMemoryLimit(-1)
