@@ -13,7 +13,6 @@ import (
 	"github.com/go-logr/logr"
 )
 
-
 // memoryLimitShare is the part of the container's memory limit the Go
 // runtime is told it may use: the rest is for what the Go runtime does not
 // count (thread stacks outside the heap, the binary's own pages).
