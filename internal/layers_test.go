@@ -25,7 +25,7 @@ var layers = []struct {
 	{"pure libraries and clients", []string{
 		"internal/apitest", "internal/buildinfo", "internal/catalog", "internal/cityrollout", "internal/failover", "internal/features", "internal/instanceplan",
 		"internal/local/faults", "internal/locations", "internal/metricsdoc", "internal/mirror", "internal/names", "internal/ownwrites",
-		"internal/patch", "internal/phases",
+		"internal/patch", "internal/pendingfirst", "internal/phases",
 		"internal/placement", "internal/probes", "internal/planes", "internal/projects", "internal/quota",
 		"internal/referenceddata", "internal/revision", "internal/serving", "internal/status", "internal/toolchain", "internal/workloadstatus",
 	}},

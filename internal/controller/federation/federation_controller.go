@@ -31,6 +31,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/patch"
+	"github.com/citycells/compute/internal/pendingfirst"
 	"github.com/citycells/compute/internal/phases"
 	"github.com/citycells/compute/internal/referenceddata"
 )
@@ -143,6 +144,9 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 		}).
 		// The federator's own status writes need no reconcile.
 		For(&computev1alpha.WorkloadDeployment{}, mcbuilder.WithPredicates(specOrMetadataChanged())).
+		// After a restart, a deployment whose change its cell has not
+		// reported yet goes before the settled ones its list brings.
+		Watches(&computev1alpha.WorkloadDeployment{}, pendingfirst.ClusterHandler).
 		WatchesRawSource(source.TypedKind[*computev1alpha.WorkloadDeployment, mcreconcile.Request](hubCluster.GetCache(), &computev1alpha.WorkloadDeployment{},
 			mchandler.TypedEnqueueRequestsFromMapFuncWithClusterPreservation(r.mapHubDeployment)))
 	if r.Health != nil {

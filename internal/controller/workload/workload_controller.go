@@ -27,6 +27,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/patch"
+	"github.com/citycells/compute/internal/pendingfirst"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
 	"github.com/citycells/compute/internal/workloadstatus"
@@ -98,6 +99,9 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 			MaxConcurrentReconciles: r.MaxConcurrentReconciles,
 		}).
 		For(&computev1alpha.Workload{}).
+		// After a restart, a Workload edited while the manager was away
+		// goes before the settled ones its list brings.
+		Watches(&computev1alpha.Workload{}, pendingfirst.ClusterHandler).
 		Owns(&computev1alpha.WorkloadDeployment{}).
 		Owns(&appsv1.ControllerRevision{}).
 		Watches(&networkingv1alpha.LocationBinding{}, enqueueForBinding).

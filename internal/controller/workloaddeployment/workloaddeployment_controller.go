@@ -20,6 +20,7 @@ import (
 	"github.com/citycells/compute/internal/instanceplan"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/patch"
+	"github.com/citycells/compute/internal/pendingfirst"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -92,6 +93,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&computev1alpha.WorkloadDeployment{}).
+		// After a restart, a deployment changed while the manager was
+		// away goes before the settled ones its list brings.
+		Watches(&computev1alpha.WorkloadDeployment{}, pendingfirst.Handler()).
 		// Like Owns, events of the initial list and resyncs go behind
 		// the ones that change something (the priority queue).
 		Watches(&computev1alpha.Instance{}, handler.WithLowPriorityWhenUnchanged(handler.EventHandler(instanceEvents{sizes: &r.mem.sizes}))).
