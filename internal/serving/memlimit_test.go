@@ -10,16 +10,19 @@ import (
 )
 
 func TestParseMemoryLimit(t *testing.T) {
-	for in, want := range map[string]int64{
-		"536870912\n":         536870912,
-		"max\n":               0,
-		"9223372036854771712": 0, // cgroup v1 without a limit
-		"0":                   0,
-		" 268435456 ":         268435456,
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"536870912\n", 536870912},
+		{"max\n", 0},
+		{"9223372036854771712", 0}, // cgroup v1 without a limit
+		{"0", 0},
+		{"\t268435456\n", 268435456},
 	} {
-		got, err := parseMemoryLimit(in)
-		if err != nil || got != want {
-			t.Errorf("parseMemoryLimit(%q) = %d, %v; want %d", in, got, err, want)
+		got, err := parseMemoryLimit(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("parseMemoryLimit(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
 		}
 	}
 	if _, err := parseMemoryLimit("512Mi"); err == nil {
