@@ -2,7 +2,7 @@
 // kubeconfig, env and image push over internal/local/platform, the fault
 // controls (stop, start, restart, partition, heal), and the hidden commands
 // a detached platform runs its link proxy and registry with. Every command
-// has the anatomy of the project's CLIs (cmdutil.Runner: Complete,
-// Validate, Run) and exits with cmdutil's codes, plus ExitNotRunning when
-// no platform is recorded.
+// has the anatomy of the project's CLIs (Complete, Validate, Run, as
+// internal/cli/cmdutil.Runner) and exits with the CLIs' codes
+// (internal/exitcode), plus ExitNotRunning when no platform is recorded.
 package cmd

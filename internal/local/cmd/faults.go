@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/exitcode"
 	"github.com/citycells/compute/internal/local/faults"
 	"github.com/citycells/compute/internal/local/platform"
 )
@@ -80,7 +80,7 @@ func (o *componentOptions) Complete(_ *cobra.Command, args []string) error {
 // Validate checks the timeout.
 func (o *componentOptions) Validate() error {
 	if o.timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.timeout)
+		return exitcode.UsageErrorf("--timeout must be positive, got %s", o.timeout)
 	}
 	return nil
 }
@@ -167,7 +167,7 @@ func (o *partitionOptions) Validate() error {
 		return err
 	}
 	if o.dur < 0 {
-		return cmdutil.UsageErrorf("--for must not be negative, got %s", o.dur)
+		return exitcode.UsageErrorf("--for must not be negative, got %s", o.dur)
 	}
 	return nil
 }
@@ -237,7 +237,7 @@ func validCity(st *platform.State, city string) error {
 		}
 		cities = append(cities, c.City)
 	}
-	return cmdutil.UsageErrorf("no city %q in this platform: its cities are %s", city, strings.Join(cities, ", "))
+	return exitcode.UsageErrorf("no city %q in this platform: its cities are %s", city, strings.Join(cities, ", "))
 }
 
 // linkProxyOptions are the options of the hidden `link-proxy` command.
@@ -260,11 +260,11 @@ func newLinkProxyCommand(g *globalOptions) *cobra.Command {
 // Validate checks the control address and the links.
 func (o *linkProxyOptions) Validate() error {
 	if o.control == "" {
-		return cmdutil.UsageErrorf("--control is required")
+		return exitcode.UsageErrorf("--control is required")
 	}
 	for _, l := range o.links {
 		if _, err := faults.ParseLinkArg(l); err != nil {
-			return cmdutil.UsageErrorf("%v", err)
+			return exitcode.UsageErrorf("%v", err)
 		}
 	}
 	return nil

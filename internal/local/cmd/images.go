@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/exitcode"
 	"github.com/citycells/compute/internal/local/platform"
 )
 
@@ -30,7 +30,7 @@ func newRegistryCommand(g *globalOptions) *cobra.Command {
 // Validate requires both flags.
 func (o *registryOptions) Validate() error {
 	if o.addr == "" || o.dir == "" {
-		return cmdutil.UsageErrorf("--addr and --dir are required")
+		return exitcode.UsageErrorf("--addr and --dir are required")
 	}
 	return nil
 }
@@ -90,7 +90,7 @@ func (o *imagePushOptions) Complete(_ *cobra.Command, args []string) error {
 // Validate checks the path exists.
 func (o *imagePushOptions) Validate() error {
 	if _, err := os.Stat(o.path); err != nil {
-		return cmdutil.UsageErrorf("%v", err)
+		return exitcode.UsageErrorf("%v", err)
 	}
 	return nil
 }

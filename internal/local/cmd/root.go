@@ -13,19 +13,19 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/exitcode"
 	"github.com/citycells/compute/internal/local/platform"
 )
 
-// Exit codes of compute-local: the shared ones of the CLIs (cmdutil), and
-// one of its own.
+// Exit codes of compute-local: the shared ones of the CLIs
+// (internal/exitcode), and one of its own.
 const (
 	// ExitOK means success (status: everything is up).
-	ExitOK = cmdutil.ExitOK
+	ExitOK = exitcode.OK
 	// ExitFailure means the command failed (status: something is down).
-	ExitFailure = cmdutil.ExitFailure
+	ExitFailure = exitcode.Failure
 	// ExitUsage means the command line was wrong.
-	ExitUsage = cmdutil.ExitUsage
+	ExitUsage = exitcode.Usage
 	// ExitNotRunning means no platform is recorded in the state directory.
 	ExitNotRunning = 3
 )
@@ -46,11 +46,11 @@ func withCode(err error, code int) error {
 	if err == nil {
 		return nil
 	}
-	var ee *cmdutil.ExitError
+	var ee *exitcode.Error
 	if errors.As(err, &ee) {
 		return err
 	}
-	return &cmdutil.ExitError{Code: code, Err: err}
+	return &exitcode.Error{Code: code, Err: err}
 }
 
 // Streams are the command's input and output.
@@ -110,7 +110,7 @@ func (serverOptions) Complete(*cobra.Command, []string) error { return nil }
 
 // newServerCommand builds the hidden server command use, described by
 // short (which says that compute-local up runs it), for o.
-func newServerCommand(use, short string, o cmdutil.Runner) *cobra.Command {
+func newServerCommand(use, short string, o runner) *cobra.Command {
 	return &cobra.Command{
 		Use:    use,
 		Short:  short,
@@ -127,27 +127,30 @@ func serveUntilSignal(ctx context.Context, serve func(ctx context.Context) error
 	return serve(ctx)
 }
 
-// exitCodes gives a command's errors their exit codes: what Complete and
-// Run return is a failure, what Validate returns a usage error, unless
-// either already carries a code.
-type exitCodes struct{ cmdutil.Runner }
-
-// Complete completes the command; its errors are failures.
-func (c exitCodes) Complete(cmd *cobra.Command, args []string) error {
-	return failure(c.Runner.Complete(cmd, args))
+// runner is a command with the anatomy of every CLI of the project
+// (internal/cli/cmdutil.Runner, which compute-local does not import): Complete
+// fills the options from the arguments and flags, Validate checks them
+// without talking to a server, Run does the work.
+type runner interface {
+	Complete(cmd *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
 }
 
-// Validate validates the command; its errors are usage errors.
-func (c exitCodes) Validate() error { return usage(c.Runner.Validate()) }
-
-// Run runs the command; its errors are failures.
-func (c exitCodes) Run(ctx context.Context) error { return failure(c.Runner.Run(ctx)) }
-
-// runE adapts a command to cobra with the anatomy of every CLI of the
-// project (cmdutil.RunE: Complete, Validate, Run), its errors carrying
-// compute-local's exit codes.
-func runE(c cmdutil.Runner) func(*cobra.Command, []string) error {
-	return cmdutil.RunE(exitCodes{c})
+// runE adapts a command to cobra: Complete, Validate, Run, their errors
+// carrying compute-local's exit codes. What Complete and Run return is a
+// failure, what Validate returns a usage error, unless either already
+// carries a code.
+func runE(c runner) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := c.Complete(cmd, args); err != nil {
+			return failure(err)
+		}
+		if err := c.Validate(); err != nil {
+			return usage(err)
+		}
+		return failure(c.Run(cmd.Context()))
+	}
 }
 
 // Main runs compute-local with args and returns its exit code.
@@ -158,7 +161,7 @@ func Main(args []string, streams Streams) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ee *cmdutil.ExitError
+	var ee *exitcode.Error
 	if errors.As(err, &ee) {
 		if ee.Err != nil && ee.Err.Error() != "" {
 			fprintf(streams.Err, "compute-local: %v\n", ee.Err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/exitcode"
 	"github.com/citycells/compute/internal/local/platform"
 )
 
@@ -48,7 +48,7 @@ func (o *statusOptions) Complete(*cobra.Command, []string) error {
 // Validate checks -o.
 func (o *statusOptions) Validate() error {
 	if o.output != "table" && o.output != "json" {
-		return cmdutil.UsageErrorf("unknown output %q: use table or json", o.output)
+		return exitcode.UsageErrorf("unknown output %q: use table or json", o.output)
 	}
 	return nil
 }
@@ -197,7 +197,7 @@ func (o *kubeconfigOptions) Validate() error { return nil }
 func (o *kubeconfigOptions) Run(context.Context) error {
 	p, err := o.state.Plane(o.plane)
 	if err != nil {
-		return &cmdutil.ExitError{Code: ExitUsage, Err: err}
+		return &exitcode.Error{Code: ExitUsage, Err: err}
 	}
 	fprintln(o.streams.Out, p.Kubeconfig)
 	return nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/exitcode"
 	"github.com/citycells/compute/internal/local/platform"
 )
 
@@ -119,18 +119,18 @@ func (o *upOptions) Validate() error {
 	switch o.cfg.Managers {
 	case platform.ManagersAuto, platform.ManagersOff, platform.ManagersRequired:
 	default:
-		return cmdutil.UsageErrorf("--managers %q: use auto, required or off", o.managers)
+		return exitcode.UsageErrorf("--managers %q: use auto, required or off", o.managers)
 	}
 	switch o.cfg.Identities {
 	case platform.IdentitiesOverlay, platform.IdentitiesAdmin:
 	default:
-		return cmdutil.UsageErrorf("--identities %q: use overlay or admin", o.identities)
+		return exitcode.UsageErrorf("--identities %q: use overlay or admin", o.identities)
 	}
 	if o.cfg.Timeout <= 0 {
-		return cmdutil.UsageErrorf("--timeout must be positive, got %s", o.cfg.Timeout)
+		return exitcode.UsageErrorf("--timeout must be positive, got %s", o.cfg.Timeout)
 	}
 	if o.cfg.Replicas < 1 || o.cfg.Replicas > platform.MaxReplicas {
-		return cmdutil.UsageErrorf("--replicas %d: run 1 to %d replicas", o.cfg.Replicas, platform.MaxReplicas)
+		return exitcode.UsageErrorf("--replicas %d: run 1 to %d replicas", o.cfg.Replicas, platform.MaxReplicas)
 	}
 	return nil
 }
