@@ -216,20 +216,7 @@ func Make(in Input) Plan {
 		// Diff drains it.
 		return plan
 	}
-	own := map[string]*computev1alpha.WorkloadDeployment{}
-	fallbacks := map[string][]*computev1alpha.WorkloadDeployment{}
-	for i := range in.Deployments {
-		wd := &in.Deployments[i]
-		if !placement.BelongsTo(wd, w.UID) || wd.DeletionTimestamp != nil {
-			continue
-		}
-		if placement.IsFallback(wd) {
-			forName := wd.Labels[computev1alpha.FailoverForLabel]
-			fallbacks[forName] = append(fallbacks[forName], wd)
-			continue
-		}
-		own[wd.Name] = wd
-	}
+	own, fallbacks := deploymentsOf(in)
 	// A Workload fails over at most maxFailedOverLocations at once: the
 	// targets whose fallback stays count first.
 	active := 0
@@ -244,28 +231,60 @@ func Make(in Input) Plan {
 		if spec == nil {
 			continue
 		}
-		ownLocations := map[string]bool{}
-		for _, t := range in.Targets {
-			if t.Placement == p.Name && t.FailoverFor == nil && t.Location != nil {
-				ownLocations[t.Location.Name] = true
-			}
-		}
-		pl := planner{in: in, spec: spec, placement: p.Name, own: ownLocations, plan: &plan}
-		for _, t := range in.Targets {
-			if t.Placement != p.Name || t.FailoverFor != nil {
-				continue
-			}
-			wd := own[t.Name]
-			if wd == nil {
-				continue
-			}
-			d, ok := pl.decide(t, wd, fallbacks[t.Name], &active)
-			if ok {
-				plan.Decisions = append(plan.Decisions, d)
-			}
-		}
+		pl := planner{in: in, spec: spec, placement: p.Name, own: ownLocations(in.Targets, p.Name), plan: &plan}
+		pl.decideAll(own, fallbacks, &active)
 	}
 	return plan
+}
+
+// deploymentsOf sorts the Workload's live deployments: its own by name, and
+// the fallbacks by the name of the target they stand in for.
+func deploymentsOf(in Input) (own map[string]*computev1alpha.WorkloadDeployment, fallbacks map[string][]*computev1alpha.WorkloadDeployment) {
+	own = map[string]*computev1alpha.WorkloadDeployment{}
+	fallbacks = map[string][]*computev1alpha.WorkloadDeployment{}
+	for i := range in.Deployments {
+		wd := &in.Deployments[i]
+		if !placement.BelongsTo(wd, in.Workload.UID) || wd.DeletionTimestamp != nil {
+			continue
+		}
+		if placement.IsFallback(wd) {
+			forName := wd.Labels[computev1alpha.FailoverForLabel]
+			fallbacks[forName] = append(fallbacks[forName], wd)
+			continue
+		}
+		own[wd.Name] = wd
+	}
+	return own, fallbacks
+}
+
+// ownLocations returns the names of the Locations placement's own targets
+// (not fallbacks) run in.
+func ownLocations(targets []placement.Target, placementName string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range targets {
+		if t.Placement == placementName && t.FailoverFor == nil && t.Location != nil {
+			out[t.Location.Name] = true
+		}
+	}
+	return out
+}
+
+// decideAll adds to the plan the decisions of the placement's own targets
+// that have a deployment (own, by name), with the fallbacks that stand in
+// for each.
+func (pl *planner) decideAll(own map[string]*computev1alpha.WorkloadDeployment, fallbacks map[string][]*computev1alpha.WorkloadDeployment, active *int) {
+	for _, t := range pl.in.Targets {
+		if t.Placement != pl.placement || t.FailoverFor != nil {
+			continue
+		}
+		wd := own[t.Name]
+		if wd == nil {
+			continue
+		}
+		if d, ok := pl.decide(t, wd, fallbacks[t.Name], active); ok {
+			pl.plan.Decisions = append(pl.plan.Decisions, d)
+		}
+	}
 }
 
 // planner decides the targets of one placement.
@@ -281,7 +300,6 @@ type planner struct {
 // decide plans target t, run by wd, with the fallback deployments that
 // stand in for it; ok is false when t is not, and was not, unreachable.
 func (pl *planner) decide(t placement.Target, wd *computev1alpha.WorkloadDeployment, fbs []*computev1alpha.WorkloadDeployment, active *int) (Decision, bool) {
-	now := pl.in.Now
 	d := Decision{Target: t, Deployment: wd}
 	since, dark := UnreachableSince(wd)
 	if dark {
@@ -292,37 +310,55 @@ func (pl *planner) decide(t placement.Target, wd *computev1alpha.WorkloadDeploym
 		if !dark {
 			return d, false
 		}
-		at := since.Add(pl.spec.Toleration)
-		d.Status.FailoverAt = &metav1.Time{Time: at}
-		if now.Before(at) {
-			d.Status.Phase = computev1alpha.FailoverTolerating
-			d.Status.Message = fmt.Sprintf("%s unreachable since %s; its replicas fail over at %s if it stays unreachable",
-				t.Label(), clock(d.Status.UnreachableSince), clock(d.Status.FailoverAt))
-			pl.plan.requeue(at.Sub(now))
-			return d, true
-		}
-		d.Status.FailoverAt = nil
-		if *active >= pl.spec.MaxLocations {
-			d.Status.Phase = computev1alpha.FailoverPending
-			d.Status.Message = fmt.Sprintf("%s unreachable since %s, past its toleration; the Workload already has %d Location(s) failed over (maxFailedOverLocations %d)",
-				t.Label(), clock(d.Status.UnreachableSince), *active, pl.spec.MaxLocations)
-			pl.plan.requeue(PendingPoll)
-			return d, true
-		}
-		fb, why := pl.choose(t, wd, 0)
-		if fb == nil {
-			d.Status.Phase = computev1alpha.FailoverPending
-			d.Status.Message = fmt.Sprintf("%s unreachable since %s, past its toleration; no fallback can take its replicas: %s",
-				t.Label(), clock(d.Status.UnreachableSince), why)
-			pl.plan.requeue(PendingPoll)
-			return d, true
-		}
-		*active++
-		d.Fallback, d.Start = fb, true
-		pl.failedOver(&d, now)
-		return d, true
+		return pl.failOver(d, since, active), true
 	}
+	return pl.followFailedOver(d, current, dark), true
+}
 
+// failOver decides d's target, unreachable since since and with no
+// fallback yet: it is tolerated until its toleration ends, then pending
+// while the Workload has its maximum of Locations failed over or no
+// fallback can take its replicas, else it starts on the first fallback that
+// can (counted in active).
+func (pl *planner) failOver(d Decision, since time.Time, active *int) Decision {
+	now, t := pl.in.Now, d.Target
+	at := since.Add(pl.spec.Toleration)
+	d.Status.FailoverAt = &metav1.Time{Time: at}
+	if now.Before(at) {
+		d.Status.Phase = computev1alpha.FailoverTolerating
+		d.Status.Message = fmt.Sprintf("%s unreachable since %s; its replicas fail over at %s if it stays unreachable",
+			t.Label(), clock(d.Status.UnreachableSince), clock(d.Status.FailoverAt))
+		pl.plan.requeue(at.Sub(now))
+		return d
+	}
+	d.Status.FailoverAt = nil
+	if *active >= pl.spec.MaxLocations {
+		d.Status.Phase = computev1alpha.FailoverPending
+		d.Status.Message = fmt.Sprintf("%s unreachable since %s, past its toleration; the Workload already has %d Location(s) failed over (maxFailedOverLocations %d)",
+			t.Label(), clock(d.Status.UnreachableSince), *active, pl.spec.MaxLocations)
+		pl.plan.requeue(PendingPoll)
+		return d
+	}
+	fb, why := pl.choose(t, d.Deployment, 0)
+	if fb == nil {
+		d.Status.Phase = computev1alpha.FailoverPending
+		d.Status.Message = fmt.Sprintf("%s unreachable since %s, past its toleration; no fallback can take its replicas: %s",
+			t.Label(), clock(d.Status.UnreachableSince), why)
+		pl.plan.requeue(PendingPoll)
+		return d
+	}
+	*active++
+	d.Fallback, d.Start = fb, true
+	pl.failedOver(&d, now)
+	return d
+}
+
+// followFailedOver decides d's target, whose replicas run in current, a
+// fallback: they stay there while the target is dark, drain once it is back
+// in full for ReturnAfter, and move on to a later fallback when current
+// refuses them.
+func (pl *planner) followFailedOver(d Decision, current *computev1alpha.WorkloadDeployment, dark bool) Decision {
+	now, t := pl.in.Now, d.Target
 	fb := pl.target(t, current)
 	d.Fallback, d.Existing = &fb, current
 	d.MovedFrom = current.Annotations[computev1alpha.FailoverMovedFromAnnotation]
@@ -330,25 +366,8 @@ func (pl *planner) decide(t placement.Target, wd *computev1alpha.WorkloadDeploym
 	if failedAt.IsZero() {
 		failedAt = now
 	}
-	if !dark && Returned(wd) {
-		returning, err := time.Parse(time.RFC3339, current.Annotations[computev1alpha.FailoverReturningSinceAnnotation])
-		if err != nil {
-			returning = now
-		}
-		d.ReturningSince = returning.UTC().Format(time.RFC3339)
-		back := returning.Add(pl.spec.ReturnAfter)
-		if !now.Before(back) {
-			// Back in full for the hold-down: the fallback drains.
-			d.Fallback, d.Existing, d.Drain = nil, nil, current
-			return d, true
-		}
-		pl.failedOver(&d, failedAt)
-		d.Status.Phase = computev1alpha.FailoverReturning
-		d.Status.ReturnAt = &metav1.Time{Time: back}
-		d.Status.Message = fmt.Sprintf("%s is back and Available at its current template; the %d replica(s) in %s drain at %s if it stays so",
-			t.Label(), d.Status.Replicas, fb.Label(), clock(d.Status.ReturnAt))
-		pl.plan.requeue(back.Sub(now))
-		return d, true
+	if !dark && Returned(d.Deployment) {
+		return pl.returning(d, current, failedAt)
 	}
 	pl.failedOver(&d, failedAt)
 	if !dark {
@@ -357,17 +376,43 @@ func (pl *planner) decide(t placement.Target, wd *computev1alpha.WorkloadDeploym
 	}
 	if why := pl.refused(current); why != "" {
 		index := slices.Index(pl.spec.Fallbacks, current.Spec.LocationRef.NameOrEmpty())
-		next, whyNot := pl.choose(t, wd, index+1)
+		next, whyNot := pl.choose(t, d.Deployment, index+1)
 		if next == nil {
 			d.Status.Message += fmt.Sprintf("; %s refuses them (%s) and no later fallback can take them (%s): it keeps them and retries", fb.Label(), why, whyNot)
 			pl.plan.requeue(PendingPoll)
-			return d, true
+			return d
 		}
 		d.Previous, d.Fallback, d.Existing, d.Start = d.Fallback, next, nil, true
 		d.MovedFrom = fmt.Sprintf("%s, which refuses them: %s", fb.Label(), why)
 		pl.failedOver(&d, now)
 	}
-	return d, true
+	return d
+}
+
+// returning decides d's target, back and Available at its current template
+// while its replicas run in current (failed over at failedAt): the fallback
+// drains once the target has been back for ReturnAfter, and until then d
+// says when.
+func (pl *planner) returning(d Decision, current *computev1alpha.WorkloadDeployment, failedAt time.Time) Decision {
+	now := pl.in.Now
+	returning, err := time.Parse(time.RFC3339, current.Annotations[computev1alpha.FailoverReturningSinceAnnotation])
+	if err != nil {
+		returning = now
+	}
+	d.ReturningSince = returning.UTC().Format(time.RFC3339)
+	back := returning.Add(pl.spec.ReturnAfter)
+	if !now.Before(back) {
+		// Back in full for the hold-down: the fallback drains.
+		d.Fallback, d.Existing, d.Drain = nil, nil, current
+		return d
+	}
+	pl.failedOver(&d, failedAt)
+	d.Status.Phase = computev1alpha.FailoverReturning
+	d.Status.ReturnAt = &metav1.Time{Time: back}
+	d.Status.Message = fmt.Sprintf("%s is back and Available at its current template; the %d replica(s) in %s drain at %s if it stays so",
+		d.Target.Label(), d.Status.Replicas, d.Fallback.Label(), clock(d.Status.ReturnAt))
+	pl.plan.requeue(back.Sub(now))
+	return d
 }
 
 // failedOver fills d's status for its fallback, failed over at at.

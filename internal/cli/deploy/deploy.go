@@ -129,43 +129,20 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags(),
 		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
 	cmd := cmdutil.Command(&cobra.Command{
-		Use:   "deploy [NAME] (--image IMAGE --city CITIES [flags] | -f FILE)",
-		Short: "Create or update a workload and wait for it to roll out",
-		Long: "Deploy a container image to one or more cities, or apply a Workload manifest with -f.\n\n" +
-			"deploy checks the workload locally and against the cities enabled for the project, shows what it\n" +
-			"will create or change, asks for confirmation on a terminal (not with -y, or when stdin is not a\n" +
-			"terminal), applies it and waits for the rollout with live per-city progress. It stops early with\n" +
-			"exit 1 when an instance fails in a way waiting will not fix, with exit 3 at --timeout, and on\n" +
-			"Ctrl-C with exit 130 — the rollout continues on the server. --detach returns once applied.\n\n" +
-			"When the workload exists, only the flags given change it: --image replaces the image, --city the\n" +
-			"cities of the placement, --env NAME=value sets a variable (NAME- removes it), --port replaces the\n" +
-			"ports. Without NAME the workload is named after the image.\n\n" +
-			"-f takes one Workload, or several separated by --- lines (- reads standard input): each is planned,\n" +
-			"confirmed, applied and rolled out in turn, and the first that fails stops the command; errors name\n" +
-			"the document.\n\n" +
-			"Secrets and ConfigMaps of the project reach the container four ways, each flag repeatable:\n" +
-			"--env-from-secret NAME=SECRET:KEY and --env-from-configmap NAME=CONFIGMAP:KEY set variable NAME\n" +
-			"from a key (--env NAME- removes it, whatever its source); --env-from-secret-all SECRET[:PREFIX]\n" +
-			"and --env-from-configmap-all CONFIGMAP[:PREFIX] set a variable for every key, named PREFIX and\n" +
-			"the key (SECRET- or CONFIGMAP- stops); --mount-secret SECRET:PATH and\n" +
-			"--mount-configmap CONFIGMAP:PATH mount every key as a file under PATH in a volume named\n" +
-			"secret-SECRET or configmap-CONFIGMAP (SECRET- or CONFIGMAP- removes the mount and its volume; a\n" +
-			"new PATH moves it); --pull-secret SECRET pulls the images with a registry Secret (SECRET- stops).\n" +
-			"deploy names the objects, never their values; compute delivers them to the cities.",
-		Example: "  # Two instances in DFW and LHR each\n" +
-			"  datumctl compute deploy web --image ghcr.io/acme/web:1.2 --city DFW,LHR --min 2 --port http:8080\n\n" +
-			"  # Roll out a new image\n" +
-			"  datumctl compute deploy web --image ghcr.io/acme/web:1.3\n\n" +
-			"  # Read a password from a Secret, mount a ConfigMap and pull from a private registry\n" +
-			"  datumctl compute deploy web --env-from-secret DB_PASSWORD=db:password \\\n" +
-			"    --mount-configmap web-config:/etc/web --pull-secret regcred\n\n" +
-			"  # Apply a manifest without waiting\n" +
-			"  datumctl compute deploy -f workload.yaml --detach\n\n" +
-			"  # Apply every Workload of a multi-document file, read from standard input\n" +
-			"  cat workloads.yaml | datumctl compute deploy -f - --yes",
+		Use:               "deploy [NAME] (--image IMAGE --city CITIES [flags] | -f FILE)",
+		Short:             "Create or update a workload and wait for it to roll out",
+		Long:              deployLong,
+		Example:           deployExample,
 		Args:              cmdutil.MaximumArgs("NAME"),
 		ValidArgsFunction: cmdutil.CompleteWorkloadNames(f),
 	}, o, o.Output)
+	o.addFlags(cmd, f)
+	return cmd, o
+}
+
+// addFlags adds deploy's flags, filling o, to cmd, and their completions
+// from f.
+func (o *Options) addFlags(cmd *cobra.Command, f *cmdutil.Factory) {
 	fl := cmd.Flags()
 	fl.StringVarP(&o.Filename, "filename", "f", "",
 		"Workload manifests (YAML or JSON) to apply, several separated by --- lines; - reads standard input.")
@@ -208,8 +185,43 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	_ = cmd.RegisterFlagCompletionFunc("policy", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"OrderedReady", "Parallel"}, cobra.ShellCompDirectiveNoFileComp
 	})
-	return cmd, o
 }
+
+// deployLong is the deploy command's help.
+const deployLong = "Deploy a container image to one or more cities, or apply a Workload manifest with -f.\n\n" +
+	"deploy checks the workload locally and against the cities enabled for the project, shows what it\n" +
+	"will create or change, asks for confirmation on a terminal (not with -y, or when stdin is not a\n" +
+	"terminal), applies it and waits for the rollout with live per-city progress. It stops early with\n" +
+	"exit 1 when an instance fails in a way waiting will not fix, with exit 3 at --timeout, and on\n" +
+	"Ctrl-C with exit 130 — the rollout continues on the server. --detach returns once applied.\n\n" +
+	"When the workload exists, only the flags given change it: --image replaces the image, --city the\n" +
+	"cities of the placement, --env NAME=value sets a variable (NAME- removes it), --port replaces the\n" +
+	"ports. Without NAME the workload is named after the image.\n\n" +
+	"-f takes one Workload, or several separated by --- lines (- reads standard input): each is planned,\n" +
+	"confirmed, applied and rolled out in turn, and the first that fails stops the command; errors name\n" +
+	"the document.\n\n" +
+	"Secrets and ConfigMaps of the project reach the container four ways, each flag repeatable:\n" +
+	"--env-from-secret NAME=SECRET:KEY and --env-from-configmap NAME=CONFIGMAP:KEY set variable NAME\n" +
+	"from a key (--env NAME- removes it, whatever its source); --env-from-secret-all SECRET[:PREFIX]\n" +
+	"and --env-from-configmap-all CONFIGMAP[:PREFIX] set a variable for every key, named PREFIX and\n" +
+	"the key (SECRET- or CONFIGMAP- stops); --mount-secret SECRET:PATH and\n" +
+	"--mount-configmap CONFIGMAP:PATH mount every key as a file under PATH in a volume named\n" +
+	"secret-SECRET or configmap-CONFIGMAP (SECRET- or CONFIGMAP- removes the mount and its volume; a\n" +
+	"new PATH moves it); --pull-secret SECRET pulls the images with a registry Secret (SECRET- stops).\n" +
+	"deploy names the objects, never their values; compute delivers them to the cities."
+
+// deployExample are the deploy command's examples.
+const deployExample = "  # Two instances in DFW and LHR each\n" +
+	"  datumctl compute deploy web --image ghcr.io/acme/web:1.2 --city DFW,LHR --min 2 --port http:8080\n\n" +
+	"  # Roll out a new image\n" +
+	"  datumctl compute deploy web --image ghcr.io/acme/web:1.3\n\n" +
+	"  # Read a password from a Secret, mount a ConfigMap and pull from a private registry\n" +
+	"  datumctl compute deploy web --env-from-secret DB_PASSWORD=db:password \\\n" +
+	"    --mount-configmap web-config:/etc/web --pull-secret regcred\n\n" +
+	"  # Apply a manifest without waiting\n" +
+	"  datumctl compute deploy -f workload.yaml --detach\n\n" +
+	"  # Apply every Workload of a multi-document file, read from standard input\n" +
+	"  cat workloads.yaml | datumctl compute deploy -f - --yes"
 
 // DefaultInstanceTypeHint is the instance type the flag help mentions.
 const DefaultInstanceTypeHint = "datumcloud/d1-standard-2"

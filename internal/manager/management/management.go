@@ -194,6 +194,30 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid management configuration: %w", err)
 	}
+	mgrOpts := managerOptions(opts)
+	local, err := ctrl.NewManager(cfg, mgrOpts)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the management manager: %w", err)
+	}
+	mgr, err := multicluster(cfg, local, opts.Projects, mgrOpts.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	if err := setupControllers(mgr, opts); err != nil {
+		return nil, err
+	}
+	if !opts.Webhook.Disabled {
+		if err := registerWebhooks(mgr, local, opts, mgrOpts.Scheme); err != nil {
+			return nil, err
+		}
+	}
+	return &Role{mgr: mgr}, nil
+}
+
+// managerOptions returns the options of the role's local manager: opts'
+// own, with the role's scheme, a webhook server unless webhooks are
+// disabled, and its cache narrowed to what the role reads there.
+func managerOptions(opts Options) ctrl.Options {
 	mgrOpts := opts.Manager
 	if mgrOpts.Scheme == nil {
 		mgrOpts.Scheme = NewScheme()
@@ -204,13 +228,15 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 		})
 	}
 	narrowCache(&mgrOpts.Cache, opts.Projects)
+	return mgrOpts
+}
 
-	local, err := ctrl.NewManager(cfg, mgrOpts)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create the management manager: %w", err)
-	}
-	provider, err := projects.NewProvider(opts.Projects, local, cfg, func(o *cluster.Options) {
-		o.Scheme = mgrOpts.Scheme
+// multicluster builds the multicluster manager over local and the project
+// planes it discovers (the provider of projectOpts, with the role's scheme
+// and project cache), and sets up their discovery.
+func multicluster(cfg *rest.Config, local ctrl.Manager, projectOpts projects.Options, scheme *runtime.Scheme) (mcmanager.Manager, error) {
+	provider, err := projects.NewProvider(projectOpts, local, cfg, func(o *cluster.Options) {
+		o.Scheme = scheme
 		o.Cache = projectCache()
 	})
 	if err != nil {
@@ -227,7 +253,14 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 			return nil, fmt.Errorf("failed to set up project discovery: %w", err)
 		}
 	}
+	return mgr, nil
+}
 
+// setupControllers registers the role's controllers on mgr: Workload and
+// InstanceType, then the federation's (with the cells' health tracker) when
+// opts has a federation plane, or the local referenced-data controller when
+// it asks for one.
+func setupControllers(mgr mcmanager.Manager, opts Options) error {
 	workloads := &workload.Reconciler{FailoverRate: workload.NewFailoverLimiter(opts.FailoverRate)}
 	var health *cellhealth.Tracker
 	if opts.Federation != nil {
@@ -238,42 +271,45 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 		workloads.Reachable = func(city string) bool { return !health.City(city).Unreachable }
 	}
 	if err := workloads.SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("failed to set up the Workload controller: %w", err)
+		return fmt.Errorf("failed to set up the Workload controller: %w", err)
 	}
 	if err := (&instancetype.Reconciler{}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("failed to set up the InstanceType controller: %w", err)
+		return fmt.Errorf("failed to set up the InstanceType controller: %w", err)
 	}
 	if opts.Federation != nil {
-		if err := setupFederation(mgr, opts.Federation, health, opts.StatusResyncAfter); err != nil {
-			return nil, err
-		}
-	} else if opts.LocalCompanions {
+		return setupFederation(mgr, opts.Federation, health, opts.StatusResyncAfter)
+	}
+	if opts.LocalCompanions {
 		if err := (&companions.Reconciler{Local: true}).SetupWithManager(mgr, nil); err != nil {
-			return nil, fmt.Errorf("failed to set up the referenced-data controller: %w", err)
+			return fmt.Errorf("failed to set up the referenced-data controller: %w", err)
 		}
 	}
-	if !opts.Webhook.Disabled {
-		wopts := webhook.Options{
-			// Webhooks answer on every replica, not only on the leader
-			// that engaged the project planes.
-			Clusters: projects.NewAdmissionClusters(opts.Projects, mgr, local.GetClient(), mgrOpts.Scheme),
-			Scheme:   mgrOpts.Scheme,
-			ProjectionWriters: webhook.Identities{
-				Users: opts.Webhook.ProjectionWriters, Groups: opts.Webhook.ProjectionWriterGroups,
-			},
-			DeprecationGracePeriod: opts.Webhook.DeprecationGracePeriod,
-		}
-		if opts.Projects.Mode == projects.ModeSingle {
-			wopts.SingleCluster = opts.Projects.SingleClusterName
-		}
-		if err := webhook.Register(mgr.GetWebhookServer(), wopts); err != nil {
-			return nil, fmt.Errorf("failed to register the webhooks: %w", err)
-		}
-		if err := mgr.AddReadyzCheck("management-webhooks", mgr.GetWebhookServer().StartedChecker()); err != nil {
-			return nil, fmt.Errorf("failed to add the webhook readiness check: %w", err)
-		}
+	return nil
+}
+
+// registerWebhooks registers the admission webhooks on mgr's webhook server
+// and its readiness check.
+func registerWebhooks(mgr mcmanager.Manager, local ctrl.Manager, opts Options, scheme *runtime.Scheme) error {
+	wopts := webhook.Options{
+		// Webhooks answer on every replica, not only on the leader
+		// that engaged the project planes.
+		Clusters: projects.NewAdmissionClusters(opts.Projects, mgr, local.GetClient(), scheme),
+		Scheme:   scheme,
+		ProjectionWriters: webhook.Identities{
+			Users: opts.Webhook.ProjectionWriters, Groups: opts.Webhook.ProjectionWriterGroups,
+		},
+		DeprecationGracePeriod: opts.Webhook.DeprecationGracePeriod,
 	}
-	return &Role{mgr: mgr}, nil
+	if opts.Projects.Mode == projects.ModeSingle {
+		wopts.SingleCluster = opts.Projects.SingleClusterName
+	}
+	if err := webhook.Register(mgr.GetWebhookServer(), wopts); err != nil {
+		return fmt.Errorf("failed to register the webhooks: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("management-webhooks", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return fmt.Errorf("failed to add the webhook readiness check: %w", err)
+	}
+	return nil
 }
 
 // setupFederation registers the WorkloadDeploymentFederator, the
