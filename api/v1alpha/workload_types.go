@@ -421,6 +421,114 @@ type WorkloadStatus struct {
 	//
 	// +optional
 	Rollout *WorkloadRolloutStatus `json:"rollout,omitempty"`
+
+	// Health sums the Workload up in one word, decided by the management
+	// plane from its cities' states: what `datumctl compute status` and
+	// `workloads` print.
+	//
+	// +optional
+	Health WorkloadHealth `json:"health,omitempty"`
+}
+
+// WorkloadHealth sums a Workload up in one word.
+//
+// +kubebuilder:validation:Enum=Healthy;Progressing;Degraded;Failing;ScaledToZero;Unknown;Suspending;Suspended
+type WorkloadHealth string
+
+const (
+	// HealthHealthy: every city is done (ready, or soaking a new revision
+	// it is ready at) and the management plane has applied the latest spec.
+	HealthHealthy WorkloadHealth = "Healthy"
+	// HealthProgressing: cities are getting to the spec; nothing has failed.
+	HealthProgressing WorkloadHealth = "Progressing"
+	// HealthDegraded: a city failed or is unreachable, and replicas serve
+	// elsewhere.
+	HealthDegraded WorkloadHealth = "Degraded"
+	// HealthFailing: a city failed and no replica serves.
+	HealthFailing WorkloadHealth = "Failing"
+	// HealthScaledToZero: every city is done with no replica desired.
+	HealthScaledToZero WorkloadHealth = "ScaledToZero"
+	// HealthUnknown: cities are unreachable and no reachable replica
+	// serves: compute cannot tell.
+	HealthUnknown WorkloadHealth = "Unknown"
+	// HealthSuspending: the Workload is suspended (or resuming) and not
+	// every city has confirmed it yet.
+	HealthSuspending WorkloadHealth = "Suspending"
+	// HealthSuspended: every city confirmed the suspension: every Instance
+	// stopped, none deleted.
+	HealthSuspended WorkloadHealth = "Suspended"
+)
+
+// CityState is where one city of a placement stands, decided by the
+// management plane (one place: the CLI and every other reader show it as
+// written).
+//
+// +kubebuilder:validation:Enum=Progressing;WaitingForWave;Soaking;Ready;ScaledToZero;Suspending;Suspended;Unreachable;FailedOver;Removing;Failed
+type CityState string
+
+const (
+	// CityStateProgressing: the city is getting to its spec (creating,
+	// replacing, starting or removing Instances, or waiting for its
+	// deployment, quota, network or referenced data); reason says what it
+	// waits for.
+	CityStateProgressing CityState = "Progressing"
+	// CityStateWaitingForWave: a rollout across cities holds the city at its
+	// previous revision until its wave.
+	CityStateWaitingForWave CityState = "WaitingForWave"
+	// CityStateSoaking: the city runs the new revision, every replica ready,
+	// and soaks before the next wave.
+	CityStateSoaking CityState = "Soaking"
+	// CityStateReady: every desired replica is ready and up to date, no other
+	// Instance remains.
+	CityStateReady CityState = "Ready"
+	// CityStateScaledToZero: no replica desired, none left.
+	CityStateScaledToZero CityState = "ScaledToZero"
+	// CityStateSuspending: the Workload is suspended and the city's cell has
+	// not confirmed every Instance stopped yet.
+	CityStateSuspending CityState = "Suspending"
+	// CityStateSuspended: the city's cell reports every Instance stopped (or
+	// the city has no deployment: nothing runs there).
+	CityStateSuspended CityState = "Suspended"
+	// CityStateUnreachable: the city's cell is not heard from; the counts are
+	// the last known ones.
+	CityStateUnreachable CityState = "Unreachable"
+	// CityStateFailedOver: the city's cell is not heard from and its replicas
+	// run in a fallback.
+	CityStateFailedOver CityState = "FailedOver"
+	// CityStateRemoving: the city is no longer placed; its deployment goes.
+	CityStateRemoving CityState = "Removing"
+	// CityStateFailed: the city cannot get to its spec by waiting: reason says
+	// what a person must change (see the reason registry in docs/api.md).
+	CityStateFailed CityState = "Failed"
+)
+
+// Done reports whether a city in state s has reached its spec: every
+// desired replica ready at the current template (soaking included), or
+// none desired.
+func (s CityState) Done() bool {
+	return s == CityStateReady || s == CityStateSoaking || s == CityStateScaledToZero
+}
+
+// InstanceBlockers names the Instances of a deployment's current template
+// that are not ready for the worst reason any of them reports.
+type InstanceBlockers struct {
+	// Reason is the worst reason an Instance of the current template is
+	// not ready for.
+	Reason string `json:"reason"`
+
+	// Message is the message of the first Instance (by name) reporting it.
+	//
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Count is how many Instances report the reason.
+	Count int32 `json:"count"`
+
+	// Instances names them, sorted, at most 5.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxItems=5
+	Instances []string `json:"instances,omitempty"`
 }
 
 // WorkloadPlacementStatus reports one placement.
@@ -488,7 +596,24 @@ type WorkloadCityStatus struct {
 	// +optional
 	LastSeenTime *metav1.Time `json:"lastSeenTime,omitempty"`
 
-	// Reason is a CamelCase reason for the city's state.
+	// State is where the city stands: Progressing, WaitingForWave,
+	// Soaking, Ready, ScaledToZero, Suspending, Suspended, Unreachable,
+	// FailedOver, Removing or Failed. Reason says why when it is not
+	// Ready.
+	//
+	// +optional
+	State CityState `json:"state,omitempty"`
+
+	// ReplicasReady is the city's ReplicasReady verdict: every desired
+	// replica ready and up to date, no other Instance left.
+	//
+	// +optional
+	ReplicasReady bool `json:"replicasReady,omitempty"`
+
+	// Reason is a CamelCase reason for the city's state: for a city that
+	// is progressing or failed, the worst reason one of its Instances of
+	// the current template is not ready for (see notReady), else what its
+	// deployment waits for or does.
 	//
 	// +optional
 	Reason string `json:"reason,omitempty"`
@@ -497,6 +622,12 @@ type WorkloadCityStatus struct {
 	//
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// NotReady names the Instances of the current template that are not
+	// ready for the worst reason, as the city's cell reported them.
+	//
+	// +optional
+	NotReady *InstanceBlockers `json:"notReady,omitempty"`
 
 	// TemplateHash is the hash of the instance template the city's
 	// instances are rolled to: as its cell reported it for the current
@@ -630,6 +761,7 @@ type FailoverSource struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=compute
+// +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
 // +kubebuilder:printcolumn:name="Deployments",type=integer,JSONPath=`.status.deployments`

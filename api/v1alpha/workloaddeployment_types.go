@@ -110,6 +110,14 @@ type WorkloadDeploymentStatus struct {
 	//
 	// +optional
 	Suspended bool `json:"suspended,omitempty"`
+
+	// NotReady names the Instances of the current template that are not
+	// ready for the worst reason any of them reports (the reason and
+	// message the CLI and the Workload's city status show). Set by the
+	// cell; the hub and project copies report what the cell reported.
+	//
+	// +optional
+	NotReady *InstanceBlockers `json:"notReady,omitempty"`
 }
 
 // WorkloadDeployment runs one placement of a Workload in one city.

@@ -223,6 +223,19 @@ func memberStatus(observed, ready, desired int, conds ...map[string]any) map[str
 	return s
 }
 
+// notReadyOf is what a cell reports of two Instances that cannot pull
+// their image.
+func notReadyOf() map[string]any {
+	return map[string]any{"reason": "ImageUnavailable", "message": "pull failed", "count": 2,
+		"instances": []any{"web-lhr-0", "web-lhr-1"}}
+}
+
+// withNotReady adds notReadyOf to a member status.
+func withNotReady(s map[string]any) map[string]any {
+	s["notReady"] = notReadyOf()
+	return s
+}
+
 // suspendedStatus marks a member status suspended.
 func suspendedStatus(s map[string]any) map[string]any {
 	s["suspended"] = true
@@ -267,6 +280,18 @@ func TestStatusAggregation(t *testing.T) {
 				"desiredReplicas": 2, "templateHash": "abc",
 				"location":   map[string]any{"name": "lhr", "namespace": "datum-locations"},
 				"conditions": []any{withGen(cond("Available", "True", "Available"), 3)},
+			},
+		},
+		"one member's notReady (the worst Instances of its current template) reaches the hub": {
+			hub: hub(3, spec(2, "v1"), 2),
+			members: []member{{"cell-lhr", wd(1, 3, spec(2, "v1"), withNotReady(memberStatus(1, 0, 2,
+				cond("Available", "False", "ImageUnavailable"))))}},
+			want: map[string]any{
+				"observedGeneration": 3, "replicas": 2, "currentReplicas": 0, "updatedReplicas": 2, "readyReplicas": 0,
+				"desiredReplicas": 2, "templateHash": "abc",
+				"location":   map[string]any{"name": "lhr", "namespace": "datum-locations"},
+				"conditions": []any{withGen(cond("Available", "False", "ImageUnavailable"), 3)},
+				"notReady":   notReadyOf(),
 			},
 		},
 		"a member with the new generation annotation but the old spec does not advance observedGeneration": {

@@ -77,16 +77,6 @@ func StrategyOf(r *computev1alpha.WorkloadRollout) Strategy {
 	return s
 }
 
-// HaltingReasons are the Instance reasons that halt a rollout.
-var HaltingReasons = []string{
-	computev1alpha.ReasonImageUnavailable,
-	computev1alpha.ReasonInstanceCrashing,
-	computev1alpha.ReasonConfigurationError,
-}
-
-// IsHalting reports whether reason halts a rollout.
-func IsHalting(reason string) bool { return slices.Contains(HaltingReasons, reason) }
-
 // City is one placement × city as observed.
 type City struct {
 	// Key identifies the city in the plan; unique.
@@ -117,7 +107,7 @@ type City struct {
 	// ReadySince is when the city became Ready.
 	ReadySince time.Time
 	// Failure is a halting reason the city's Instances report (see
-	// IsHalting), with its message; empty when none.
+	// status.HaltsRollout), with its message; empty when none.
 	Failure, FailureMessage string
 }
 

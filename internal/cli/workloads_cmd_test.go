@@ -41,7 +41,7 @@ func TestWorkloadsListsWhatTheUserDeployed(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "NAME") {
 		t.Fatalf("want a header and two rows, got:\n%s", res.Stdout)
 	}
-	for _, want := range []string{"api", "SIN", "0/1"} {
+	for _, want := range []string{"api", "SIN", "0/1", "Failing"} {
 		if !strings.Contains(lines[1], want) {
 			t.Errorf("api row %q lacks %q", lines[1], want)
 		}
@@ -55,7 +55,7 @@ func TestWorkloadsListsWhatTheUserDeployed(t *testing.T) {
 	}
 
 	piped := h.Run(main, clitest.RunOptions{}, "workloads")
-	if !strings.Contains(cells(piped.Stdout), "web\tDFW,LHR\t3/4\t3\tYes\t") {
+	if !strings.Contains(cells(piped.Stdout), "web\tDFW,LHR\t3/4\t3\tDegraded\tYes\t") {
 		t.Errorf("a pipe gets the aligned table:\n%s", piped.Stdout)
 	}
 	if strings.Contains(piped.Stdout, "\t") {
@@ -87,8 +87,8 @@ func TestListsFollowKubectlsConventions(t *testing.T) {
 		"-o jsonpath picks fields":                   {[]string{"workloads", "-o", "jsonpath={.items[*].metadata.name}"}, "api web"},
 		"-o go-template ranges over items":           {[]string{"workloads", "-o", "go-template={{range .items}}{{.metadata.name}};{{end}}"}, "api;web;"},
 		"-l filters by label":                        {[]string{"workloads", "-l", "team=" + team, "-o", "name"}, "workload.compute.datumapis.com/web\n"},
-		"-A with -l finds it from anywhere":          {[]string{"workloads", "-A", "-l", "team=" + team, "--no-headers", "-n", "default"}, h.Namespace + "\tweb\tDFW,LHR\t4/4\t4\tYes\t"},
-		"--no-headers leaves the header out":         {[]string{"workloads", "--no-headers"}, "api\tSIN\t1/1\t1\tYes\t"},
+		"-A with -l finds it from anywhere":          {[]string{"workloads", "-A", "-l", "team=" + team, "--no-headers", "-n", "default"}, h.Namespace + "\tweb\tDFW,LHR\t4/4\t4\tHealthy\tYes\t"},
+		"--no-headers leaves the header out":         {[]string{"workloads", "--no-headers"}, "api\tSIN\t1/1\t1\tHealthy\tYes\t"},
 		"instances take -l and -o name too":          {[]string{"instances", "-l", "compute.datumapis.com/city-code=LHR", "-o", "name"}, "instance.compute.datumapis.com/web-"},
 		"-o wide adds the quota and network columns": {[]string{"instances", "--workload", "web", "-o", "wide"}, "\tPLACEMENT\tQUOTA\tNETWORK-IP\tEXTERNAL-IP\n"},
 		"a view takes jsonpath":                      {[]string{"status", "web", "-o", "jsonpath={.name}"}, "web"},
@@ -97,7 +97,7 @@ func TestListsFollowKubectlsConventions(t *testing.T) {
 			"NAME\tMIN\tTEAM\napi\t1\t<none>\nweb\t2\t" + team + "\n"},
 		"--sort-by orders by a field, missing last": {[]string{"workloads", "--sort-by", "{.metadata.labels.team}", "-o", "name"},
 			"workload.compute.datumapis.com/web\nworkload.compute.datumapis.com/api\n"},
-		"--sort-by orders the table too": {[]string{"workloads", "--sort-by", ".metadata.labels.team", "--no-headers"}, "web\tDFW,LHR\t4/4\t4\tYes\t"},
+		"--sort-by orders the table too": {[]string{"workloads", "--sort-by", ".metadata.labels.team", "--no-headers"}, "web\tDFW,LHR\t4/4\t4\tHealthy\tYes\t"},
 		"instances take custom columns and --sort-by": {[]string{"instances", "--workload", "web", "--no-headers", "--sort-by", ".metadata.labels.compute\\.datumapis\\.com/city-code",
 			"-o", "custom-columns=CITY:.metadata.labels.compute\\.datumapis\\.com/city-code,KIND:.kind"}, "DFW\tInstance\nDFW\tInstance\nLHR\tInstance\nLHR\tInstance\n"},
 		"instance types take custom columns and --sort-by": {[]string{"instance-types", "--sort-by", ".metadata.name", "-o", "custom-columns=NAME:.metadata.name,KIND:.kind"},

@@ -3,8 +3,6 @@ package status
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
 // MaxMessageLength bounds condition messages compute writes, so a long
@@ -54,9 +52,3 @@ func SetCondition(conditions *[]metav1.Condition, c metav1.Condition, now metav1
 	return true
 }
 
-// Failing reports whether a blocking reason is a failure someone must act
-// on (quota denied, configuration rejected, image unavailable, crashing)
-// rather than something to wait for. Failures are worth a Warning event.
-func Failing(reason string) bool {
-	return Severity(reason) > Severity(computev1alpha.ReasonPendingQuota)
-}

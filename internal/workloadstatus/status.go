@@ -70,25 +70,13 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 		out.CurrentRevision = in.Revision.Number
 		out.CurrentTemplateHash = in.Revision.TemplateHash
 	}
-	rollout := rolloutByCity(in.Rollout)
-
 	byPlacement := map[string][]cityView{}
 	all := make([]cityView, 0, len(in.Cities))
 	caughtUp := in.Settled
-	for _, c := range in.Cities {
-		v := viewOf(c)
-		if v.status.DesiredReplicas == 0 && c.Bound && (c.Deployment == nil || c.Deployment.Status.ObservedGeneration == 0) {
-			// The cell has not said yet: what the spec asks for.
-			v.status.DesiredReplicas = specReplicas(w, c)
-		}
-		failoverOf(&v.status, c, in.Failover)
-		if rc, ok := rollout[c.Key()]; ok && c.Deployment != nil {
-			v.status.Wave, v.status.Revision, v.status.Rollout = rc.Wave, rc.Revision, rc.State
-		}
-		byPlacement[c.Placement] = append(byPlacement[c.Placement], v)
-		v.label = c.Label()
+	for _, v := range observeCities(in) {
+		byPlacement[v.placement] = append(byPlacement[v.placement], v)
 		all = append(all, v)
-		if c.Deployment != nil {
+		if v.status.DeploymentName != "" {
 			out.Deployments++
 		}
 		addCounts(&out.ReplicaCounts, v.status.ReplicaCounts)
@@ -131,6 +119,10 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 		cityStatuses = append(cityStatuses, v.status)
 	}
 	out.Conditions = failoverCondition(out.Conditions, w, cityStatuses, in.Now)
+	for _, l := range leaving {
+		cityStatuses = append(cityStatuses, l...)
+	}
+	out.Health = health(cityStatuses, caughtUp)
 
 	if caughtUp {
 		out.ObservedGeneration = w.Generation
@@ -148,6 +140,30 @@ func Unknown(w *computev1alpha.Workload, reason, message string, now metav1.Time
 			Message: status.Truncate(message), ObservedGeneration: w.Generation}, now)
 	}
 	slices.SortFunc(out.Conditions, func(a, b metav1.Condition) int { return cmp.Compare(a.Type, b.Type) })
+	return out
+}
+
+// observeCities observes every city of in, with its failover, its place
+// in the rollout and the state decided from them.
+func observeCities(in Input) []cityView {
+	w := in.Workload
+	rollout := rolloutByCity(in.Rollout)
+	suspend := computev1alpha.IsSuspended(w.Annotations)
+	out := make([]cityView, 0, len(in.Cities))
+	for _, c := range in.Cities {
+		v := viewOf(c)
+		if v.status.DesiredReplicas == 0 && c.Bound && (c.Deployment == nil || c.Deployment.Status.ObservedGeneration == 0) {
+			// The cell has not said yet: what the spec asks for.
+			v.status.DesiredReplicas = specReplicas(w, c)
+		}
+		failoverOf(&v.status, c, in.Failover)
+		if rc, ok := rollout[c.Key()]; ok && c.Deployment != nil {
+			v.status.Wave, v.status.Revision, v.status.Rollout = rc.Wave, rc.Revision, rc.State
+		}
+		decideCity(&v.status, suspend)
+		v.label, v.placement = c.Label(), c.Placement
+		out = append(out, v)
+	}
 	return out
 }
 
@@ -181,7 +197,7 @@ func rolloutByCity(r *computev1alpha.WorkloadRolloutStatus) map[string]computev1
 func leavingStatus(wd *computev1alpha.WorkloadDeployment) computev1alpha.WorkloadCityStatus {
 	return computev1alpha.WorkloadCityStatus{
 		CityCode: wd.Spec.CityCode, Location: wd.Spec.LocationRef.DeepCopy(), DeploymentName: wd.Name, ReplicaCounts: wd.Status.ReplicaCounts,
-		Reason:  computev1alpha.ReasonDeploymentRemoving,
+		State: computev1alpha.CityStateRemoving, Reason: computev1alpha.ReasonDeploymentRemoving,
 		Message: fmt.Sprintf("WorkloadDeployment %s is being removed with its %d instances", wd.Name, wd.Status.Replicas),
 	}
 }
@@ -190,8 +206,9 @@ func leavingStatus(wd *computev1alpha.WorkloadDeployment) computev1alpha.Workloa
 // it, and the label it is named by in messages: "DFW" within a placement,
 // "edge/DFW" within the Workload.
 type cityView struct {
-	label  string
-	status computev1alpha.WorkloadCityStatus
+	label     string
+	placement string
+	status    computev1alpha.WorkloadCityStatus
 	// progressing is set while the city's deployment is pending or rolling
 	// out; progressReason says which.
 	progressing    bool
@@ -266,6 +283,15 @@ func cityStatus(c City) computev1alpha.WorkloadCityStatus {
 		cs.RestartedAt = wd.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]
 	}
 	cs.Reason, cs.Message = cityReason(c)
+	if wd != nil && c.Reason == "" && !cs.Stale && wd.Status.ObservedGeneration >= wd.Generation {
+		// The cell's verdict on the current generation, and the worst of
+		// its Instances of the current template: the reason the city shows.
+		cs.ReplicasReady = meta.IsStatusConditionTrue(wd.Status.Conditions, computev1alpha.ConditionReplicasReady)
+		if nr := wd.Status.NotReady; nr != nil && !cs.ReplicasReady {
+			cs.NotReady = nr.DeepCopy()
+			cs.Reason, cs.Message = nr.Reason, notReadyMessage(nr)
+		}
+	}
 	cs.Message = status.Truncate(cs.Message)
 	return cs
 }
@@ -319,6 +345,7 @@ func conditionsFor(previous []metav1.Condition, cities []cityView, rollout *comp
 	if w.Spec.Rollout != nil && rollout != nil {
 		progressing = rolloutProgressing(progressing, rollout)
 	}
+	progressing = failedProgressing(progressing, cities)
 	for _, c := range []metav1.Condition{availableCondition(cities), progressing} {
 		c.ObservedGeneration = w.Generation
 		c.Message = status.Truncate(c.Message)
@@ -425,7 +452,7 @@ func progressingCondition(cities []cityView) metav1.Condition {
 	}
 	slices.SortFunc(moving, status.CompareProgress)
 	reason := moving[0].Reason
-	if !slices.Contains(status.ProgressingReasons(), reason) {
+	if !status.IsProgressing(reason) {
 		reason = computev1alpha.ReasonReplicasNotReady
 	}
 	return metav1.Condition{

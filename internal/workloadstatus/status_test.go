@@ -13,6 +13,7 @@ import (
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
+	st "github.com/citycells/compute/internal/status"
 )
 
 // scenario builds the input of computeStatus: a Workload, its cities and
@@ -88,9 +89,22 @@ func (s *scenario) unreachable(city string, lastSeen time.Time) *scenario {
 func report(wd *computev1alpha.WorkloadDeployment, ready int32, status metav1.ConditionStatus, reason, msg string) {
 	wd.Status.ObservedGeneration = wd.Generation
 	wd.Status.ReplicaCounts = computev1alpha.ReplicaCounts{Replicas: 2, CurrentReplicas: ready, UpdatedReplicas: 2, ReadyReplicas: ready, DesiredReplicas: 2}
+	// ReplicasReady as the cell computes it: True with every replica
+	// ready, else the failure an Instance reports (or ReplicasNotReady).
+	rr := metav1.Condition{Type: computev1alpha.ConditionReplicasReady, Status: metav1.ConditionTrue, Reason: computev1alpha.ReasonAllReplicasReady}
+	if ready < 2 {
+		rr.Status, rr.Reason = metav1.ConditionFalse, computev1alpha.ReasonReplicasNotReady
+		if st.Failing(reason) {
+			rr.Reason = reason
+		}
+	}
+	if status == metav1.ConditionUnknown {
+		rr.Status = metav1.ConditionUnknown
+	}
 	wd.Status.Conditions = []metav1.Condition{
 		{Type: computev1alpha.ConditionAvailable, Status: status, Reason: reason, Message: msg},
 		{Type: computev1alpha.ConditionProgressing, Status: metav1.ConditionFalse, Reason: computev1alpha.ReasonRolloutComplete},
+		rr,
 	}
 }
 
@@ -171,7 +185,8 @@ func TestComputeStatus(t *testing.T) {
 				observed: 3, available: metav1.ConditionFalse, availableReason: computev1alpha.ReasonImageUnavailable,
 				availableMessage: "edge/LHR: instance " + names.LocationDeploymentName("web", "u-1", "edge", "LHR", "l", "lhr") +
 					"-0 is blocked: ImageUnavailable; also not available: edge/DFW (PendingQuota), edge/SIN (Provisioning)",
-				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonRolloutComplete,
+				// LHR cannot get there by waiting: kubectl's Progressing=False.
+				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonImageUnavailable,
 				deployments: 3,
 				cityReasons: map[string]string{
 					"DFW": computev1alpha.ReasonPendingQuota, "LHR": computev1alpha.ReasonImageUnavailable, "SIN": computev1alpha.ReasonProvisioning,
@@ -182,7 +197,7 @@ func TestComputeStatus(t *testing.T) {
 			scenario: makeScenario("DFW", "XYZ").unbound("XYZ").blocked("DFW", computev1alpha.ReasonQuotaExceeded),
 			want: want{
 				observed: 3, available: metav1.ConditionFalse, availableReason: computev1alpha.ReasonLocationNotBound,
-				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonRolloutComplete,
+				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonLocationNotBound,
 				deployments: 1,
 				cityReasons: map[string]string{"DFW": computev1alpha.ReasonQuotaExceeded, "XYZ": computev1alpha.ReasonLocationNotBound},
 			},
@@ -202,7 +217,7 @@ func TestComputeStatus(t *testing.T) {
 				unreachable("LHR", time.Date(2026, 11, 24, 11, 59, 0, 0, time.UTC)),
 			want: want{
 				observed: 3, available: metav1.ConditionUnknown, availableReason: computev1alpha.ReasonCellUnreachable,
-				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonRolloutComplete,
+				progressing: metav1.ConditionFalse, progressingReason: computev1alpha.ReasonImageUnavailable,
 				deployments: 2, ready: 2,
 				cityReasons: map[string]string{"DFW": computev1alpha.ReasonImageUnavailable, "LHR": computev1alpha.ReasonCellUnreachable},
 			},
@@ -443,3 +458,103 @@ func TestASuspendedCityIsSuspendedOnlyWhenItsCellConfirms(t *testing.T) {
 		t.Errorf("an unreachable city claims suspended: %+v", city)
 	}
 }
+
+// The verdicts are decided here, once: each city's state and the
+// Workload's health, from what the cells report and the reason registry.
+func TestCityStatesAndHealth(t *testing.T) {
+	lastSeen := time.Date(2026, 11, 24, 11, 59, 0, 0, time.UTC)
+	for name, tc := range map[string]struct {
+		scenario *scenario
+		suspend  bool
+		states   map[string]computev1alpha.CityState
+		health   computev1alpha.WorkloadHealth
+	}{
+		"every city ready is healthy": {
+			scenario: makeScenario("DFW", "LHR").ready("DFW", 2).ready("LHR", 2),
+			states:   map[string]computev1alpha.CityState{"DFW": computev1alpha.CityStateReady, "LHR": computev1alpha.CityStateReady},
+			health:   computev1alpha.HealthHealthy,
+		},
+		"a city waiting for quota progresses": {
+			scenario: makeScenario("DFW", "LHR").ready("DFW", 2).blocked("LHR", computev1alpha.ReasonPendingQuota),
+			states:   map[string]computev1alpha.CityState{"DFW": computev1alpha.CityStateReady, "LHR": computev1alpha.CityStateProgressing},
+			health:   computev1alpha.HealthProgressing,
+		},
+		"an image that cannot be pulled fails its city; others serve: degraded": {
+			scenario: makeScenario("DFW", "LHR").ready("DFW", 2).blocked("LHR", computev1alpha.ReasonImageUnavailable),
+			states:   map[string]computev1alpha.CityState{"DFW": computev1alpha.CityStateReady, "LHR": computev1alpha.CityStateFailed},
+			health:   computev1alpha.HealthDegraded,
+		},
+		"a quota denial everywhere is failing": {
+			scenario: makeScenario("DFW").blocked("DFW", computev1alpha.ReasonQuotaExceeded),
+			states:   map[string]computev1alpha.CityState{"DFW": computev1alpha.CityStateFailed},
+			health:   computev1alpha.HealthFailing,
+		},
+		"the quota backend down is waited out, never failed": {
+			scenario: makeScenario("DFW").blocked("DFW", computev1alpha.ReasonQuotaBackendUnavailable),
+			states:   map[string]computev1alpha.CityState{"DFW": computev1alpha.CityStateProgressing},
+			health:   computev1alpha.HealthProgressing,
+		},
+		"an unreachable city with others serving is degraded": {
+			scenario: makeScenario("DFW", "LHR").ready("DFW", 2).unreachable("LHR", lastSeen),
+			states:   map[string]computev1alpha.CityState{"DFW": computev1alpha.CityStateReady, "LHR": computev1alpha.CityStateUnreachable},
+			health:   computev1alpha.HealthDegraded,
+		},
+		"only unreachable cities: unknown": {
+			scenario: makeScenario("LHR").unreachable("LHR", lastSeen),
+			states:   map[string]computev1alpha.CityState{"LHR": computev1alpha.CityStateUnreachable},
+			health:   computev1alpha.HealthUnknown,
+		},
+		"an unbound city fails": {
+			scenario: makeScenario("DFW", "XYZ").unbound("XYZ").ready("DFW", 2),
+			states:   map[string]computev1alpha.CityState{"DFW": computev1alpha.CityStateReady, "XYZ": computev1alpha.CityStateFailed},
+			health:   computev1alpha.HealthDegraded,
+		},
+		"a deployment not created yet progresses": {
+			scenario: makeScenario("DFW").notCreated("DFW"),
+			states:   map[string]computev1alpha.CityState{"DFW": computev1alpha.CityStateProgressing},
+			health:   computev1alpha.HealthProgressing,
+		},
+		"suspended: a city suspends until its cell confirms": {
+			scenario: makeScenario("DFW", "LHR").ready("DFW", 2).ready("LHR", 2),
+			suspend:  true,
+			states:   map[string]computev1alpha.CityState{"DFW": computev1alpha.CityStateSuspending, "LHR": computev1alpha.CityStateSuspending},
+			health:   computev1alpha.HealthSuspending,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := tc.scenario.input()
+			if tc.suspend {
+				in.Workload.Annotations = map[string]string{computev1alpha.SuspendedAnnotation: computev1alpha.SuspendedAnnotationValue}
+			}
+			out := Compute(in)
+			got := map[string]computev1alpha.CityState{}
+			for _, c := range out.Placements[0].Cities {
+				got[c.CityCode] = c.State
+				if c.State == computev1alpha.CityStateFailed && !st.Terminal(c.Reason) {
+					t.Errorf("%s failed for %s, which the registry does not call terminal", c.CityCode, c.Reason)
+				}
+			}
+			if diff := cmp.Diff(tc.states, got); diff != "" || out.Health != tc.health {
+				t.Errorf("states (-want +got):\n%s\nhealth %s, want %s", diff, out.Health, tc.health)
+			}
+		})
+	}
+}
+
+// The cell's notReady names the city's worst Instances: the city shows
+// that reason, with the Instance named.
+func TestACityShowsTheWorstInstanceItsCellNames(t *testing.T) {
+	s := makeScenario("DFW")
+	s.reports["DFW"] = func(wd *computev1alpha.WorkloadDeployment) {
+		report(wd, 1, metav1.ConditionTrue, computev1alpha.ReasonReplicasAvailable, "1 of 2 ready")
+		wd.Status.NotReady = &computev1alpha.InstanceBlockers{Reason: computev1alpha.ReasonPendingQuota, Message: "waiting for the claim",
+			Count: 1, Instances: []string{"web-dfw-1"}}
+	}
+	st := Compute(s.input())
+	c := st.Placements[0].Cities[0]
+	if c.State != computev1alpha.CityStateProgressing || c.Reason != computev1alpha.ReasonPendingQuota ||
+		c.Message != "instance web-dfw-1: waiting for the claim" || c.NotReady == nil || c.ReplicasReady {
+		t.Errorf("city = %s %s %q notReady=%v replicasReady=%t", c.State, c.Reason, c.Message, c.NotReady, c.ReplicasReady)
+	}
+}
+

@@ -15,6 +15,7 @@ import (
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/revision"
+	"github.com/citycells/compute/internal/status"
 	"github.com/citycells/compute/internal/workloadstatus"
 )
 
@@ -42,6 +43,7 @@ func InMemory(w *computev1alpha.Workload, world World) ([]computev1alpha.Workloa
 		wd.Status.TemplateHash = hash
 		n := int(wd.Spec.ScaleSettings.MinReplicas)
 		var blocked *metav1.Condition
+		first := len(insts)
 		for j := range n {
 			state := world.stateOf(t.CityCode, j)
 			inst := computev1alpha.Instance{}
@@ -75,6 +77,7 @@ func InMemory(w *computev1alpha.Workload, world World) ([]computev1alpha.Workloa
 		}
 		wd.Status.DesiredReplicas = int32(n)
 		wd.Status.Conditions = CellConditions(wd.Status.ReplicaCounts, blocked)
+		wd.Status.NotReady = status.NotReady(insts[first:], hash)
 		wds = append(wds, *wd)
 	}
 	WriteStatus(w, wds, nil)
@@ -92,10 +95,11 @@ func BoundCities(w *computev1alpha.Workload) locations.Cities {
 	return locations.ReadyCities(LocationNamespace, slices.Compact(codes)...)
 }
 
-// CellConditions are the Available and Progressing conditions a cell
-// reports for a WorkloadDeployment with counts c: available when a replica
-// is ready, else blocked by the Ready condition of an instance (nil: still
-// provisioning).
+// CellConditions are the Available, Progressing and ReplicasReady
+// conditions a cell reports for a WorkloadDeployment with counts c:
+// available when a replica is ready, else blocked by the Ready condition of
+// an instance (nil: still provisioning); every replica ready and up to
+// date, else not (with an instance's failure, as the cell names it).
 func CellConditions(c computev1alpha.ReplicaCounts, blocked *metav1.Condition) []metav1.Condition {
 	avail := metav1.Condition{Type: computev1alpha.ConditionAvailable, Status: metav1.ConditionTrue,
 		Reason: computev1alpha.ReasonReplicasAvailable, Message: fmt.Sprintf("%d of %d replicas ready", c.ReadyReplicas, c.DesiredReplicas)}
@@ -105,8 +109,15 @@ func CellConditions(c computev1alpha.ReplicaCounts, blocked *metav1.Condition) [
 			avail.Reason, avail.Message = blocked.Reason, blocked.Message
 		}
 	}
+	rr := metav1.Condition{Type: computev1alpha.ConditionReplicasReady, Status: metav1.ConditionTrue, Reason: computev1alpha.ReasonAllReplicasReady}
+	if c.ReadyReplicas != c.DesiredReplicas || c.UpdatedReplicas != c.DesiredReplicas || c.Replicas != c.DesiredReplicas {
+		rr.Status, rr.Reason = metav1.ConditionFalse, computev1alpha.ReasonReplicasNotReady
+		if blocked != nil && status.Failing(blocked.Reason) {
+			rr.Reason = blocked.Reason
+		}
+	}
 	return []metav1.Condition{avail, {Type: computev1alpha.ConditionProgressing, Status: metav1.ConditionFalse,
-		Reason: computev1alpha.ReasonRolloutComplete}}
+		Reason: computev1alpha.ReasonRolloutComplete}, rr}
 }
 
 // WriteStatus writes into w the status the Workload controller computes

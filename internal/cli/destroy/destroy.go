@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -133,13 +134,13 @@ func (o *Options) awaitGone(ctx context.Context, out io.Writer, terminal bool, l
 	}
 	return o.Factory.WatchUntil(ctx, o.Clients.Client, cmdutil.Wait{
 		Timeout: o.WaitFlags.Timeout,
-		Sources: wait.Sources(w.Namespace, w.Name),
+		Sources: goneSources(w),
 		Step: func(seen cmdutil.Seen) (bool, error) {
 			gone, left := true, 0
-			for _, obj := range seen[wait.SeenWorkload] {
+			for _, obj := range seen[0] {
 				gone = gone && obj.GetUID() != w.UID
 			}
-			for _, obj := range seen[wait.SeenInstances] {
+			for _, obj := range seen[1] {
 				if obj.GetLabels()[computev1alpha.WorkloadUIDLabel] == string(w.UID) {
 					left++
 				}
@@ -153,6 +154,15 @@ func (o *Options) awaitGone(ctx context.Context, out io.Writer, terminal bool, l
 			render()
 		},
 	})
+}
+
+// goneSources are what a destroy watches until they are gone: the
+// Workload, and the Instances labelled with its name (checked against its
+// UID).
+func goneSources(w *computev1alpha.Workload) []cmdutil.WatchSource {
+	byName := labels.SelectorFromSet(labels.Set{computev1alpha.WorkloadNameLabel: w.Name})
+	return append(wait.Sources(w.Namespace, w.Name),
+		cmdutil.WatchSource{List: &computev1alpha.InstanceList{}, Object: &computev1alpha.Instance{}, Namespace: w.Namespace, Labels: byName})
 }
 
 // instances lists w's instances (workload-uid label).

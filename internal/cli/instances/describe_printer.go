@@ -14,6 +14,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
+	"github.com/citycells/compute/internal/status"
 )
 
 // Description is what `instances describe` shows.
@@ -79,7 +80,7 @@ func Describe(inst *computev1alpha.Instance, events []corev1.Event, now time.Tim
 			d.Events.AddRow(cmdutil.Age(eventTime(e), now), e.Type, e.Reason, e.Message)
 		}
 	}
-	d.NextSteps = view.NextSteps(st.Reason, view.Hints{Cmd: cmd, Workload: l[computev1alpha.WorkloadNameLabel],
+	d.NextSteps = status.NextSteps(st.Reason, status.Hints{Cmd: cmd, Workload: l[computev1alpha.WorkloadNameLabel],
 		City: l[computev1alpha.CityCodeLabel], CanUndo: canUndo})
 	return d
 }

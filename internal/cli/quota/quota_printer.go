@@ -15,6 +15,7 @@ import (
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
+	"github.com/citycells/compute/internal/status"
 	"github.com/citycells/compute/internal/quota/sizing"
 )
 
@@ -313,7 +314,7 @@ func (v *View) Render(w io.Writer, terminal bool, width int, cmd func(string, ..
 		_ = t.Render(&b, terminal, width)
 		var steps []string
 		self := cmd("quota")
-		for _, s := range view.NextSteps(v.Blocked[0].Reason, view.Hints{Cmd: cmd, Workload: v.Blocked[0].Workload, City: v.City}) {
+		for _, s := range status.NextSteps(v.Blocked[0].Reason, status.Hints{Cmd: cmd, Workload: v.Blocked[0].Workload, City: v.City}) {
 			// This is the quota command already.
 			if !strings.Contains(s, self) {
 				steps = append(steps, s)

@@ -67,7 +67,7 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 		if snap, err = wait.Fetch(ctx, c.Client, o.Factory, c.Namespace, o.Name); err != nil {
 			return err
 		}
-		p = view.Assess(snap, view.Expectation{})
+		p = view.Read(snap, view.Expectation{})
 		switch {
 		case len(p.Failures) > 0:
 			err = wait.FailureError(o.Factory, p, snap)

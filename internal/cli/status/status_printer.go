@@ -13,6 +13,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
+	registry "github.com/citycells/compute/internal/status"
 )
 
 // View is what `status` shows, and prints with -o json|yaml.
@@ -73,37 +74,27 @@ type Blocker struct {
 	NextSteps []string `json:"nextSteps,omitempty"`
 }
 
-// Build computes the view of a snapshot. cmd renders command lines for
-// next steps.
+// Build computes the view of a snapshot: the server's verdicts, in words.
+// cmd renders command lines for next steps.
 func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 	w := s.Workload
-	p := view.Assess(s, view.Expectation{})
+	p := view.Read(s, view.Expectation{})
 	v := &View{
 		APIVersion: cmdutil.ViewAPIVersion, Kind: "WorkloadStatus",
 		Name: w.Name, Namespace: w.Namespace,
-		Health: p.Health(), Line: p.Line(),
+		Health: view.HealthWords(p.Health), Line: p.Line(),
 		Images:     images(w),
 		Revision:   w.Status.CurrentRevision,
 		Generation: w.Generation, ObservedGeneration: w.Status.ObservedGeneration,
 		Ready: p.Ready, Updated: p.Updated, Desired: p.Desired,
 		Waiting: p.Waiting, Cities: p.Cities,
+		Available:    condition(w, computev1alpha.ConditionAvailable),
+		InstanceType: instanceTypeCondition(w),
 	}
-	if c := meta.FindStatusCondition(w.Status.Conditions, computev1alpha.ConditionAvailable); c != nil {
-		cc := *c
-		v.Available = &cc
+	if c := condition(w, computev1alpha.ConditionFailedOver); c != nil && c.Reason != computev1alpha.ReasonNoFailover {
+		v.Failover = c
 	}
-	for _, t := range []string{computev1alpha.InstanceTypeConditionDisabled, computev1alpha.InstanceTypeConditionDeprecated} {
-		if c := meta.FindStatusCondition(w.Status.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
-			cc := *c
-			v.InstanceType = &cc
-			break
-		}
-	}
-	if c := meta.FindStatusCondition(w.Status.Conditions, computev1alpha.ConditionFailedOver); c != nil && c.Reason != computev1alpha.ReasonNoFailover {
-		cc := *c
-		v.Failover = &cc
-	}
-	hints := view.Hints{Cmd: cmd, Workload: w.Name, CanUndo: w.Status.CurrentRevision > 1,
+	hints := registry.Hints{Cmd: cmd, Workload: w.Name, CanUndo: w.Status.CurrentRevision > 1,
 		Failover: slices.ContainsFunc(w.Spec.Placements, func(p computev1alpha.WorkloadPlacement) bool { return p.Failover != nil })}
 	seen := map[string]bool{}
 	for _, g := range view.GroupFailures(p.Failures) {
@@ -122,14 +113,34 @@ func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 	return v
 }
 
+// condition returns a copy of w's condition of type t; nil when absent.
+func condition(w *computev1alpha.Workload, t string) *metav1.Condition {
+	if c := meta.FindStatusCondition(w.Status.Conditions, t); c != nil {
+		cc := *c
+		return &cc
+	}
+	return nil
+}
+
+// instanceTypeCondition is the InstanceTypeDisabled or
+// InstanceTypeDeprecated condition while the instance type is retired.
+func instanceTypeCondition(w *computev1alpha.Workload) *metav1.Condition {
+	for _, t := range []string{computev1alpha.InstanceTypeConditionDisabled, computev1alpha.InstanceTypeConditionDeprecated} {
+		if c := condition(w, t); c != nil && c.Status == metav1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
 // nextSteps returns the next steps for reason in city, once per reason.
-func nextSteps(h view.Hints, city, reason string, seen map[string]bool) []string {
+func nextSteps(h registry.Hints, city, reason string, seen map[string]bool) []string {
 	if seen[reason] {
 		return nil
 	}
 	seen[reason] = true
 	h.City = city
-	return view.NextSteps(reason, h)
+	return registry.NextSteps(reason, h)
 }
 
 // images lists the container images of w's template.

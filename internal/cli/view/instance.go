@@ -1,20 +1,24 @@
 package view
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/status"
 )
 
-// Instance phases, the first word of an Instance's status.
+// Instance phases, the first word of an Instance's status (the reason
+// registry's, internal/status).
 const (
-	PhaseAvailable   = "Available"
-	PhasePending     = "Pending"
-	PhaseStarting    = "Starting"
-	PhaseFailed      = "Failed"
-	PhaseTerminating = "Terminating"
+	PhaseAvailable   = status.PhaseAvailable
+	PhasePending     = status.PhasePending
+	PhaseStarting    = status.PhaseStarting
+	PhaseFailed      = status.PhaseFailed
+	PhaseTerminating = status.PhaseTerminating
 )
 
 // InstanceStatus is an Instance's state in words.
@@ -28,9 +32,6 @@ type InstanceStatus struct {
 	Reason string `json:"reason,omitempty"`
 	// Message is the condition message.
 	Message string `json:"message,omitempty"`
-	// Terminal is set for failures waiting will not fix: the image, the
-	// configuration or the quota must change.
-	Terminal bool `json:"terminal,omitempty"`
 }
 
 // String renders the status as the STATUS column shows it:
@@ -43,72 +44,27 @@ func (s InstanceStatus) String() string {
 }
 
 // Short is the status as a short lower-case phrase for progress lines:
-// "waiting for quota", the detail when there is one ("quota exceeded"),
-// else the phase ("starting").
+// the registry's words for the reason ("waiting for quota"), else the
+// detail, else the phase ("starting").
 func (s InstanceStatus) Short() string {
-	switch {
-	case s.Phase == PhasePending && (s.Detail == "quota" || s.Detail == "network" || s.Detail == "scheduling gates"):
-		return "waiting for " + s.Detail
-	case s.Detail != "":
+	if r, ok := status.Lookup(s.Reason); ok && r.Words != "" {
+		return r.Words
+	}
+	if s.Detail != "" {
 		return s.Detail
 	}
-	return lower(s.Phase)
+	return strings.ToLower(s.Phase)
 }
 
-// quotaStatus maps QuotaGranted reasons (which are also Ready reasons
-// while the Quota gate holds an Instance) to words.
-func quotaStatus(reason string) (InstanceStatus, bool) {
-	switch reason {
-	case computev1alpha.ReasonQuotaExceeded:
-		return InstanceStatus{Phase: PhasePending, Detail: "quota exceeded", Terminal: true}, true
-	case computev1alpha.ReasonQuotaNoBudget:
-		return InstanceStatus{Phase: PhasePending, Detail: "no quota budget", Terminal: true}, true
-	case computev1alpha.ReasonValidationFailed:
-		return InstanceStatus{Phase: PhaseFailed, Detail: "quota claim rejected", Terminal: true}, true
-	case computev1alpha.ReasonQuotaBackendUnavailable:
-		return InstanceStatus{Phase: PhasePending, Detail: "quota service unavailable"}, true
-	case computev1alpha.ReasonQuotaMisconfigured, computev1alpha.ReasonQuotaProjectNotFound,
-		computev1alpha.ReasonQuotaNamespaceNotFound, computev1alpha.ReasonQuotaProjectIDUnresolvable:
-		return InstanceStatus{Phase: PhasePending, Detail: "quota misconfigured"}, true
-	case computev1alpha.ReasonPendingEvaluation:
-		return InstanceStatus{Phase: PhasePending, Detail: "quota"}, true
+// InstanceWords is the status in words of an Instance whose Ready
+// condition is False for reason: the registry's phase and detail; a reason
+// the registry does not know is Pending, spelled out.
+func InstanceWords(reason string) InstanceStatus {
+	r, ok := status.Lookup(reason)
+	if !ok || r.Phase == "" {
+		return InstanceStatus{Phase: PhasePending, Detail: cmdutil.Humanize(reason), Reason: reason}
 	}
-	return InstanceStatus{}, false
-}
-
-// readyStatus maps the other Ready reasons to words.
-func readyStatus(reason string) (InstanceStatus, bool) {
-	switch reason {
-	case computev1alpha.ReasonPendingQuota:
-		return InstanceStatus{Phase: PhasePending, Detail: "quota"}, true
-	case computev1alpha.ReasonPendingNetwork:
-		return InstanceStatus{Phase: PhasePending, Detail: "network"}, true
-	case computev1alpha.ReasonSchedulingGatesPresent:
-		return InstanceStatus{Phase: PhasePending, Detail: "scheduling gates"}, true
-	case computev1alpha.ReasonResolving, computev1alpha.ReasonAwaitingPropagation:
-		// The ReferencedData gate: its ConfigMaps and Secrets are being
-		// resolved or are on their way to the cell.
-		return InstanceStatus{Phase: PhasePending, Detail: "waiting for referenced data"}, true
-	case computev1alpha.ReasonSourceNotFound:
-		return InstanceStatus{Phase: PhasePending, Detail: "source not found", Terminal: true}, true
-	case computev1alpha.ReasonSourceUnauthorized:
-		return InstanceStatus{Phase: PhasePending, Detail: "source unauthorized", Terminal: true}, true
-	case computev1alpha.ReasonSourceTooLarge:
-		return InstanceStatus{Phase: PhasePending, Detail: "source too large", Terminal: true}, true
-	case computev1alpha.ReasonImageUnavailable:
-		return InstanceStatus{Phase: PhaseFailed, Detail: "image unavailable", Terminal: true}, true
-	case computev1alpha.ReasonInstanceCrashing:
-		return InstanceStatus{Phase: PhaseFailed, Detail: "crashing", Terminal: true}, true
-	case computev1alpha.ReasonConfigurationError:
-		return InstanceStatus{Phase: PhaseFailed, Detail: "configuration error", Terminal: true}, true
-	case computev1alpha.ReasonProvisioning:
-		return InstanceStatus{Phase: PhaseStarting}, true
-	case computev1alpha.ReasonNotAvailable:
-		return InstanceStatus{Phase: PhasePending, Detail: "not available"}, true
-	case computev1alpha.ReasonTerminating:
-		return InstanceStatus{Phase: PhaseTerminating}, true
-	}
-	return InstanceStatus{}, false
+	return InstanceStatus{Phase: r.Phase, Detail: r.Detail, Reason: reason}
 }
 
 // Instance returns the status of inst in words. It reads the Ready
@@ -119,28 +75,19 @@ func Instance(inst *computev1alpha.Instance) InstanceStatus {
 		return InstanceStatus{Phase: PhaseTerminating}
 	}
 	ready := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady)
-	if ready == nil {
+	switch {
+	case ready == nil:
 		return InstanceStatus{Phase: PhasePending, Message: "the cell has not reported on the instance yet"}
-	}
-	if ready.Status == metav1.ConditionTrue {
+	case ready.Status == metav1.ConditionTrue:
 		return InstanceStatus{Phase: PhaseAvailable, Reason: ready.Reason, Message: ready.Message}
 	}
-	if ready.Reason == computev1alpha.ReasonPendingQuota {
-		if q := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionQuotaGranted); q != nil && q.Status != metav1.ConditionTrue {
-			if s, ok := quotaStatus(q.Reason); ok {
-				s.Reason, s.Message = q.Reason, firstNonEmpty(q.Message, ready.Message)
-				return s
-			}
-		}
+	reason, message := ready.Reason, ready.Message
+	if q := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionQuotaGranted); reason == computev1alpha.ReasonPendingQuota &&
+		q != nil && q.Status != metav1.ConditionTrue && q.Reason != "" {
+		reason, message = q.Reason, firstNonEmpty(q.Message, message)
 	}
-	s, ok := quotaStatus(ready.Reason)
-	if !ok {
-		s, ok = readyStatus(ready.Reason)
-	}
-	if !ok {
-		s = InstanceStatus{Phase: PhasePending, Detail: cmdutil.Humanize(ready.Reason)}
-	}
-	s.Reason, s.Message = ready.Reason, ready.Message
+	s := InstanceWords(reason)
+	s.Message = message
 	return s
 }
 
@@ -172,15 +119,4 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
-}
-
-// lower lower-cases an ASCII word.
-func lower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

@@ -7,61 +7,52 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/status"
 )
 
-// Snapshot is everything read about one Workload at one moment.
+// Snapshot is a Workload read at one moment. Its status says where every
+// city stands, decided by the management plane: the view reads it, never
+// works it out again.
 type Snapshot struct {
-	// Workload is the Workload; nil when it does not exist. Its status
-	// says what state every city is in: the view reads it, never works
-	// it out again.
+	// Workload is the Workload; nil when it does not exist.
 	Workload *computev1alpha.Workload
-	// Instances are its Instances (workload-uid label), read only to name
-	// the ones that fail.
-	Instances []computev1alpha.Instance
 	// Now is when it was read: "last seen … ago" is measured from it.
 	Now time.Time
 }
 
-// Expectation is what a wait needs to see beyond a settled rollout.
+// Expectation is what a wait needs to see beyond the server's verdicts: that
+// the management plane has seen the change the command made (as
+// observedGeneration says for a spec change).
 type Expectation struct {
 	// CityRestarts maps a city code to the restartedAt time a city restart
 	// wrote: the city is not done until the Workload's status says its
 	// template carries that time (or a later one).
 	CityRestarts map[string]string
-	// Suspend says the workload was suspended: a city is done once its
-	// cell reports it suspended (every instance stopped, none deleted),
-	// or when it has no deployment (nothing runs there).
+	// Suspend says the workload was suspended: done once every city is
+	// Suspended (every instance stopped, none deleted).
 	Suspend bool
 }
 
-// City states, the word after the counts in a progress line.
+// City states as a progress line shows them, for the states whose words do
+// not come from a reason.
 const (
 	StateReady          = "ready"
 	StateScaledToZero   = "scaled to zero"
-	StateScalingDown    = "scaling down"
-	StateUpdating       = "updating"
-	StateStarting       = "starting"
-	StateSyncing        = "syncing"
 	StateRemoving       = "removing"
 	StateRestartPending = "restart pending"
-	StateNoDeployment   = "waiting for deployment"
-	StateNotEnabled     = "not enabled"
-	StateLocationWait   = "waiting for location"
-	StateConflict       = "name conflict"
-	// StateUnreachable is a city whose cell is not heard from; its counts
-	// are the last known ones.
-	StateUnreachable = "unreachable"
-	// StateSuspended is a city whose cell reports the workload suspended:
-	// every instance stopped, none deleted.
-	StateSuspended = "suspended"
-	// StateSuspending is a city asked to suspend whose cell has not
-	// confirmed every instance stopped yet.
-	StateSuspending = "suspending"
+	StateUnreachable    = "unreachable"
+	StateSuspended      = "suspended"
+	StateSuspending     = "suspending"
+	StateWaitingForWave = "waiting for its wave"
+	StateSoaking        = "soaking"
+	StateRolledBack     = "rolled back"
+	StateStarting       = "starting"
 )
 
 // City is the rollout state of one placement in one city.
@@ -81,11 +72,18 @@ type City struct {
 	Ready    int32 `json:"ready"`
 	Updated  int32 `json:"updated"`
 	Replicas int32 `json:"replicas"`
-	// State is a short phrase: ready, starting, updating, quota exceeded...
+	// Status is the city's state as the management plane decided it
+	// (status.placements[].cities[].state).
+	Status computev1alpha.CityState `json:"status,omitempty"`
+	// State is Status in a short phrase: ready, starting, quota
+	// exceeded...
 	State string `json:"state"`
 	// Reason and Message explain a city that is not done.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// NotReady names the instances of the city's current template that
+	// are not ready for the worst reason, as the server reports them.
+	NotReady *computev1alpha.InstanceBlockers `json:"notReady,omitempty"`
 	// Done is set when the city runs the desired template at the desired
 	// scale, every instance ready.
 	Done bool `json:"done"`
@@ -137,6 +135,8 @@ type Progress struct {
 	Name string `json:"name"`
 	// Revision is the current template revision (0 when not reported).
 	Revision int64 `json:"revision,omitempty"`
+	// Health is the server's summary (status.health).
+	Health computev1alpha.WorkloadHealth `json:"health,omitempty"`
 	// Desired, Ready and Updated sum the cities.
 	Desired int32 `json:"desired"`
 	Ready   int32 `json:"ready"`
@@ -149,148 +149,167 @@ type Progress struct {
 	// Done is set when every city is done and the management plane has
 	// observed the latest spec.
 	Done bool `json:"done"`
-	// Failures are terminal failures of instances on the current template
-	// and of cities, worst first (a halted rollout across cities first);
-	// none while the management plane has not applied the latest spec.
+	// Failures are the failures the server reports, worst first: the
+	// instances of failed cities (as the server names them), the cities,
+	// then a halted rollout across cities; none while the management
+	// plane has not applied the latest spec.
 	Failures []Failure `json:"failures,omitempty"`
 	// Rollout is the rollout across cities; nil when not reported.
 	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
-// Assess computes the progress of s's Workload toward its spec from what
-// its status says of each city (status.placements[].cities and
-// status.rollout).
-func Assess(s Snapshot, exp Expectation) Progress {
+// Status is the status reader, kubectl's rollout-status shape: one
+// Workload in; a one-line message, whether the rollout is done, and an
+// error when the server says waiting cannot finish it.
+func Status(s Snapshot, exp Expectation) (message string, done bool, err error) {
+	p := Read(s, exp)
+	if len(p.Failures) > 0 {
+		f := p.Failures[0]
+		return p.Line(), false, fmt.Errorf("%s cannot finish rolling out: %s in %s: %s", p.Name, f.Status, f.City, f.Message)
+	}
+	return p.Line(), p.Done, nil
+}
+
+// Read puts what s's Workload status says into a Progress: each city as
+// the server decided it (status.placements[].cities), the rollout across
+// cities (status.rollout) and the failures (Failed cities, and a
+// Progressing condition False for a terminal reason).
+func Read(s Snapshot, exp Expectation) Progress {
 	w := s.Workload
-	p := Progress{Name: w.Name, Revision: w.Status.CurrentRevision}
+	p := Progress{Name: w.Name, Revision: w.Status.CurrentRevision, Health: w.Status.Health}
 	if w.Status.ObservedGeneration < w.Generation {
 		p.Waiting = fmt.Sprintf("waiting for the management plane to apply generation %d", w.Generation)
 	}
-	instancesOf := map[string][]*computev1alpha.Instance{}
-	for i := range s.Instances {
-		inst := &s.Instances[i]
-		name := inst.Labels[computev1alpha.WorkloadDeploymentNameLabel]
-		instancesOf[name] = append(instancesOf[name], inst)
-	}
 	for _, ps := range w.Status.Placements {
 		for _, cs := range ps.Cities {
-			c := assessCity(ps.Name, cs, instancesOf[cs.DeploymentName], exp, s.Now)
-			p.Cities = append(p.Cities, c)
-			if cs.DeploymentName != "" && cs.Reason != computev1alpha.ReasonDeploymentRemoving {
-				p.Failures = append(p.Failures, instanceFailures(instancesOf[cs.DeploymentName], cs)...)
-			}
+			p.Cities = append(p.Cities, readCity(ps.Name, cs, exp, s.Now))
 		}
 	}
 	slices.SortFunc(p.Cities, func(a, b City) int {
 		return cmp.Or(cmp.Compare(a.City, b.City), cmp.Compare(a.Placement, b.Placement))
 	})
-
 	p.Done = p.Waiting == ""
 	for _, c := range p.Cities {
-		if c.State != StateRemoving {
+		if c.Status != computev1alpha.CityStateRemoving {
 			p.Desired += c.Desired
 			p.Ready += c.Ready
 			p.Updated += c.Updated
 		}
 		p.Done = p.Done && c.Done
 		if c.Failed {
-			p.Failures = append(p.Failures, Failure{City: c.City, Status: c.State, Reason: c.Reason, Message: c.Message})
+			p.Failures = append(p.Failures, failuresOf(c)...)
 		}
 	}
 	slices.SortStableFunc(p.Failures, func(a, b Failure) int {
 		return cmp.Or(cmp.Compare(status.Severity(b.Reason), status.Severity(a.Reason)),
 			cmp.Compare(a.City, b.City), cmp.Compare(a.Instance, b.Instance))
 	})
-	assessRollout(&p, w)
+	readRollout(&p, w)
 	if p.Waiting != "" {
 		// Until the management plane applies the latest spec, the status
 		// and the failures it names are those of the spec before it,
 		// which the latest may fix (a rollback from a broken image).
-		p.Failures = nil
+		p.Failures, p.Done = nil, false
+		if p.Health != computev1alpha.HealthSuspended && p.Health != computev1alpha.HealthSuspending {
+			p.Health = computev1alpha.HealthProgressing
+		}
 	}
 	return p
 }
 
-// assessCity puts the state the Workload's status reports for one city of
-// a placement into words, naming the worst of its instances when it is
-// not ready.
-func assessCity(placement string, cs computev1alpha.WorkloadCityStatus, instances []*computev1alpha.Instance, exp Expectation, now time.Time) City {
+// readCity reads one city of a placement as the server reports it.
+func readCity(placement string, cs computev1alpha.WorkloadCityStatus, exp Expectation, now time.Time) City {
 	c := City{City: cs.CityCode, Location: cs.Location.NameOrEmpty(), Placement: placement, Deployment: cs.DeploymentName,
 		Desired: cs.DesiredReplicas, Ready: cs.ReadyReplicas, Updated: cs.UpdatedReplicas, Replicas: cs.Replicas,
-		Reason: cs.Reason, Message: cs.Message, Wave: cs.Wave, Revision: cs.Revision, Rollout: string(cs.Rollout),
-		Failover: cs.Failover.DeepCopy()}
+		Status: cs.State, Reason: cs.Reason, Message: cs.Message, NotReady: cs.NotReady.DeepCopy(),
+		Wave: cs.Wave, Revision: cs.Revision, Rollout: string(cs.Rollout), Failover: cs.Failover.DeepCopy(),
+		Done: cs.State.Done(), Failed: cs.State == computev1alpha.CityStateFailed}
 	if cs.FailoverFor != nil {
 		c.FailoverFor = cs.FailoverFor.CityCode
 	}
-	if want, ok := exp.CityRestarts[cs.CityCode]; ok && !restartApplied(cs.RestartedAt, want) {
+	if seen := cs.LastSeenTime; cs.Stale && seen != nil {
+		c.Stale, c.LastSeenTime = true, seen.DeepCopy()
+	}
+	c.State = stateWords(cs, now)
+	switch want, ok := exp.CityRestarts[cs.CityCode]; {
+	case ok && !restartApplied(cs.RestartedAt, want) && !c.Stale:
+		c.Done, c.Failed = false, false
 		c.State, c.Reason = StateRestartPending, ""
 		c.Message = "waiting for the management plane to pass the restart to the city"
-		return c
+	case exp.Suspend:
+		c.Done = cs.State == computev1alpha.CityStateSuspended
 	}
-	if seen := cs.LastSeenTime; cs.Stale && seen != nil {
-		// Nothing about the city can be trusted until it is heard from.
-		c.Stale, c.LastSeenTime = true, seen.DeepCopy()
-		c.State = fmt.Sprintf("%s (last seen %s ago)", StateUnreachable, duration.HumanDuration(now.Sub(seen.Time)))
-		return c
-	}
-	switch {
-	case cs.Suspended:
-		c.State, c.Done, c.Reason, c.Message = StateSuspended, exp.Suspend, "", ""
-		return c
-	case exp.Suspend && cs.DeploymentName == "":
-		c.State, c.Done = StateNoDeployment, true // nothing runs there
-		return c
-	case exp.Suspend || cs.Reason == computev1alpha.ReasonSuspended:
-		c.State = StateSuspending
-		return c
-	}
-	switch cs.Reason {
-	case computev1alpha.ReasonLocationNotBound:
-		c.State, c.Failed = StateNotEnabled, true
-		return c
-	case computev1alpha.ReasonDeploymentConflict:
-		c.State, c.Failed = StateConflict, true
-		return c
-	case computev1alpha.ReasonLocationNotReady:
-		c.State = StateLocationWait
-		return c
-	case computev1alpha.ReasonDeploymentRemoving:
-		c.State = StateRemoving
-		return c
-	case computev1alpha.ReasonDeploymentPending:
-		c.State = StateSyncing
-		if cs.DeploymentName == "" {
-			c.State = StateNoDeployment
-		}
-		return c
-	}
-	c.Reason, c.Message = "", ""
-	if c.Desired == 0 {
-		c.State, c.Done = StateScaledToZero, c.Replicas == 0
-		if !c.Done {
-			c.State = StateScalingDown
-		}
-		return c
-	}
-	if c.Ready == c.Desired && c.Updated == c.Desired && c.Replicas == c.Desired {
-		c.State, c.Done = StateReady, true
-		return c
-	}
-	// Name the worst instance problem on the city's template; fall back
-	// to the reason the status gives a city with no replica ready.
-	c.State = StateStarting
-	if worst, ok := worstInstance(instances, cs.TemplateHash); ok {
-		c.State, c.Reason, c.Message = worst.Short(), worst.Reason, worst.Message
-	} else if !cs.Available {
-		c.Reason, c.Message = cs.Reason, cs.Message
-	}
-	switch {
-	case c.Updated < c.Desired && c.Replicas > 0 && c.Reason == "":
-		c.State = StateUpdating
-	case c.Replicas > c.Desired && c.Reason == "":
-		c.State = StateScalingDown
+	if c.Done {
+		c.Reason, c.Message = "", ""
 	}
 	return c
+}
+
+// stateWords puts the server's state of a city into a short phrase: the
+// state's own word, or for a city progressing or failed the registry's
+// words for its reason.
+func stateWords(cs computev1alpha.WorkloadCityStatus, now time.Time) string {
+	switch cs.State {
+	case computev1alpha.CityStateReady:
+		if cs.Rollout == computev1alpha.CityRolledBack {
+			return StateRolledBack
+		}
+		return StateReady
+	case computev1alpha.CityStateScaledToZero:
+		return StateScaledToZero
+	case computev1alpha.CityStateRemoving:
+		return StateRemoving
+	case computev1alpha.CityStateUnreachable, computev1alpha.CityStateFailedOver:
+		if cs.LastSeenTime == nil {
+			return StateUnreachable
+		}
+		return fmt.Sprintf("%s (last seen %s ago)", StateUnreachable, duration.HumanDuration(now.Sub(cs.LastSeenTime.Time)))
+	case computev1alpha.CityStateSuspended:
+		return StateSuspended
+	case computev1alpha.CityStateSuspending:
+		return StateSuspending
+	case computev1alpha.CityStateWaitingForWave:
+		return StateWaitingForWave
+	case computev1alpha.CityStateSoaking:
+		return StateSoaking
+	}
+	if cs.Reason == computev1alpha.ReasonDeploymentPending && cs.DeploymentName == "" {
+		return "waiting for deployment"
+	}
+	return ReasonWords(cs.Reason)
+}
+
+// ReasonWords is a reason as the registry words it for a progress line
+// ("waiting for quota"); an unknown reason spelled out in lower case.
+func ReasonWords(reason string) string {
+	r, ok := status.Lookup(reason)
+	switch {
+	case ok && r.Words != "":
+		return r.Words
+	case ok && r.Detail != "":
+		return r.Detail
+	case reason == "":
+		return StateStarting
+	}
+	return cmdutil.Humanize(reason)
+}
+
+// failuresOf lists a failed city's failures: each instance the server
+// names, with how many more there are, else the city itself.
+func failuresOf(c City) []Failure {
+	nr := c.NotReady
+	if nr == nil || nr.Reason != c.Reason || len(nr.Instances) == 0 {
+		return []Failure{{City: c.City, Status: c.State, Reason: c.Reason, Message: c.Message}}
+	}
+	words := InstanceWords(nr.Reason).String()
+	out := make([]Failure, 0, len(nr.Instances))
+	for _, name := range nr.Instances {
+		out = append(out, Failure{Instance: name, City: c.City, Status: words, Reason: nr.Reason, Message: nr.Message})
+	}
+	if more := int(nr.Count) - len(nr.Instances); more > 0 {
+		out[len(out)-1].Message += fmt.Sprintf(" (and %d more instances)", more)
+	}
+	return out
 }
 
 // restartApplied reports whether the restart time got (what the city's
@@ -304,45 +323,14 @@ func restartApplied(got, want string) bool {
 	return err1 == nil && err2 == nil && !g.Before(w)
 }
 
-// worstInstance returns the status of the worst not-available instance
-// created from the template with hash; ok is false when there is none.
-func worstInstance(instances []*computev1alpha.Instance, hash string) (InstanceStatus, bool) {
-	var worst InstanceStatus
-	found := false
-	for _, inst := range instances {
-		if !onTemplate(inst, hash) {
-			continue
-		}
-		s := Instance(inst)
-		if s.Phase == PhaseAvailable || s.Phase == PhaseTerminating {
-			continue
-		}
-		if !found || status.Severity(s.Reason) > status.Severity(worst.Reason) {
-			worst, found = s, true
-		}
+// progressingFailure is the Workload's Progressing condition when the
+// server says waiting cannot finish the rollout; nil otherwise.
+func progressingFailure(w *computev1alpha.Workload) *metav1.Condition {
+	c := meta.FindStatusCondition(w.Status.Conditions, computev1alpha.ConditionProgressing)
+	if c == nil || c.Status != metav1.ConditionFalse || !status.Terminal(c.Reason) || c.ObservedGeneration < w.Generation {
+		return nil
 	}
-	return worst, found
-}
-
-// onTemplate reports whether inst was created from the template with hash
-// and is not being deleted.
-func onTemplate(inst *computev1alpha.Instance, hash string) bool {
-	return inst.DeletionTimestamp == nil && inst.Spec.Controller != nil && inst.Spec.Controller.TemplateHash == hash
-}
-
-// instanceFailures returns the instances of city cs on its current
-// template that failed terminally.
-func instanceFailures(instances []*computev1alpha.Instance, cs computev1alpha.WorkloadCityStatus) []Failure {
-	var out []Failure
-	for _, inst := range instances {
-		if !onTemplate(inst, cs.TemplateHash) {
-			continue
-		}
-		if s := Instance(inst); s.Terminal {
-			out = append(out, Failure{Instance: inst.Name, City: cs.CityCode, Status: s.String(), Reason: s.Reason, Message: s.Message})
-		}
-	}
-	return out
+	return c
 }
 
 // Line renders the progress on one line: "DFW 2/2 ready · LHR 1/2
@@ -372,7 +360,7 @@ func (p Progress) Line() string {
 // Summary renders a city as "DFW 2/2 ready"; withPlacement names the
 // placement too ("DFW/edge 2/2 ready"), for a city several placements use.
 func (c City) Summary(withPlacement bool) string {
-	if c.State == StateRemoving {
+	if c.Status == computev1alpha.CityStateRemoving {
 		return fmt.Sprintf("%s removing (%d left)", c.Label(withPlacement), c.Replicas)
 	}
 	return fmt.Sprintf("%s %d/%d %s", c.Label(withPlacement), c.Ready, c.Desired, c.State)
@@ -386,65 +374,16 @@ func (c City) Label(withPlacement bool) string {
 	return c.City
 }
 
-// Health words.
-const (
-	HealthHealthy     = "Healthy"
-	HealthProgressing = "Progressing"
-	HealthDegraded    = "Degraded"
-	HealthFailing     = "Failing"
-	HealthScaledDown  = "Scaled to zero"
-	HealthUnknown     = "Unknown"
-	HealthSuspended   = "Suspended"
-	HealthSuspending  = "Suspending"
-)
-
-// Health sums the progress up in one word: Suspended (every city's cell
-// reports the workload suspended), Suspending (some do, or are asked to),
-// Healthy, Progressing,
-// Degraded (failures or unreachable cities, some reachable instances
-// serve), Failing (failures, none serve), Unknown (cities unreachable and
-// no reachable instance serves) or Scaled to zero.
-func (p Progress) Health() string {
-	stale, freshReady := false, int32(0)
-	suspended, suspending := 0, 0
-	for _, c := range p.Cities {
-		switch c.State {
-		case StateSuspended:
-			suspended++
-		case StateSuspending:
-			suspending++
-		}
+// HealthWords renders the server's health word: "Scaled to zero" for
+// ScaledToZero, Pending before the management plane has said.
+func HealthWords(h computev1alpha.WorkloadHealth) string {
+	switch h {
+	case "":
+		return "Pending"
+	case computev1alpha.HealthScaledToZero:
+		return "Scaled to zero"
 	}
-	switch {
-	case suspended > 0 && suspended == len(p.Cities):
-		return HealthSuspended
-	case suspended+suspending > 0:
-		return HealthSuspending
-	}
-	for _, c := range p.Cities {
-		if c.Stale {
-			stale = true
-		} else if c.State != StateRemoving {
-			freshReady += c.Ready
-		}
-	}
-	switch {
-	case stale && freshReady > 0 && len(p.Failures) == 0:
-		return HealthDegraded
-	case stale && freshReady == 0:
-		return HealthUnknown
-	}
-	switch {
-	case p.Done && p.Desired == 0:
-		return HealthScaledDown
-	case p.Done:
-		return HealthHealthy
-	case len(p.Failures) > 0 && p.Ready > 0:
-		return HealthDegraded
-	case len(p.Failures) > 0:
-		return HealthFailing
-	}
-	return HealthProgressing
+	return string(h)
 }
 
 // FailureGroup is failures that say the same thing in the same city.

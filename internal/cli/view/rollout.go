@@ -6,10 +6,6 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
-// StateWaitingForWave is the state of a city that keeps its revision until
-// its wave of a rollout across cities starts.
-const StateWaitingForWave = "waiting for its wave"
-
 // Rollout is the rollout of the current revision across cities, as the
 // Workload reports it (status.rollout).
 type Rollout struct {
@@ -27,46 +23,45 @@ type Rollout struct {
 	Halted bool `json:"halted,omitempty"`
 }
 
-// assessRollout folds the rollout across cities into p: cities waiting for
-// their wave or soaking are not done (their wave and rollout state come
-// from the city status); a halted rollout (status.rollout) is a failure,
-// listed after the instance failures.
-func assessRollout(p *Progress, w *computev1alpha.Workload) {
+// readRollout folds the rollout across cities (status.rollout) into p:
+// the rollout's position, what a city waiting for its wave or rolled back
+// waits for, and — when the server's Progressing condition says waiting
+// cannot finish the rollout — that failure, after the cities' own (the
+// reason a city failed says more about what to fix than the halt it
+// caused).
+func readRollout(p *Progress, w *computev1alpha.Workload) {
 	r := w.Status.Rollout
-	if r == nil || (w.Status.CurrentTemplateHash != "" && r.TemplateHash != w.Status.CurrentTemplateHash) {
-		return
-	}
-	p.Rollout = &Rollout{Strategy: string(r.Strategy), Phase: string(r.Phase), Wave: r.Wave, Waves: r.Waves,
-		Message: r.Message, Halted: r.Phase == computev1alpha.RolloutPhaseHalted}
-	for i := range p.Cities {
-		c := &p.Cities[i]
-		switch computev1alpha.CityRolloutState(c.Rollout) {
-		case computev1alpha.CityWaiting:
-			c.Done = false
-			c.State = StateWaitingForWave
-			_, c.Message = cityRolloutReason(r, c)
-		case computev1alpha.CitySoaking:
-			c.Done = false
-			c.State = "soaking"
-		case computev1alpha.CityRolledBack:
-			c.State = "rolled back"
-			c.Reason, c.Message = cityRolloutReason(r, c)
+	if r != nil && (w.Status.CurrentTemplateHash == "" || r.TemplateHash == w.Status.CurrentTemplateHash) {
+		p.Rollout = &Rollout{Strategy: string(r.Strategy), Phase: string(r.Phase), Wave: r.Wave, Waves: r.Waves,
+			Message: r.Message, Halted: r.Phase == computev1alpha.RolloutPhaseHalted}
+		for i := range p.Cities {
+			c := &p.Cities[i]
+			switch computev1alpha.CityRolloutState(c.Rollout) {
+			case computev1alpha.CityWaiting:
+				_, c.Message = cityRolloutReason(r, c)
+			case computev1alpha.CityRolledBack:
+				c.Reason, c.Message = cityRolloutReason(r, c)
+			}
+		}
+		if r.Phase != computev1alpha.RolloutPhaseComplete {
+			p.Done = false
 		}
 	}
-	switch r.Phase {
-	case computev1alpha.RolloutPhaseComplete:
-		return
-	case computev1alpha.RolloutPhaseHalted:
-		// After the instance failures: the reason a city failed says more
-		// about what to fix than the halt it caused.
-		p.Failures = append(p.Failures, Failure{City: haltedCity(r), Status: "Rollout halted", Reason: computev1alpha.ReasonRolloutHalted,
-			Message: r.Message})
+	if c := progressingFailure(w); c != nil && (c.Reason == computev1alpha.ReasonRolloutHalted || len(p.Failures) == 0) {
+		status := "Rollout halted"
+		if c.Reason != computev1alpha.ReasonRolloutHalted {
+			status = ReasonWords(c.Reason)
+		}
+		p.Failures = append(p.Failures, Failure{City: haltedCity(r), Status: status, Reason: c.Reason, Message: c.Message})
+		p.Done = false
 	}
-	p.Done = false
 }
 
 // haltedCity names the city that halted a rollout.
 func haltedCity(r *computev1alpha.WorkloadRolloutStatus) string {
+	if r == nil {
+		return ""
+	}
 	for _, c := range r.Cities {
 		if c.State == computev1alpha.CityHalted || c.State == computev1alpha.CityRolledBack {
 			return c.CityCode

@@ -10,12 +10,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
+	"github.com/citycells/compute/internal/status"
 )
 
 // DefaultTimeout bounds a rollout wait unless --timeout says otherwise.
@@ -24,46 +24,31 @@ const DefaultTimeout = 10 * time.Minute
 // maxListedFailures bounds the failures an error message lists.
 const maxListedFailures = 3
 
-// Fetch reads the Workload name in namespace with its Instances (found by
-// the workload-uid label, never by name). A missing Workload is an error
-// that names the fix.
+// Fetch reads the Workload name in namespace. A missing Workload is an
+// error that names the fix.
 func Fetch(ctx context.Context, c client.Client, f *cmdutil.Factory, namespace, name string) (view.Snapshot, error) {
 	var w computev1alpha.Workload
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &w); err != nil {
 		return view.Snapshot{}, f.WorkloadError(err, namespace, name)
 	}
-	var insts computev1alpha.InstanceList
-	if err := c.List(ctx, &insts, client.InNamespace(namespace), client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}); err != nil {
-		return view.Snapshot{}, fmt.Errorf("cannot list the instances of workload %s: %w", name, err)
-	}
-	return view.Snapshot{Workload: &w, Instances: insts.Items, Now: f.Now()}, nil
+	return view.Snapshot{Workload: &w, Now: f.Now()}, nil
 }
 
-// The positions of what Sources watches in a cmdutil.Seen.
-const (
-	SeenWorkload  = 0
-	SeenInstances = 1
-)
-
-// Sources are what a wait on workload name watches: the Workload itself,
-// whose status says where every city stands, and the Instances labelled
-// with its name (checked against its UID in FromSeen), to name the ones
-// that fail.
+// Sources are what a wait on workload name watches: the Workload alone,
+// whose status says where every city stands and names the Instances that
+// fail.
 func Sources(namespace, name string) []cmdutil.WatchSource {
-	byName := labels.SelectorFromSet(labels.Set{computev1alpha.WorkloadNameLabel: name})
 	return []cmdutil.WatchSource{
 		{List: &computev1alpha.WorkloadList{}, Object: &computev1alpha.Workload{}, Namespace: namespace,
 			Fields: fields.OneTermEqualSelector("metadata.name", name)},
-		{List: &computev1alpha.InstanceList{}, Object: &computev1alpha.Instance{}, Namespace: namespace, Labels: byName},
 	}
 }
 
-// FromSeen assembles the snapshot Fetch would read from what a wait on
-// Sources has seen: the workload, and its instances by workload-uid label.
-// A missing Workload is an error that names the fix.
+// FromSeen is the snapshot Fetch would read, from what a wait on Sources
+// has seen. A missing Workload is an error that names the fix.
 func FromSeen(f *cmdutil.Factory, seen cmdutil.Seen, namespace, name string) (view.Snapshot, error) {
 	snap := view.Snapshot{Now: f.Now()}
-	for _, o := range seen[SeenWorkload] {
+	for _, o := range seen[0] {
 		if w, ok := o.(*computev1alpha.Workload); ok && w.Name == name {
 			snap.Workload = w.DeepCopy()
 		}
@@ -71,12 +56,6 @@ func FromSeen(f *cmdutil.Factory, seen cmdutil.Seen, namespace, name string) (vi
 	if snap.Workload == nil {
 		return snap, f.WorkloadError(apierrors.NewNotFound(computev1alpha.GroupVersion.WithResource("workloads").GroupResource(), name),
 			namespace, name)
-	}
-	uid := string(snap.Workload.UID)
-	for _, o := range seen[SeenInstances] {
-		if inst, ok := o.(*computev1alpha.Instance); ok && inst.Labels[computev1alpha.WorkloadUIDLabel] == uid {
-			snap.Instances = append(snap.Instances, *inst.DeepCopy())
-		}
 	}
 	return snap, nil
 }
@@ -143,7 +122,7 @@ func Wait(ctx context.Context, f *cmdutil.Factory, c client.WithWatch, o Options
 				return false, err
 			}
 			snap = s
-			last = view.Assess(s, o.Expect)
+			last = view.Read(s, o.Expect)
 			render()
 			return last.Done || len(last.Failures) > 0, nil
 		},
@@ -192,7 +171,7 @@ func Frame(verb string, p view.Progress, elapsed time.Duration) []string {
 	}
 	for _, c := range p.Cities {
 		label := c.Label(seen[c.City] > 1)
-		if c.State == view.StateRemoving {
+		if c.Status == computev1alpha.CityStateRemoving {
 			lines = append(lines, fmt.Sprintf("  %-*s  removing (%d left)", width, label, c.Replicas))
 			continue
 		}
@@ -217,7 +196,7 @@ func FailureError(f *cmdutil.Factory, p view.Progress, s view.Snapshot) error {
 		}
 	}
 	worst := groups[0]
-	hints := view.NextSteps(worst.Reason, view.Hints{Cmd: f.Cmd, Workload: p.Name, City: worst.City,
+	hints := status.NextSteps(worst.Reason, status.Hints{Cmd: f.Cmd, Workload: p.Name, City: worst.City,
 		CanUndo: s.Workload != nil && (s.Workload.Status.CurrentRevision > 1 || s.Workload.Generation > 1)})
 	return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(b.String()), Hints: hints}
 }

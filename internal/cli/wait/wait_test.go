@@ -17,18 +17,18 @@ import (
 func snapshot(world clitest.World) view.Snapshot {
 	w := clitest.NewWorkload("web").Placement("default", 2, "DFW", "LHR", "SIN").Build()
 	w.Status.CurrentRevision = 4
-	_, insts := clitest.InMemory(w, world)
-	return view.Snapshot{Workload: w, Instances: insts, Now: clitest.Epoch}
+	clitest.InMemory(w, world)
+	return view.Snapshot{Workload: w, Now: clitest.Epoch}
 }
 
 func TestFrame(t *testing.T) {
-	p := view.Assess(snapshot(clitest.World{"LHR": {clitest.Available, clitest.Provisioning}, "SIN": {clitest.PendingQuota}}), view.Expectation{})
+	p := view.Read(snapshot(clitest.World{"LHR": {clitest.Available, clitest.Provisioning}, "SIN": {clitest.PendingQuota}}), view.Expectation{})
 	clitest.Golden(t, "frame", strings.Join(Frame("Rolling out", p, 83*time.Second), "\n")+"\n")
 }
 
 func TestFailureErrorNamesTheInstancesAndTheFix(t *testing.T) {
 	s := snapshot(clitest.World{"LHR": {clitest.Crashing}, "SIN": {clitest.Available, clitest.ImageUnavailable}})
-	p := view.Assess(s, view.Expectation{})
+	p := view.Read(s, view.Expectation{})
 	err := FailureError(&cmdutil.Factory{Name: "datumctl compute"}, p, s)
 	if cmdutil.ExitCode(err) != cmdutil.ExitFailure {
 		t.Fatalf("exit code %d", cmdutil.ExitCode(err))

@@ -12,6 +12,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/cli/view"
 )
 
 // SortWorkloads orders workloads by namespace and name.
@@ -25,16 +26,18 @@ func SortWorkloads(items []computev1alpha.Workload) {
 // column first; -o wide adds REVISION and IMAGES.
 type TableOptions = cmdutil.TableOptions
 
-// Table renders workloads as NAME, CITIES, READY, UP-TO-DATE, AVAILABLE,
-// AGE, with the optional columns of opts.
+// Table renders workloads as NAME, CITIES, READY, UP-TO-DATE, HEALTH (the
+// server's, as `status` shows it), AVAILABLE, AGE, with the optional
+// columns of opts.
 func Table(items []computev1alpha.Workload, now time.Time, opts TableOptions) *cmdutil.Table {
-	t := opts.NewTable([]string{"NAME", "CITIES", "READY", "UP-TO-DATE", "AVAILABLE~", "AGE"}, []string{"REVISION", "IMAGES~"})
+	t := opts.NewTable([]string{"NAME", "CITIES", "READY", "UP-TO-DATE", "HEALTH", "AVAILABLE~", "AGE"}, []string{"REVISION", "IMAGES~"})
 	for i := range items {
 		w := &items[i]
 		opts.AddRow(t, w.Namespace, []string{w.Name,
 			strings.Join(cmdutil.WorkloadCities(w), ","),
 			fmt.Sprintf("%d/%d", w.Status.ReadyReplicas, Desired(w)),
 			fmt.Sprint(w.Status.UpdatedReplicas),
+			view.HealthWords(w.Status.Health),
 			Available(w),
 			cmdutil.Age(w.CreationTimestamp.Time, now)}, func() []string {
 			return []string{fmt.Sprint(w.Status.CurrentRevision), images(w)}

@@ -2,7 +2,6 @@ package workloaddeployment
 
 import (
 	"fmt"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,11 +69,12 @@ func computeStatus(wd *computev1alpha.WorkloadDeployment, instances []computev1a
 	st.Selector = selector(wd)
 	st.TemplateHash = a.TemplateHash
 	st.ReplicaCounts = countReplicas(instances, a.TemplateHash, int32(a.Replicas))
+	st.NotReady = status.NotReady(instances, a.TemplateHash)
 
 	conds := []metav1.Condition{
 		availableCondition(instances, st.ReplicaCounts),
 		progressingCondition(a, st.ReplicaCounts),
-		replicasReadyCondition(instances, a.TemplateHash, st.ReplicaCounts),
+		replicasReadyCondition(st.NotReady, st.ReplicaCounts),
 	}
 	suspended, stopped, total := suspensionStatus(wd, instances)
 	st.Suspended = suspended
@@ -146,38 +146,11 @@ func availableCondition(instances []computev1alpha.Instance, c computev1alpha.Re
 func blockers(instances []computev1alpha.Instance) []status.Blocker {
 	var out []status.Blocker
 	for i := range instances {
-		if b, ok := blockerOf(&instances[i]); ok {
+		if b, ok := status.BlockerOf(&instances[i]); ok {
 			out = append(out, b)
 		}
 	}
 	return out
-}
-
-// blockerOf says why an Instance is not ready; false when it is. Its Ready
-// condition says, once the Instance controller wrote it: a gated Instance's
-// is the reason its gates hold it (PendingQuota, AwaitingPropagation, the
-// referenced-data verdict's). Before that, an Instance the ReferencedData
-// gate holds is waiting for its data, any other is provisioning.
-func blockerOf(inst *computev1alpha.Instance) (status.Blocker, bool) {
-	switch ready := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady); {
-	case isDeleting(inst):
-		return status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonTerminating, Message: "the instance is being deleted"}, true
-	case ready == nil && gatedBy(inst, computev1alpha.ReferencedDataSchedulingGate):
-		return status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonAwaitingPropagation,
-			Message: "the instance waits for its referenced ConfigMaps and Secrets to reach the cell"}, true
-	case ready == nil:
-		return status.Blocker{Object: inst.Name, Reason: computev1alpha.ReasonProvisioning, Message: "the instance has not reported readiness yet"}, true
-	case ready.Status != metav1.ConditionTrue:
-		return status.Blocker{Object: inst.Name, Reason: ready.Reason, Message: ready.Message}, true
-	}
-	return status.Blocker{}, false
-}
-
-// gatedBy reports whether the named scheduling gate holds an Instance.
-func gatedBy(inst *computev1alpha.Instance, gate string) bool {
-	return inst.Spec.Controller != nil && slices.ContainsFunc(inst.Spec.Controller.SchedulingGates, func(g computev1alpha.SchedulingGate) bool {
-		return g.Name == gate
-	})
 }
 
 // progressingCondition is True while the controller still has Instances to
@@ -226,8 +199,9 @@ func progressingCondition(a instanceplan.Assessment, c computev1alpha.ReplicaCou
 // reason is the condition's reason, with that Instance's message: while
 // older Instances still serve, Available stays True, and this is where a
 // failing new revision shows (a rollout across cities halts on it).
-// Otherwise the reason is ReplicasNotReady.
-func replicasReadyCondition(instances []computev1alpha.Instance, hash string, c computev1alpha.ReplicaCounts) metav1.Condition {
+// Otherwise the reason is ReplicasNotReady. notReady is the worst reason an
+// Instance of the current template is not ready for (status.NotReady).
+func replicasReadyCondition(notReady *computev1alpha.InstanceBlockers, c computev1alpha.ReplicaCounts) metav1.Condition {
 	cond := metav1.Condition{Type: computev1alpha.ConditionReplicasReady}
 	msg := fmt.Sprintf("%d of %d replicas ready, %d up to date", c.ReadyReplicas, c.DesiredReplicas, c.UpdatedReplicas)
 	if c.ReadyReplicas == c.DesiredReplicas && c.UpdatedReplicas == c.DesiredReplicas && c.Replicas == c.DesiredReplicas {
@@ -239,27 +213,9 @@ func replicasReadyCondition(instances []computev1alpha.Instance, hash string, c 
 	cond.Status = metav1.ConditionFalse
 	cond.Reason = computev1alpha.ReasonReplicasNotReady
 	cond.Message = msg
-	if worst, ok := currentFailure(instances, hash); ok {
-		cond.Reason = worst.Reason
-		cond.Message = fmt.Sprintf("%s; instance %s: %s", msg, worst.Object, worst.Message)
+	if notReady != nil && status.Failing(notReady.Reason) {
+		cond.Reason = notReady.Reason
+		cond.Message = fmt.Sprintf("%s; instance %s: %s", msg, notReady.Instances[0], notReady.Message)
 	}
 	return cond
-}
-
-// currentFailure returns the worst reason an Instance of the current
-// template (not being deleted) is not ready for, when it is a failure a
-// person must act on — as bad as a crash or worse — rather than a wait.
-func currentFailure(instances []computev1alpha.Instance, hash string) (status.Blocker, bool) {
-	var failing []status.Blocker
-	for i := range instances {
-		inst := &instances[i]
-		if specHash(inst) != hash || isDeleting(inst) {
-			continue
-		}
-		if b, ok := blockerOf(inst); ok && status.Severity(b.Reason) >= status.Severity(computev1alpha.ReasonInstanceCrashing) {
-			failing = append(failing, b)
-		}
-	}
-	worst, _, ok := status.Worst(failing)
-	return worst, ok
 }

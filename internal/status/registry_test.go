@@ -122,7 +122,7 @@ func TestReferencedDataFailuresAreFailuresAndItsWaitsAreNot(t *testing.T) {
 	}
 }
 
-func TestEveryReasonIsClassified(t *testing.T) {
+func TestEveryReasonHasExactlyOneRow(t *testing.T) {
 	declared, err := apitest.AllReasons()
 	if err != nil {
 		t.Fatal(err)
@@ -130,34 +130,62 @@ func TestEveryReasonIsClassified(t *testing.T) {
 	if len(declared) < 10 {
 		t.Fatalf("read only %d reasons from the API: %v", len(declared), declared)
 	}
-	for _, r := range declared {
-		n := 0
-		for _, table := range [][]string{blockingReasons, unrankedReasons} {
-			if slices.Contains(table, r) {
-				n++
-			}
-		}
-		inProgress := slices.Contains(progressingReasons, r)
-		switch {
-		case n == 0 && !inProgress:
-			t.Errorf("reason %s declared by the API is in no table: rank it in blockingReasons or progressingReasons, or list it in unrankedReasons", r)
-		case n > 1:
-			t.Errorf("reason %s is both ranked and unranked", r)
-		case inProgress && slices.Contains(unrankedReasons, r):
-			t.Errorf("reason %s is both progressing and unranked", r)
+	count := map[string]int{}
+	for _, r := range Registry() {
+		count[r.Reason]++
+		if !slices.Contains(declared, r.Reason) {
+			t.Errorf("the registry has a row for %s, which the API does not declare", r.Reason)
 		}
 	}
-	for _, table := range [][]string{blockingReasons, progressingReasons, unrankedReasons} {
-		seen := map[string]bool{}
-		for _, r := range table {
-			if !slices.Contains(declared, r) {
-				t.Errorf("table lists %s, which the API does not declare", r)
-			}
-			if seen[r] {
-				t.Errorf("%s is listed twice in one table", r)
-			}
-			seen[r] = true
+	for _, r := range declared {
+		switch count[r] {
+		case 0:
+			t.Errorf("reason %s declared by the API has no row in the registry: add one (rank, failing, terminal, halts, words, hint)", r)
+		case 1:
+		default:
+			t.Errorf("reason %s has %d rows in the registry", r, count[r])
 		}
+	}
+}
+
+func TestRegistryColumnsAgree(t *testing.T) {
+	for _, r := range Registry() {
+		if r.Terminal && !r.Failing {
+			t.Errorf("%s is terminal but not failing: a wait would end on what raises no warning", r.Reason)
+		}
+		if r.HaltsRollout && !r.Terminal {
+			t.Errorf("%s halts a rollout but a wait keeps waiting on it", r.Reason)
+		}
+		if r.Phase != "" && r.Phase != PhaseAvailable && r.Phase != PhaseStarting && r.Phase != PhaseTerminating && r.Detail == "" && r.Words == "" {
+			t.Errorf("%s is an Instance reason with no words", r.Reason)
+		}
+	}
+	// The verdicts that used to live apart, now one table: a rollout halts
+	// on what the provider says the user must change.
+	var halting []string
+	for _, r := range Registry() {
+		if r.HaltsRollout {
+			halting = append(halting, r.Reason)
+		}
+	}
+	want := []string{computev1alpha.ReasonConfigurationError, computev1alpha.ReasonImageUnavailable, computev1alpha.ReasonInstanceCrashing}
+	if !slices.Equal(halting, want) {
+		t.Errorf("halting reasons %v, want %v", halting, want)
+	}
+}
+
+func TestEveryTerminalReasonHasANextStep(t *testing.T) {
+	for _, r := range Registry() {
+		if !r.Terminal {
+			continue
+		}
+		if steps := NextSteps(r.Reason, Hints{Workload: "web", CanUndo: true}); len(steps) == 0 {
+			t.Errorf("%s has no next step", r.Reason)
+		}
+	}
+	steps := strings.Join(NextSteps(computev1alpha.ReasonImageUnavailable, Hints{Workload: "web", CanUndo: true}), "\n")
+	if !strings.Contains(steps, "datumctl compute rollout undo web") {
+		t.Errorf("a failed image offers the rollback:\n%s", steps)
 	}
 }
 
