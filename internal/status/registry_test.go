@@ -1,7 +1,12 @@
 package status
 
 import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -296,4 +301,61 @@ func TestTruncate(t *testing.T) {
 	if len(got) > MaxMessageLength || !strings.HasSuffix(got, "...") || !strings.HasPrefix(long, strings.TrimSuffix(got, "...")) {
 		t.Errorf("Truncate gave %d bytes ending %q", len(got), got[len(got)-5:])
 	}
+}
+
+var update = flag.Bool("update", false, "rewrite the reason table in docs/api.md")
+
+// The reason table in docs/api.md is the registry, rendered: it cannot
+// drift (go test ./internal/status -update rewrites it).
+func TestTheDocumentedReasonTableIsTheRegistry(t *testing.T) {
+	const begin, end = "<!-- reasons:begin (go test ./internal/status -update) -->\n", "<!-- reasons:end -->"
+	path := filepath.Join("..", "..", "docs", "api.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no reason table between %q and %q", path, begin, end)
+	}
+	var b strings.Builder
+	b.WriteString("| reason | rank | failing | terminal | halts a rollout | an Instance shows | a city shows | next step |\n|---|---|---|---|---|---|---|---|\n")
+	yes := func(v bool) string {
+		if v {
+			return "yes"
+		}
+		return ""
+	}
+	for _, r := range Registry() {
+		rank := ""
+		if r.Blocking {
+			rank = strconv.Itoa(Severity(r.Reason))
+		}
+		inst := ""
+		if r.Phase != "" {
+			inst = r.Phase
+			if r.Detail != "" {
+				inst += " (" + r.Detail + ")"
+			}
+		}
+		words := r.Words
+		if words == "" {
+			words = r.Detail
+		}
+		hint := strings.Join(NextSteps(r.Reason, Hints{Workload: "NAME", City: "CITY", CanUndo: true}), " ")
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", r.Reason, rank, yes(r.Failing), yes(r.Terminal),
+			yes(r.HaltsRollout), inst, words, strings.ReplaceAll(hint, "|", "\\|"))
+	}
+	got := text[:i+len(begin)] + b.String() + text[j:]
+	if got == text {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("the reason table in %s is stale: run go test ./internal/status -update", path)
 }

@@ -40,9 +40,11 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a workload's health, cities, revision and what blocks it",
-		Long: "Show the health of a workload (Healthy, Progressing, Degraded, Failing), its image and current\n" +
-			"revision, a table of its cities with ready and up-to-date instances, and every reason an instance\n" +
-			"is not serving, with the next step to take. --watch keeps the view up to date until Ctrl-C or --timeout.",
+		Long: "Show the health of a workload (Healthy, Progressing, Degraded, Failing, Unknown, Scaled to zero,\n" +
+			"Suspending, Suspended: the management plane's verdict, status.health), its image and current\n" +
+			"revision, a table of its cities with ready and up-to-date instances and the state the management\n" +
+			"plane gives each, and every reason an instance is not serving, with the next step to take.\n" +
+			"--watch keeps the view up to date until Ctrl-C or --timeout.",
 		Example: "  datumctl compute status web\n  datumctl compute status web --watch\n  datumctl compute status web -o json",
 	}, o, o.Output)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "Keep showing the status as it changes, until Ctrl-C or --timeout.")

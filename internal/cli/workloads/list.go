@@ -40,7 +40,8 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
 		Aliases: []string{"workload", "wl"},
 		Short:   "List the workloads of the project",
 		Long: "List the workloads of the namespace: the cities each runs in, how many instances are ready,\n" +
-			"how many run the latest template (UP-TO-DATE) and whether the workload is available.",
+			"how many run the latest template (UP-TO-DATE), its health (the management plane's verdict, as\n" +
+			"status shows it) and whether the workload is available.",
 		Example: "  datumctl compute workloads\n  datumctl compute workloads -o json\n" +
 			"  datumctl compute workloads -A -l team=web\n  datumctl compute workloads -o name\n" +
 			"  # A manifest deploy -f takes back unchanged\n  datumctl compute workloads web -o yaml > web.yaml",
