@@ -51,4 +51,3 @@ func SetCondition(conditions *[]metav1.Condition, c metav1.Condition, now metav1
 	*conditions = append(*conditions, c)
 	return true
 }
-
