@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
 // City is a city bound to a project namespace.
@@ -238,4 +239,24 @@ func Load(ctx context.Context, reader client.Reader, namespace string) (Cities, 
 		locs = append(locs, l)
 	}
 	return Resolve(bindings.Items, locs), nil
+}
+
+// SelectedCityCodes returns the city codes a selector requires
+// topology.datum.net/city-code to be one of (matchLabels or an In
+// requirement), sorted; none when it does not constrain the city that way.
+func SelectedCityCodes(ls *metav1.LabelSelector) []string {
+	if ls == nil {
+		return nil
+	}
+	var out []string
+	if code, ok := ls.MatchLabels[computev1alpha.CityCodeTopologyLabel]; ok {
+		out = append(out, code)
+	}
+	for _, r := range ls.MatchExpressions {
+		if r.Key == computev1alpha.CityCodeTopologyLabel && r.Operator == metav1.LabelSelectorOpIn {
+			out = append(out, r.Values...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

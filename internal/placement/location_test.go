@@ -149,7 +149,7 @@ func TestCityCodesSelector(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("CityCodesSelector mismatch (-want +got):\n%s", diff)
 	}
-	if codes := SelectedCityCodes(got); !cmp.Equal(codes, []string{"DFW", "LHR"}) {
+	if codes := locations.SelectedCityCodes(got); !cmp.Equal(codes, []string{"DFW", "LHR"}) {
 		t.Fatalf("SelectedCityCodes = %v", codes)
 	}
 }

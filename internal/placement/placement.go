@@ -194,7 +194,7 @@ func selectedTargets(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlace
 			out = append(out, locationTarget(p.Name, l, cities))
 		}
 	}
-	for _, code := range SelectedCityCodes(ls) {
+	for _, code := range locations.SelectedCityCodes(ls) {
 		if _, bound := cities[code]; bound {
 			continue
 		}
@@ -333,28 +333,8 @@ func RewriteCityCodes(p *computev1alpha.WorkloadPlacement) bool {
 // isCityCodesSelector reports whether ls is a selector CityCodesSelector
 // makes.
 func isCityCodesSelector(ls *metav1.LabelSelector) bool {
-	codes := SelectedCityCodes(ls)
+	codes := locations.SelectedCityCodes(ls)
 	return len(codes) > 0 && equality.Semantic.DeepEqual(ls, CityCodesSelector(codes))
-}
-
-// SelectedCityCodes returns the city codes a selector requires
-// topology.datum.net/city-code to be one of (matchLabels or an In
-// requirement), sorted; none when it does not constrain the city that way.
-func SelectedCityCodes(ls *metav1.LabelSelector) []string {
-	if ls == nil {
-		return nil
-	}
-	var out []string
-	if code, ok := ls.MatchLabels[computev1alpha.CityCodeTopologyLabel]; ok {
-		out = append(out, code)
-	}
-	for _, r := range ls.MatchExpressions {
-		if r.Key == computev1alpha.CityCodeTopologyLabel && r.Operator == metav1.LabelSelectorOpIn {
-			out = append(out, r.Values...)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // Revision is what one city runs: the template of a revision (with the

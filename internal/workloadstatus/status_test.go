@@ -557,4 +557,3 @@ func TestACityShowsTheWorstInstanceItsCellNames(t *testing.T) {
 		t.Errorf("city = %s %s %q notReady=%v replicasReady=%t", c.State, c.Reason, c.Message, c.NotReady, c.ReplicasReady)
 	}
 }
-

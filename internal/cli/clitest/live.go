@@ -29,10 +29,10 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/apitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/manager/cell"
 	"github.com/citycells/compute/internal/manager/management"
 	"github.com/citycells/compute/internal/names"
-	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/quota"
 	"github.com/citycells/compute/internal/standin/quotaservice"
@@ -351,6 +351,7 @@ func (h *Harness) liveFactory(f *cmdutil.Factory) {
 // until the controllers report those cities' deployments ready.
 func (h *Harness) Release(name string, cities ...string) {
 	h.T.Helper()
+	in := func(city string) bool { return len(cities) == 0 || slices.Contains(cities, city) }
 	h.Eventually(fmt.Sprintf("%s released in %v", name, cities), func(ctx context.Context) error {
 		var w computev1alpha.Workload
 		if err := h.Client.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: name}, &w); err != nil {
@@ -360,41 +361,20 @@ func (h *Harness) Release(name string, cities ...string) {
 		if err := h.Client.List(ctx, &wds, client.InNamespace(h.Namespace), client.MatchingLabels{computev1alpha.WorkloadUIDLabel: string(w.UID)}); err != nil {
 			return err
 		}
-		in := func(city string) bool { return len(cities) == 0 || slices.Contains(cities, city) }
-		want := 0
-		for _, p := range w.Spec.Placements {
-			for _, city := range slices.Concat(p.CityCodes, placement.SelectedCityCodes(p.LocationSelector)) {
-				if in(city) {
-					want++
-				}
-			}
-		}
+		want := citiesOf(&w, in)
 		var waiting []string
 		have := 0
-		for _, wd := range wds.Items {
+		for i := range wds.Items {
+			wd := &wds.Items[i]
 			if !in(wd.Spec.CityCode) {
 				continue
 			}
 			have++
-			var insts computev1alpha.InstanceList
-			if err := h.Client.List(ctx, &insts, client.InNamespace(h.Namespace), client.MatchingLabels{computev1alpha.WorkloadDeploymentNameLabel: wd.Name}); err != nil {
+			if err := h.releaseHeld(ctx, wd.Name); err != nil {
 				return err
 			}
-			for i := range insts.Items {
-				inst := &insts.Items[i]
-				if _, held := inst.Annotations[simprovider.HoldAnnotation]; !held {
-					continue
-				}
-				patch := client.MergeFrom(inst.DeepCopy())
-				delete(inst.Annotations, simprovider.HoldAnnotation)
-				if err := h.Client.Patch(ctx, inst, patch); client.IgnoreNotFound(err) != nil {
-					return err
-				}
-			}
-			n := wd.Status.ReplicaCounts
-			if wd.Status.ObservedGeneration != wd.Generation || n.DesiredReplicas == 0 || n.ReadyReplicas != n.DesiredReplicas ||
-				n.UpdatedReplicas != n.DesiredReplicas || n.Replicas != n.DesiredReplicas {
-				waiting = append(waiting, fmt.Sprintf("%s %+v", wd.Spec.CityCode, n))
+			if !deploymentReady(wd) {
+				waiting = append(waiting, fmt.Sprintf("%s %+v", wd.Spec.CityCode, wd.Status.ReplicaCounts))
 			}
 		}
 		switch {
@@ -405,6 +385,48 @@ func (h *Harness) Release(name string, cities ...string) {
 		}
 		return nil
 	})
+}
+
+// citiesOf counts the cities of w's placements that in selects: one
+// deployment each.
+func citiesOf(w *computev1alpha.Workload, in func(city string) bool) int {
+	n := 0
+	for _, p := range w.Spec.Placements {
+		for _, city := range slices.Concat(p.CityCodes, locations.SelectedCityCodes(p.LocationSelector)) {
+			if in(city) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// releaseHeld takes the hold off the held instances of deployment wd.
+func (h *Harness) releaseHeld(ctx context.Context, wd string) error {
+	var insts computev1alpha.InstanceList
+	if err := h.Client.List(ctx, &insts, client.InNamespace(h.Namespace), client.MatchingLabels{computev1alpha.WorkloadDeploymentNameLabel: wd}); err != nil {
+		return err
+	}
+	for i := range insts.Items {
+		inst := &insts.Items[i]
+		if _, held := inst.Annotations[simprovider.HoldAnnotation]; !held {
+			continue
+		}
+		patch := client.MergeFrom(inst.DeepCopy())
+		delete(inst.Annotations, simprovider.HoldAnnotation)
+		if err := h.Client.Patch(ctx, inst, patch); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deploymentReady reports whether wd's status is of its generation and
+// every one of its desired replicas (at least one) is ready and updated.
+func deploymentReady(wd *computev1alpha.WorkloadDeployment) bool {
+	n := wd.Status.ReplicaCounts
+	return wd.Status.ObservedGeneration == wd.Generation && n.DesiredReplicas != 0 && n.ReadyReplicas == n.DesiredReplicas &&
+		n.UpdatedReplicas == n.DesiredReplicas && n.Replicas == n.DesiredReplicas
 }
 
 // seedInstanceTypes publishes Datum's standard InstanceTypes in the plane,

@@ -89,7 +89,7 @@ func BoundCities(w *computev1alpha.Workload) locations.Cities {
 	var codes []string
 	for _, p := range w.Spec.Placements {
 		codes = append(codes, p.CityCodes...)
-		codes = append(codes, placement.SelectedCityCodes(p.LocationSelector)...)
+		codes = append(codes, locations.SelectedCityCodes(p.LocationSelector)...)
 	}
 	slices.Sort(codes)
 	return locations.ReadyCities(LocationNamespace, slices.Compact(codes)...)

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/placement"
+	"github.com/citycells/compute/internal/locations"
 )
 
 // GetWorkload reads the workload name; a missing one is an error that
@@ -50,7 +50,7 @@ func WorkloadCities(w *computev1alpha.Workload) []string {
 // topology.datum.net/city-code) and the ones its status reports (the
 // cities of the Locations it named or selected).
 func PlacementCities(w *computev1alpha.Workload, p *computev1alpha.WorkloadPlacement) []string {
-	out := slices.Concat(p.CityCodes, placement.SelectedCityCodes(p.LocationSelector))
+	out := slices.Concat(p.CityCodes, locations.SelectedCityCodes(p.LocationSelector))
 	for _, ps := range w.Status.Placements {
 		if ps.Name != p.Name {
 			continue

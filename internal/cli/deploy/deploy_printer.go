@@ -3,45 +3,78 @@ package deploy
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"time"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cityrollout"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/instances"
 	"github.com/citycells/compute/internal/cli/plan"
 )
 
 // WavePlan says how a template change travels between w's cities: at once,
-// or the waves of spec.rollout with their soak time and halt policy.
+// or as spec.rollout says, with its soak time and halt policy. It reads the
+// spec as written; the management plane decides the waves
+// (status.rollout), and `rollout status` shows them.
 func WavePlan(w *computev1alpha.Workload) string {
-	st := cityrollout.StrategyOf(w.Spec.Rollout)
-	waves := cityrollout.CityWaves(st, cmdutil.WorkloadCities(w))
-	if len(waves) <= 1 {
+	r, cities := w.Spec.Rollout, cmdutil.WorkloadCities(w)
+	if r == nil || len(cities) <= 1 || (r.Strategy != computev1alpha.WavesCityRollout && r.Strategy != computev1alpha.CanaryCityRollout) {
 		return "Every city gets the new template at once; inside each city instances are replaced a few at a time, so the workload keeps serving."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Cities get the new template in %d waves (%s): ", len(waves), st.Kind)
-	for i, wave := range waves {
-		if i > 0 {
-			b.WriteString(" → ")
+	if r.Strategy == computev1alpha.WavesCityRollout {
+		fmt.Fprintf(&b, "Cities get the new template in the waves of spec.rollout (%s): %s.", r.Strategy, listedWaves(r.Waves, cities))
+	} else {
+		canary := cities[0]
+		if r.Canary != nil && slices.Contains(cities, r.Canary.CityCode) {
+			canary = r.Canary.CityCode
 		}
-		fmt.Fprintf(&b, "%s", strings.Join(wave, ", "))
+		rest := slices.DeleteFunc(slices.Clone(cities), func(c string) bool { return c == canary })
+		fmt.Fprintf(&b, "Cities get the new template canary first (%s): %s → %s", r.Strategy, canary, strings.Join(rest, ", "))
+		if r.Canary != nil && r.Canary.WaveSize != nil {
+			fmt.Fprintf(&b, ", %s at a time", r.Canary.WaveSize.String())
+		}
+		b.WriteString(".")
 	}
-	b.WriteString(".\nEach wave must be ready")
-	if st.Soak > 0 {
-		fmt.Fprintf(&b, " for %s", st.Soak)
+	b.WriteString("\nEach wave must be ready")
+	if r.SoakSeconds != nil && *r.SoakSeconds > 0 {
+		fmt.Fprintf(&b, " for %s", time.Duration(*r.SoakSeconds)*time.Second)
 	}
 	b.WriteString(" before the next starts")
-	if st.ManualApproval {
+	if r.Approval == computev1alpha.ManualRolloutApproval {
 		b.WriteString(" and is approved with `rollout approve`")
 	}
 	b.WriteString("; a failing city halts the rollout")
-	if st.Rollback {
+	if r.OnFailure == computev1alpha.RollbackOnFailure {
 		b.WriteString(" and its wave is rolled back")
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// listedWaves renders explicit waves as "DFW → LHR, SIN": each listed wave's
+// cities of the workload, then the cities no wave names.
+func listedWaves(waves []computev1alpha.RolloutWave, cities []string) string {
+	var parts []string
+	named := map[string]bool{}
+	for _, wave := range waves {
+		var in []string
+		for _, c := range wave.CityCodes {
+			if slices.Contains(cities, c) && !named[c] {
+				named[c] = true
+				in = append(in, c)
+			}
+		}
+		if len(in) > 0 {
+			parts = append(parts, strings.Join(in, ", "))
+		}
+	}
+	rest := slices.DeleteFunc(slices.Clone(cities), func(c string) bool { return named[c] })
+	if len(rest) > 0 {
+		parts = append(parts, strings.Join(rest, ", "))
+	}
+	return strings.Join(parts, " → ")
 }
 
 // RenderPlan writes what deploying w does: a summary of a new workload, or

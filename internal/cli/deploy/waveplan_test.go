@@ -30,7 +30,7 @@ func TestWavePlanSaysHowAChangeTravelsBetweenCities(t *testing.T) {
 				Strategy: computev1alpha.WavesCityRollout, Waves: []computev1alpha.RolloutWave{{CityCodes: []string{"DFW"}}},
 				SoakSeconds: ptr.To(int32(300)), OnFailure: computev1alpha.RollbackOnFailure,
 			}),
-			want: "Cities get the new template in 2 waves (Waves): DFW → LHR, SIN.\n" +
+			want: "Cities get the new template in the waves of spec.rollout (Waves): DFW → LHR, SIN.\n" +
 				"Each wave must be ready for 5m0s before the next starts; a failing city halts the rollout and its wave is rolled back.",
 		},
 		"a canary with manual approval": {
@@ -38,7 +38,7 @@ func TestWavePlanSaysHowAChangeTravelsBetweenCities(t *testing.T) {
 				Strategy: computev1alpha.CanaryCityRollout, Approval: computev1alpha.ManualRolloutApproval,
 				Canary: &computev1alpha.CanaryRollout{CityCode: "LHR", WaveSize: ptr.To(intstr.FromInt32(1))},
 			}),
-			want: "Cities get the new template in 3 waves (Canary): LHR → DFW → SIN.\n" +
+			want: "Cities get the new template canary first (Canary): LHR → DFW, SIN, 1 at a time.\n" +
 				"Each wave must be ready before the next starts and is approved with `rollout approve`; a failing city halts the rollout.",
 		},
 	}

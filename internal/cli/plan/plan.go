@@ -16,7 +16,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/placement"
+	"github.com/citycells/compute/internal/locations"
 )
 
 // Change is one line of a plan.
@@ -79,7 +79,7 @@ func instances(spec *computev1alpha.WorkloadSpec) int32 {
 // SELECTOR" for a selector on other topology. A city counts once even when
 // two of the project's Locations serve it.
 func Places(p *computev1alpha.WorkloadPlacement) []string {
-	codes := slices.Concat(p.CityCodes, placement.SelectedCityCodes(p.LocationSelector))
+	codes := slices.Concat(p.CityCodes, locations.SelectedCityCodes(p.LocationSelector))
 	out := make([]string, 0, len(codes)+len(p.Locations)+1)
 	slices.Sort(codes)
 	for _, c := range slices.Compact(codes) {

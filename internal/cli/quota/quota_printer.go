@@ -15,8 +15,8 @@ import (
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
-	"github.com/citycells/compute/internal/status"
 	"github.com/citycells/compute/internal/quota/sizing"
+	"github.com/citycells/compute/internal/status"
 )
 
 // Resource names as the CLI shows them.

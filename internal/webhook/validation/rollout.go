@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/placement"
 )
 
@@ -54,7 +55,7 @@ func workloadCities(w *computev1alpha.Workload, env Environment) sets.Set[string
 	cities := sets.New[string]()
 	for i := range w.Spec.Placements {
 		p := &w.Spec.Placements[i]
-		named := slices.Concat(p.CityCodes, placement.SelectedCityCodes(p.LocationSelector))
+		named := slices.Concat(p.CityCodes, locations.SelectedCityCodes(p.LocationSelector))
 		if env.SkipCityBindings && len(named) == 0 {
 			return nil
 		}

@@ -148,7 +148,7 @@ func grandfatheredPlaces(old *computev1alpha.Workload) sets.Set[string] {
 	for i := range old.Spec.Placements {
 		p := &old.Spec.Placements[i]
 		out.Insert(p.CityCodes...)
-		out.Insert(placement.SelectedCityCodes(p.LocationSelector)...)
+		out.Insert(locations.SelectedCityCodes(p.LocationSelector)...)
 		for _, l := range p.Locations {
 			out.Insert(l.Name)
 		}
