@@ -21,7 +21,6 @@ import (
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
-	"github.com/citycells/compute/internal/cli/rollout"
 	"github.com/citycells/compute/internal/cli/wait"
 	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/revision"
@@ -437,7 +436,7 @@ func (o *Options) runOne(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		_, _ = fmt.Fprintln(out, rollout.RolledOut(pr))
+		_, _ = fmt.Fprintln(out, wait.RolledOut(pr))
 	}
 	if o.Output.IsTable() {
 		return nil

@@ -33,7 +33,6 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/rollout"
 	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/cli/wait"
 	"github.com/citycells/compute/internal/revision"
@@ -131,7 +130,7 @@ func (o *Options) Run(ctx context.Context) error {
 	} else {
 		_, _ = fmt.Fprintf(out, "Restarting %s in %s: instances are replaced one at a time.\n", o.Name, cmdutil.JoinCities(cities))
 	}
-	return rollout.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Expect: exp, Verb: "Restarting", Out: out, Terminal: terminal},
+	return wait.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Expect: exp, Verb: "Restarting", Out: out, Terminal: terminal},
 		true, func(p view.Progress) string { return fmt.Sprintf("Restarted %s: %s", o.Name, p.Line()) })
 }
 

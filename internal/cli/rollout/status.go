@@ -77,7 +77,7 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 		}
 	}
 	if err == nil {
-		_, _ = fmt.Fprintln(out, RolledOut(p))
+		_, _ = fmt.Fprintln(out, wait.RolledOut(p))
 	}
 	if !o.Output.IsTable() && p.Name != "" {
 		if perr := cmdutil.PrintView(o.Factory.Streams.Out, o.Output.Format, StatusDocument{
@@ -93,13 +93,4 @@ type StatusDocument struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	view.Progress
-}
-
-// RolledOut is the success line of a finished rollout.
-func RolledOut(p view.Progress) string {
-	rev := ""
-	if p.Revision > 0 {
-		rev = fmt.Sprintf(" (revision %d)", p.Revision)
-	}
-	return fmt.Sprintf("%s is rolled out%s: %s", p.Name, rev, p.Line())
 }

@@ -120,7 +120,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		how += ", in the waves of spec.rollout"
 	}
 	_, _ = fmt.Fprintf(out, "Rolled back %s to the template of revision %d; %s.\n", o.Name, target.Number, how)
-	return Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Out: out, Terminal: terminal}, true, RolledOut)
+	return wait.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Out: out, Terminal: terminal}, true, wait.RolledOut)
 }
 
 // target picks the revision to return to.

@@ -21,7 +21,6 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/rollout"
 	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/cli/wait"
 )
@@ -121,7 +120,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.DryRun != cmdutil.DryRunNone {
 		return o.Factory.DryRunDone(out, o.DryRun, o.Output, result, o.Clients.Scheme)
 	}
-	return rollout.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Verb: "Scaling", Out: out, Terminal: terminal},
+	return wait.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Verb: "Scaling", Out: out, Terminal: terminal},
 		false, func(p view.Progress) string { return fmt.Sprintf("Scaled %s: %s", o.Name, p.Line()) })
 }
 

@@ -23,7 +23,6 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/rollout"
 	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/cli/wait"
 )
@@ -143,7 +142,7 @@ func (o *Options) follow(ctx context.Context, out io.Writer, terminal bool, ing,
 	if !o.WaitFlags.Wait && !o.Resume {
 		_, _ = fmt.Fprintf(out, "Watch it with: %s\n", o.Factory.Cmd("status %s", o.Name))
 	}
-	return rollout.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags,
+	return wait.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags,
 		wait.Options{Expect: view.Expectation{Suspend: !o.Resume}, Verb: ing, Out: out, Terminal: terminal},
 		o.Resume, func(p view.Progress) string { return fmt.Sprintf("%s %s: %s", ed, o.Name, p.Line()) })
 }
