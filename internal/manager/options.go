@@ -218,6 +218,21 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 // Validate reports every configuration error at once, each naming the flag to
 // fix.
 func (o *Options) Validate() error {
+	errs := slices.Concat(o.validateRuntime(), o.validateManagement(), o.validateCell())
+	if err := o.Client.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Kubeconfig != "" {
+		if _, err := os.Stat(o.Kubeconfig); err != nil {
+			errs = append(errs, fmt.Errorf("--kubeconfig %q cannot be read: %w", o.Kubeconfig, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateRuntime checks the runtime flags: the provider, that some role
+// runs, the simulated network and provider, the allocation ratio.
+func (o *Options) validateRuntime() []error {
 	var errs []error
 	if err := o.validateRuntimeProvider(); err != nil {
 		errs = append(errs, err)
@@ -236,6 +251,13 @@ func (o *Options) Validate() error {
 	if o.runtimeProvider() == RuntimeProviderSimulated && o.SimulatedProviderDelay < 0 {
 		errs = append(errs, fmt.Errorf("--simulated-provider-delay must not be negative, got %s", o.SimulatedProviderDelay))
 	}
+	return errs
+}
+
+// validateManagement checks the management role's flags and the federation
+// plane's kubeconfig.
+func (o *Options) validateManagement() []error {
+	var errs []error
 	if o.EnableManagement {
 		if err := o.Management.Validate(); err != nil {
 			errs = append(errs, err)
@@ -251,6 +273,13 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--%s %q cannot be read: %w", hub.KubeconfigFlag, o.FederationKubeconfig, err))
 		}
 	}
+	return errs
+}
+
+// validateCell checks the cell's flags: its Location, city code and name,
+// and its quota.
+func (o *Options) validateCell() []error {
+	var errs []error
 	if _, err := o.cellLocation(); err != nil {
 		errs = append(errs, err)
 	}
@@ -267,15 +296,7 @@ func (o *Options) Validate() error {
 	if err := o.Quota.Validate(o.EnableCell); err != nil {
 		errs = append(errs, err)
 	}
-	if err := o.Client.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if o.Kubeconfig != "" {
-		if _, err := os.Stat(o.Kubeconfig); err != nil {
-			errs = append(errs, fmt.Errorf("--kubeconfig %q cannot be read: %w", o.Kubeconfig, err))
-		}
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // runtimeProvider returns the runtime provider to run: --runtime-provider,

@@ -63,54 +63,68 @@ func ParseToken(token string) (kind, name string, ok bool) {
 // (volume sources, environment variables read from keys, whole objects
 // read as environment (envFrom), image pull secrets), with the path of the field that makes it under base.
 func Visit(spec *computev1alpha.InstanceSpec, base *field.Path, fn func(kind, name string, optional bool, path *field.Path)) {
-	opt := func(o *bool) bool { return o != nil && *o }
-	for i, v := range spec.Volumes {
-		p := base.Child("volumes").Index(i)
+	visitVolumes(spec.Volumes, base.Child("volumes"), fn)
+	sb := spec.Runtime.Sandbox
+	if sb == nil {
+		return
+	}
+	sbp := base.Child("runtime", "sandbox")
+	for ci := range sb.Containers {
+		visitContainer(&sb.Containers[ci], sbp.Child("containers").Index(ci), fn)
+	}
+	for i, s := range sb.ImagePullSecrets {
+		if s.Name != "" {
+			fn(KindSecret, s.Name, false, sbp.Child("imagePullSecrets").Index(i).Child("name"))
+		}
+	}
+}
+
+// optional reads an optional flag of a reference: unset is false.
+func optional(o *bool) bool { return o != nil && *o }
+
+// visitVolumes calls fn for the Secrets and ConfigMaps volumes, at path,
+// mount (see Visit).
+func visitVolumes(volumes []computev1alpha.InstanceVolume, path *field.Path, fn func(kind, name string, optional bool, path *field.Path)) {
+	for i, v := range volumes {
+		p := path.Index(i)
 		if s := v.Secret; s != nil {
 			name, f := s.SecretName, "secretName"
 			if name == "" {
 				name, f = s.Name, "name"
 			}
 			if name != "" {
-				fn(KindSecret, name, opt(s.Optional), p.Child("secret", f))
+				fn(KindSecret, name, optional(s.Optional), p.Child("secret", f))
 			}
 		}
 		if c := v.ConfigMap; c != nil && c.Name != "" {
-			fn(KindConfigMap, c.Name, opt(c.Optional), p.Child("configMap", "name"))
+			fn(KindConfigMap, c.Name, optional(c.Optional), p.Child("configMap", "name"))
 		}
 	}
-	sb := spec.Runtime.Sandbox
-	if sb == nil {
-		return
-	}
-	sbp := base.Child("runtime", "sandbox")
-	for ci, c := range sb.Containers {
-		cp := sbp.Child("containers").Index(ci)
-		for ei, e := range c.Env {
-			if e.ValueFrom == nil {
-				continue
-			}
-			p := cp.Child("env").Index(ei).Child("valueFrom")
-			if r := e.ValueFrom.SecretKeyRef; r != nil && r.Name != "" {
-				fn(KindSecret, r.Name, opt(r.Optional), p.Child("secretKeyRef", "name"))
-			}
-			if r := e.ValueFrom.ConfigMapKeyRef; r != nil && r.Name != "" {
-				fn(KindConfigMap, r.Name, opt(r.Optional), p.Child("configMapKeyRef", "name"))
-			}
+}
+
+// visitContainer calls fn for the Secrets and ConfigMaps container c, at
+// path, reads its environment from: keys (env) and whole objects (envFrom)
+// (see Visit).
+func visitContainer(c *computev1alpha.SandboxContainer, path *field.Path, fn func(kind, name string, optional bool, path *field.Path)) {
+	for ei, e := range c.Env {
+		if e.ValueFrom == nil {
+			continue
 		}
-		for ei, e := range c.EnvFrom {
-			p := cp.Child("envFrom").Index(ei)
-			if r := e.ConfigMapRef; r != nil && r.Name != "" {
-				fn(KindConfigMap, r.Name, opt(r.Optional), p.Child("configMapRef", "name"))
-			}
-			if r := e.SecretRef; r != nil && r.Name != "" {
-				fn(KindSecret, r.Name, opt(r.Optional), p.Child("secretRef", "name"))
-			}
+		p := path.Child("env").Index(ei).Child("valueFrom")
+		if r := e.ValueFrom.SecretKeyRef; r != nil && r.Name != "" {
+			fn(KindSecret, r.Name, optional(r.Optional), p.Child("secretKeyRef", "name"))
+		}
+		if r := e.ValueFrom.ConfigMapKeyRef; r != nil && r.Name != "" {
+			fn(KindConfigMap, r.Name, optional(r.Optional), p.Child("configMapKeyRef", "name"))
 		}
 	}
-	for i, s := range sb.ImagePullSecrets {
-		if s.Name != "" {
-			fn(KindSecret, s.Name, false, sbp.Child("imagePullSecrets").Index(i).Child("name"))
+	for ei, e := range c.EnvFrom {
+		p := path.Child("envFrom").Index(ei)
+		if r := e.ConfigMapRef; r != nil && r.Name != "" {
+			fn(KindConfigMap, r.Name, optional(r.Optional), p.Child("configMapRef", "name"))
+		}
+		if r := e.SecretRef; r != nil && r.Name != "" {
+			fn(KindSecret, r.Name, optional(r.Optional), p.Child("secretRef", "name"))
 		}
 	}
 }

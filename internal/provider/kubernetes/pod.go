@@ -504,38 +504,7 @@ func references(inst *computev1alpha.Instance, pod *corev1.Pod) []reference {
 			seen[reference{kind: kind, object: name, source: sources[name]}] = true
 		}
 	}
-	for _, v := range pod.Spec.Volumes {
-		if cm := v.ConfigMap; cm != nil {
-			add(referenceddata.KindConfigMap, cm.Name, cm.Optional)
-		}
-		if s := v.Secret; s != nil {
-			add(referenceddata.KindSecret, s.SecretName, s.Optional)
-		}
-	}
-	for _, c := range pod.Spec.Containers {
-		for _, e := range c.EnvFrom {
-			if r := e.ConfigMapRef; r != nil {
-				add(referenceddata.KindConfigMap, r.Name, r.Optional)
-			}
-			if r := e.SecretRef; r != nil {
-				add(referenceddata.KindSecret, r.Name, r.Optional)
-			}
-		}
-		for _, e := range c.Env {
-			if e.ValueFrom == nil {
-				continue
-			}
-			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
-				add(referenceddata.KindConfigMap, r.Name, r.Optional)
-			}
-			if r := e.ValueFrom.SecretKeyRef; r != nil {
-				add(referenceddata.KindSecret, r.Name, r.Optional)
-			}
-		}
-	}
-	for _, s := range pod.Spec.ImagePullSecrets {
-		add(referenceddata.KindSecret, s.Name, nil)
-	}
+	visitPodReferences(&pod.Spec, add)
 	out := make([]reference, 0, len(seen))
 	for r := range seen {
 		out = append(out, r)
@@ -544,6 +513,50 @@ func references(inst *computev1alpha.Instance, pod *corev1.Pod) []reference {
 		return strings.Compare(a.kind+"/"+a.object, b.kind+"/"+b.object)
 	})
 	return out
+}
+
+// visitPodReferences calls visit for every ConfigMap and Secret a Pod of
+// spec reads: volumes, environment (whole objects and keys) and image pull
+// secrets, with the reference's optional flag (nil for pull secrets).
+func visitPodReferences(spec *corev1.PodSpec, visit func(kind, name string, optional *bool)) {
+	for _, v := range spec.Volumes {
+		if cm := v.ConfigMap; cm != nil {
+			visit(referenceddata.KindConfigMap, cm.Name, cm.Optional)
+		}
+		if s := v.Secret; s != nil {
+			visit(referenceddata.KindSecret, s.SecretName, s.Optional)
+		}
+	}
+	for i := range spec.Containers {
+		visitContainerReferences(&spec.Containers[i], visit)
+	}
+	for _, s := range spec.ImagePullSecrets {
+		visit(referenceddata.KindSecret, s.Name, nil)
+	}
+}
+
+// visitContainerReferences calls visit for every ConfigMap and Secret
+// container c reads its environment from (see visitPodReferences).
+func visitContainerReferences(c *corev1.Container, visit func(kind, name string, optional *bool)) {
+	for _, e := range c.EnvFrom {
+		if r := e.ConfigMapRef; r != nil {
+			visit(referenceddata.KindConfigMap, r.Name, r.Optional)
+		}
+		if r := e.SecretRef; r != nil {
+			visit(referenceddata.KindSecret, r.Name, r.Optional)
+		}
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			continue
+		}
+		if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+			visit(referenceddata.KindConfigMap, r.Name, r.Optional)
+		}
+		if r := e.ValueFrom.SecretKeyRef; r != nil {
+			visit(referenceddata.KindSecret, r.Name, r.Optional)
+		}
+	}
 }
 
 // templateHash returns the template hash an Instance was created from.
