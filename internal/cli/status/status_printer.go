@@ -60,8 +60,10 @@ type View struct {
 type Blocker struct {
 	// City it was seen in.
 	City string `json:"city"`
-	// Instances it was seen on; empty for a city-level reason.
+	// Instances it was seen on; empty for a city-level reason. More
+	// counts those the server did not name.
 	Instances []string `json:"instances,omitempty"`
+	More      int32    `json:"more,omitempty"`
 	// Status in words.
 	Status string `json:"status"`
 	// Reason is the condition reason.
@@ -98,7 +100,7 @@ func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 		Failover: slices.ContainsFunc(w.Spec.Placements, func(p computev1alpha.WorkloadPlacement) bool { return p.Failover != nil })}
 	seen := map[string]bool{}
 	for _, g := range view.GroupFailures(p.Failures) {
-		v.Blockers = append(v.Blockers, Blocker{City: g.City, Instances: g.Instances, Status: g.Status, Reason: g.Reason,
+		v.Blockers = append(v.Blockers, Blocker{City: g.City, Instances: g.Instances, More: g.More, Status: g.Status, Reason: g.Reason,
 			Message: g.Message, Terminal: true, NextSteps: nextSteps(hints, g.City, g.Reason, seen)})
 	}
 	for _, c := range p.Cities {
@@ -237,7 +239,7 @@ func (v *View) lines(terminal bool, width int) []string {
 	if len(v.Blockers) > 0 {
 		out = append(out, "", "Blocking:")
 		for _, b := range v.Blockers {
-			subject := view.FailureGroup{City: b.City, Instances: b.Instances}.Subject()
+			subject := view.FailureGroup{City: b.City, Instances: b.Instances, More: b.More}.Subject()
 			line := fmt.Sprintf("  %s: %s", subject, b.Status)
 			if b.Message != "" {
 				line += " — " + cmdutil.OneLine(b.Message)

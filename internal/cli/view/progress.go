@@ -127,6 +127,9 @@ type Failure struct {
 	Reason string `json:"reason"`
 	// Message is the condition message.
 	Message string `json:"message,omitempty"`
+	// More counts the instances failing the same way the server counted
+	// but did not name.
+	More int32 `json:"more,omitempty"`
 }
 
 // Progress is the rollout state of a Workload.
@@ -306,9 +309,7 @@ func failuresOf(c City) []Failure {
 	for _, name := range nr.Instances {
 		out = append(out, Failure{Instance: name, City: c.City, Status: words, Reason: nr.Reason, Message: nr.Message})
 	}
-	if more := int(nr.Count) - len(nr.Instances); more > 0 {
-		out[len(out)-1].Message += fmt.Sprintf(" (and %d more instances)", more)
-	}
+	out[len(out)-1].More = max(nr.Count-int32(len(nr.Instances)), 0)
 	return out
 }
 
@@ -397,18 +398,25 @@ type FailureGroup struct {
 	// Instances are the failing instances; empty for a city-level
 	// failure.
 	Instances []string `json:"instances,omitempty"`
+	// More counts the failing instances the server did not name.
+	More int32 `json:"more,omitempty"`
 }
 
 // Subject names what failed: "LHR", "instance web-lhr-1 in LHR" or "2
 // instances in LHR (web-lhr-0, web-lhr-1)".
 func (g FailureGroup) Subject() string {
-	switch len(g.Instances) {
-	case 0:
+	n := len(g.Instances) + int(g.More)
+	names := strings.Join(g.Instances, ", ")
+	if g.More > 0 {
+		names += fmt.Sprintf(" and %d more", g.More)
+	}
+	switch {
+	case len(g.Instances) == 0:
 		return g.City
-	case 1:
+	case n == 1:
 		return fmt.Sprintf("instance %s in %s", g.Instances[0], g.City)
 	}
-	return fmt.Sprintf("%d instances in %s (%s)", len(g.Instances), g.City, strings.Join(g.Instances, ", "))
+	return fmt.Sprintf("%d instances in %s (%s)", n, g.City, names)
 }
 
 // GroupFailures groups failures by city, status and message, keeping the
@@ -427,6 +435,7 @@ func GroupFailures(failures []Failure) []FailureGroup {
 		if f.Instance != "" {
 			out[i].Instances = append(out[i].Instances, f.Instance)
 		}
+		out[i].More += f.More
 	}
 	return out
 }

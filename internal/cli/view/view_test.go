@@ -286,10 +286,13 @@ func TestFailuresAreGroupedByCityAndMessage(t *testing.T) {
 		{Instance: "web-dfw-0", City: "DFW", Status: "Failed (crashing)", Reason: "InstanceCrashing", Message: "exit 1"},
 	})
 	var subjects []string
+	groups = append(groups, GroupFailures([]Failure{
+		{Instance: "web-sin-0", City: "SIN", Status: "Failed (crashing)", Reason: "InstanceCrashing", Message: "exit 1", More: 3},
+	})...)
 	for _, g := range groups {
 		subjects = append(subjects, g.Subject())
 	}
-	want := []string{"2 instances in LHR (web-lhr-0, web-lhr-1)", "instance web-dfw-0 in DFW"}
+	want := []string{"2 instances in LHR (web-lhr-0, web-lhr-1)", "instance web-dfw-0 in DFW", "4 instances in SIN (web-sin-0 and 3 more)"}
 	if diff := cmp.Diff(want, subjects); diff != "" {
 		t.Error(diff)
 	}
