@@ -3,26 +3,34 @@
 // project cluster it came from, and a request without one is dropped — it
 // would otherwise be served against the host cluster.
 //
-// For each Workload it:
+// Each reconcile has the shape of Cluster API's MachineSet reconcile (and
+// Kueue's read-then-reconcile): read everything once, run phases whose
+// outputs are values the next phase reads, write, write the status once,
+// then record what happened.
 //
-//  1. reads the cities bound to the namespace (LocationBindings and their
-//     Locations), the WorkloadDeployments of the namespace and the
-//     Workload's template revisions;
-//  2. records the template as a revision (internal/revision) and trims the
-//     history to spec.revisionHistoryLimit;
-//  3. lists the placements × cities (placement.Targets) and plans the
-//     rollout across cities on them as observed (internal/cityrollout):
-//     which revision each city may run;
-//  4. builds each city's WorkloadDeployment once, with the template of that
-//     revision (placement.Expand with the plan's revisionOf), creates the
-//     missing ones, merge-patches the changed ones and deletes those no
-//     longer wanted — never touching a WorkloadDeployment of another
-//     Workload;
-//  5. computes the status from what the writes left (internal/workloadstatus:
-//     each city's state, wave and rollout state, the placements' and the
-//     Workload's conditions, Progressing with one setter) and patches it
-//     only when it changed. An input that cannot be read turns Available
-//     and Progressing Unknown (ObservationFailed).
+//  1. observe reads into a scope the Workload (its deprecated cityCodes
+//     rewritten into a locationSelector in memory, as admission does; the
+//     spec is never written), the cities bound to the namespace
+//     (LocationBindings and their Locations), the WorkloadDeployments of
+//     the namespace, the Workload's template revisions, its InstanceType,
+//     and the time of the reconcile, read once: no phase reads the clock.
+//     An input that cannot be read turns Available and Progressing
+//     Unknown (ObservationFailed).
+//  2. plan runs the phases on the scope: revisions (the template as the
+//     current revision, internal/revision), targets (the placements ×
+//     Locations, placement.Targets), failover (which unreachable
+//     Locations run in a fallback, internal/failover, under the platform's
+//     failover rate), rollout (which revision each city may run, on the
+//     cities as observed, internal/cityrollout) and expand (each target's
+//     WorkloadDeployment built once, with its city's revision and, on a
+//     fallback's, the failover's bookkeeping, placement.Expand).
+//  3. apply writes the plan: the revision and the history's trim while
+//     the deployments are created, merge-patched and deleted (never a
+//     WorkloadDeployment of another Workload), then the status, computed
+//     from what the writes left (internal/workloadstatus) and patched only
+//     when it changed.
+//  4. record emits the rollout's and the failover's events and exports the
+//     rollout metrics from the outcome, in one place.
 //
 // WorkloadDeployments and revisions carry the Workload as controller owner
 // reference: deleting the Workload lets the garbage collector delete them.

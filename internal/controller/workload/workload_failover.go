@@ -41,55 +41,50 @@ func NewFailoverLimiter(perSecond float64) *rate.Limiter {
 	return rate.NewLimiter(rate.Limit(perSecond), 1)
 }
 
-// planFailover plans the failover of s.workload's placements over
-// targets, holding every move back while the platform's rate does not
-// allow one (one token a Workload and pass).
+// planFailover is the failover phase: it plans the failover of
+// s.workload's placements over their targets at s.now, holding every move
+// back while the platform's rate does not allow one (one token a Workload
+// and pass).
 func (r *Reconciler) planFailover(s *scope, targets []placement.Target) failover.Plan {
 	plan := failover.Make(failover.Input{
 		Workload: s.workload, Targets: targets, Deployments: s.deployments,
-		Cities: s.cities, Reachable: r.Reachable, Now: r.now(),
+		Cities: s.cities, Reachable: r.Reachable, Now: s.now,
 	})
 	if plan.Starts() == 0 || r.FailoverRate == nil {
 		return plan
 	}
-	now := r.now()
-	res := r.FailoverRate.ReserveN(now, 1)
-	if delay := res.DelayFrom(now); !res.OK() || delay > 0 {
-		res.CancelAt(now)
+	res := r.FailoverRate.ReserveN(s.now, 1)
+	if delay := res.DelayFrom(s.now); !res.OK() || delay > 0 {
+		res.CancelAt(s.now)
 		plan.Hold(fmt.Sprintf("waiting for the platform's failover rate (%g Workloads a second)", float64(r.FailoverRate.Limit())),
 			max(delay, time.Second))
 	}
 	return plan
 }
 
-// annotateFallbacks writes the failover's bookkeeping on each fallback's
-// desired deployment: when its Location was first seen back (an empty
-// value once it is not, after it was), and which earlier fallback refused
-// its replicas.
-func annotateFallbacks(plan failover.Plan, targets []placement.Target) {
-	byKey := plan.ByTarget()
-	for i := range targets {
-		t := &targets[i]
-		if t.FailoverFor == nil || t.Desired == nil {
-			continue
-		}
-		d := byKey[t.FailoverFor.Key()]
-		if d == nil {
-			continue
-		}
-		set := func(key, value string) {
-			if t.Desired.Annotations == nil {
-				t.Desired.Annotations = map[string]string{}
-			}
-			t.Desired.Annotations[key] = value
-		}
-		if d.ReturningSince != "" || (d.Existing != nil && d.Existing.Annotations[computev1alpha.FailoverReturningSinceAnnotation] != "") {
-			set(computev1alpha.FailoverReturningSinceAnnotation, d.ReturningSince)
-		}
-		if d.MovedFrom != "" {
-			set(computev1alpha.FailoverMovedFromAnnotation, d.MovedFrom)
-		}
+// fallbackAnnotations adds to annotations (the caller's own map, nil for
+// none) the failover's bookkeeping a fallback's deployment carries, from d,
+// the decision for the Location it stands in for: when the Location was
+// first seen back (an empty value once it is not, after it was), and which
+// earlier fallback refused its replicas. It returns the map, made when
+// there was none and something is added.
+func fallbackAnnotations(annotations map[string]string, d *failover.Decision) map[string]string {
+	if d == nil {
+		return annotations
 	}
+	set := func(key, value string) {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[key] = value
+	}
+	if d.ReturningSince != "" || (d.Existing != nil && d.Existing.Annotations[computev1alpha.FailoverReturningSinceAnnotation] != "") {
+		set(computev1alpha.FailoverReturningSinceAnnotation, d.ReturningSince)
+	}
+	if d.MovedFrom != "" {
+		set(computev1alpha.FailoverMovedFromAnnotation, d.MovedFrom)
+	}
+	return annotations
 }
 
 // recordFailover emits an event for each move the plan made.

@@ -12,16 +12,10 @@ import (
 	"github.com/citycells/compute/internal/revision"
 )
 
-// planRevisions plans the recording of the Workload's template as the
-// current revision and the trimming of the history (see writeRevisions).
-func (r *Reconciler) planRevisions(s *scope) (revision.Plan, error) {
-	return revision.Compute(s.workload, s.revisions, r.now())
-}
-
 // writeRevisions records the current revision of plan and trims the
 // history. recorded is false when the current revision could not be
 // recorded (the error says why); a failed trim leaves it recorded.
-func (r *Reconciler) writeRevisions(ctx context.Context, s *scope, plan revision.Plan) (recorded bool, err error) {
+func writeRevisions(ctx context.Context, s *scope, plan revision.Plan) (recorded bool, err error) {
 	w := s.workload
 	switch {
 	case plan.Create != nil:

@@ -55,27 +55,21 @@ type rollout struct {
 	planned map[string]placement.Target
 	// numbers are the revision numbers by template hash.
 	numbers map[string]int64
-	// notes are messages for cities whose decision could not be applied
-	// as planned (a revision no longer in the history).
+	// notes are messages, by key, for cities whose decision cannot be
+	// applied as planned (a revision no longer in the history).
 	notes map[string]string
 }
 
-// now is the reconciler's clock.
-func (r *Reconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
-}
-
-// planRollout decides which revision every bound city of targets runs, from
-// the cities as observed; revisionOf then gives each city's deployment the
+// planRollout is the rollout phase: it decides which revision every bound
+// city of targets (the placements' own; a fallback runs what the Location it
+// stands in for runs) runs, from the cities as observed at s.now and fo,
+// the failover decisions; revisionOf then gives each city's deployment the
 // template and annotations of that revision.
-func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *revision.Current, fo failover.Plan) *rollout {
+func planRollout(s *scope, targets []placement.Target, current *revision.Current, fo failover.Plan) *rollout {
 	w := s.workload
 	ro := &rollout{
 		workload:  w,
-		now:       r.now(),
+		now:       s.now,
 		revisions: s.revisions,
 		target:    names.TemplateHash(&w.Spec.Template),
 		index:     map[string]int{},
@@ -135,7 +129,24 @@ func (r *Reconciler) planRollout(s *scope, targets []placement.Target, current *
 		Cities:       ro.cities,
 		Now:          ro.now,
 	})
+	for j, d := range ro.plan.Cities {
+		if ro.revisionMissing(j) {
+			ro.notes[d.Key] = fmt.Sprintf("revision %s is no longer in the history (revisionHistoryLimit); the city keeps its template", d.Revision)
+		}
+	}
 	return ro
+}
+
+// revisionMissing reports whether planned city j keeps the template it
+// runs because the revision the plan gives it is no longer in the history
+// (revisionOf).
+func (ro *rollout) revisionMissing(j int) bool {
+	c, d, wd := ro.cities[j], ro.plan.Cities[j], ro.existing[j]
+	if d.Revision == ro.target || d.Revision == c.Revision || wd == nil {
+		return false
+	}
+	_, ok := revision.TemplateOf(ro.revisions, d.Revision)
+	return !ok
 }
 
 // observeCity reads one city's rollout state from its deployment.
@@ -167,12 +178,12 @@ func observeCity(w *computev1alpha.Workload, t *placement.Target, wd *computev1a
 	if rr := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionReplicasReady); settled && rr != nil {
 		c.Ready = rr.Status == metav1.ConditionTrue && rr.ObservedGeneration >= wd.Generation
 		c.ReadySince = rr.LastTransitionTime.Time
-		if !c.Ready && cityrollout.IsHalting(rr.Reason) {
+		if !c.Ready && status.HaltsRollout(rr.Reason) {
 			c.Failure, c.FailureMessage = rr.Reason, rr.Message
 		}
 	}
 	if av := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionAvailable); settled && !c.Ready && c.Failure == "" &&
-		av != nil && cityrollout.IsHalting(av.Reason) {
+		av != nil && status.HaltsRollout(av.Reason) {
 		c.Failure, c.FailureMessage = av.Reason, av.Message
 	}
 	return c
@@ -181,7 +192,7 @@ func observeCity(w *computev1alpha.Workload, t *placement.Target, wd *computev1a
 // revisionOf is the placement.RevisionFunc of the plan: the template of
 // the revision the plan gives t's city (with the city's own restart), and
 // the rollout annotations its deployment carries. A city the plan does not
-// cover runs the Workload's template.
+// cover runs the Workload's template. It only reads ro.
 func (ro *rollout) revisionOf(t *placement.Target) placement.Revision {
 	if t.FailoverFor != nil {
 		// A fallback runs the revision of the Location it stands in for.
@@ -232,8 +243,9 @@ func (ro *rollout) revisionOf(t *placement.Target) placement.Revision {
 				ann[computev1alpha.RolledBackFromAnnotation] = ro.target + ":" + d.Reason
 			}
 		case wd != nil:
+			// The revision is no longer in the history: the city keeps
+			// its template (notes, revisionMissing).
 			from = &wd.Spec.Template
-			ro.notes[t.Key()] = fmt.Sprintf("revision %s is no longer in the history (revisionHistoryLimit); the city keeps its template", d.Revision)
 		default:
 			// A new city whose base revision is gone gets the target.
 			ann[computev1alpha.RevisionHashAnnotation] = ro.target
@@ -306,9 +318,10 @@ func (ro *rollout) status(current *revision.Current) *computev1alpha.WorkloadRol
 	return out
 }
 
-// recordRollout emits events for what the rollout did in this pass: cities
-// that got the new revision, were rolled back, and a new halt.
-func (ro *rollout) recordRollout(s *scope) {
+// record emits events for what the rollout did in this pass: cities that
+// got the new revision, were rolled back, and a new halt (s.workload's
+// status as read says whether the halt is new).
+func (ro *rollout) record(s *scope) {
 	w := s.workload
 	var started, rolledBack []string
 	for _, d := range ro.plan.Cities {

@@ -8,7 +8,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/failover"
@@ -55,7 +54,7 @@ func rolloutScope(t *testing.T) (*scope, []placement.Target) {
 		t.Fatal(err)
 	}
 	revs = append(revs, *plan.Create)
-	return &scope{workload: w, cities: cities, deployments: wds, revisions: revs}, placement.Targets(w, cities, wds)
+	return &scope{workload: w, now: rolloutNow, cities: cities, deployments: wds, revisions: revs}, placement.Targets(w, cities, wds)
 }
 
 // rolloutWorkload is a Workload at image 1.0 in DFW and LHR, rolled out in
@@ -81,9 +80,8 @@ func TestPlanRolloutGivesEachCityTheRevisionItsWaveAllows(t *testing.T) {
 	s, targets := rolloutScope(t)
 	// A restart of LHR alone reaches LHR on the revision it keeps.
 	s.workload.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "LHR": "2026-11-24T00:30:00Z"}
-	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(rolloutNow)}
-	ro := r.planRollout(s, targets, nil, failover.Plan{})
-	targets = placement.Expand(s.workload, targets, ro.revisionOf)
+	ro := planRollout(s, targets, nil, failover.Plan{})
+	targets = expand(s.workload, targets, failover.Plan{}, ro)
 
 	got := map[string]string{}
 	for _, tg := range targets {
@@ -112,10 +110,9 @@ func TestRolloutStatusDoesNotChurn(t *testing.T) {
 	s.deployments[0].Status.Conditions[0].Status = metav1.ConditionFalse
 	s.deployments[0].Status.Conditions[0].Reason = computev1alpha.ReasonImageUnavailable
 	s.deployments[0].Annotations[computev1alpha.RevisionHashAnnotation] = names.TemplateHash(&s.workload.Spec.Template)
-	r := &Reconciler{Clock: clocktesting.NewFakePassiveClock(rolloutNow)}
-	ro := r.planRollout(s, targets, nil, failover.Plan{})
+	ro := planRollout(s, targets, nil, failover.Plan{})
 	in := workloadstatus.Input{Workload: s.workload, Rollout: ro.status(nil), Settled: true, Now: metav1.NewTime(rolloutNow)}
-	for i, tg := range placement.Expand(s.workload, targets, ro.revisionOf) {
+	for i, tg := range expand(s.workload, targets, failover.Plan{}, ro) {
 		in.Cities = append(in.Cities, workloadstatus.City{Target: tg, Deployment: &s.deployments[i]})
 	}
 

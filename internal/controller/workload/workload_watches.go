@@ -2,9 +2,7 @@ package workload
 
 import (
 	"context"
-	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,21 +94,4 @@ func enqueueForInstanceType(clusterName string, cl cluster.Cluster) handler.Type
 		}
 		return out
 	})
-}
-
-// observeInstanceType reads the InstanceType w's template names; nil when
-// there is none of that name.
-func observeInstanceType(ctx context.Context, c client.Reader, w *computev1alpha.Workload) (*computev1alpha.InstanceType, error) {
-	name := catalog.Canonical(w.Spec.Template.Spec.Runtime.Resources.InstanceType)
-	if name == "" {
-		return nil, nil
-	}
-	it := &computev1alpha.InstanceType{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, it); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("failed to get InstanceType %s: %w", name, err)
-	}
-	return it, nil
 }
