@@ -23,7 +23,7 @@ import (
 	"github.com/citycells/compute/internal/cli/destroy"
 	"github.com/citycells/compute/internal/cli/instances"
 	"github.com/citycells/compute/internal/cli/instancetypes"
-	"github.com/citycells/compute/internal/cli/quota"
+	"github.com/citycells/compute/internal/cli/quotausage"
 	"github.com/citycells/compute/internal/cli/restart"
 	"github.com/citycells/compute/internal/cli/rollout"
 	"github.com/citycells/compute/internal/cli/scale"
@@ -92,7 +92,7 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 		suspend.NewResumeCommand(f),
 		rollout.NewCommand(f, restart.NewCommand(f)),
 		destroy.NewCommand(f),
-		quota.NewCommand(f),
+		quotausage.NewCommand(f),
 		instancetypes.NewCommand(f),
 		version.NewCommand(f),
 	)

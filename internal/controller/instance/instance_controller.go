@@ -32,7 +32,7 @@ import (
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/phases"
 	"github.com/citycells/compute/internal/referenceddata"
-	"github.com/citycells/compute/internal/referenceddata/companions"
+	"github.com/citycells/compute/internal/referenceddata/cellcompanions"
 	"github.com/citycells/compute/internal/status"
 )
 
@@ -70,7 +70,7 @@ type Reconciler struct {
 	// scheduling gate left by an earlier run with the gate on is removed.
 	NetworkingIntegration bool
 	// Companions is the cache of the cell's referenced-data companions
-	// (companions.NewCache, added to the manager): the ReferencedData gate
+	// (cellcompanions.NewCache, added to the manager): the ReferencedData gate
 	// is released from what it holds, and its events bring the Instances
 	// the gate holds back.
 	Companions cache.Cache
@@ -113,8 +113,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&computev1alpha.Instance{}).
 		// What the ReferencedData gate waits for: the companions of the
 		// namespace and what the deployment expects.
-		WatchesRawSource(source.Kind(r.Companions, companions.ConfigMap(), r.companionEvents())).
-		WatchesRawSource(source.Kind(r.Companions, companions.Secret(), r.companionEvents())).
+		WatchesRawSource(source.Kind(r.Companions, cellcompanions.ConfigMap(), r.companionEvents())).
+		WatchesRawSource(source.Kind(r.Companions, cellcompanions.Secret(), r.companionEvents())).
 		Watches(&computev1alpha.WorkloadDeployment{}, handler.EnqueueRequestsFromMapFunc(r.gatedInstancesOf),
 			builder.WithPredicates(referencedDataChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})

@@ -20,7 +20,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/phases"
 	"github.com/citycells/compute/internal/referenceddata"
-	"github.com/citycells/compute/internal/referenceddata/companions"
+	"github.com/citycells/compute/internal/referenceddata/cellcompanions"
 	"github.com/citycells/compute/internal/status"
 )
 
@@ -68,11 +68,11 @@ func (r *Reconciler) checkReferencedData(ctx context.Context, s *scope) (phases.
 	}
 	// A deployment that is gone takes its Instances with it; meanwhile
 	// nothing is expected of it, which Decide reports as Resolving.
-	expected, _, err := companions.ExpectedFor(ctx, r.Client, s.inst)
+	expected, _, err := cellcompanions.ExpectedFor(ctx, r.Client, s.inst)
 	if err != nil {
 		return phases.Result{}, err
 	}
-	present, err := companions.Present(ctx, r.Companions, s.inst.Namespace)
+	present, err := cellcompanions.Present(ctx, r.Companions, s.inst.Namespace)
 	if err != nil {
 		return phases.Result{}, err
 	}
@@ -142,7 +142,7 @@ var referencedDataChanged = predicate.Funcs{
 // ReferencedData gate holds.
 func (r *Reconciler) gatedInstancesOf(ctx context.Context, wd client.Object) []reconcile.Request {
 	return r.gatedInstances(ctx, wd.GetNamespace(), func(inst *computev1alpha.Instance) bool {
-		return companions.DeploymentOf(inst) == wd.GetName()
+		return cellcompanions.DeploymentOf(inst) == wd.GetName()
 	})
 }
 

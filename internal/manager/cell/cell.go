@@ -24,7 +24,7 @@ import (
 	"github.com/citycells/compute/internal/controller/writeback"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/provider/kubernetes"
-	"github.com/citycells/compute/internal/referenceddata/companions"
+	"github.com/citycells/compute/internal/referenceddata/cellcompanions"
 	"github.com/citycells/compute/internal/standin/simnetwork"
 	"github.com/citycells/compute/internal/standin/simprovider"
 )
@@ -231,7 +231,7 @@ func (o *Options) setupCompanions(mgr ctrl.Manager) error {
 	if o.Controllers == nil && !simulated {
 		return nil
 	}
-	c, err := companions.NewCache(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper())
+	c, err := cellcompanions.NewCache(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper())
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ import (
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/provider/instancewrite"
 	"github.com/citycells/compute/internal/referenceddata"
-	"github.com/citycells/compute/internal/referenceddata/companions"
+	"github.com/citycells/compute/internal/referenceddata/cellcompanions"
 )
 
 // ControllerName names the controller in logs and metrics.
@@ -58,7 +58,7 @@ type Reconciler struct {
 	// Client reads from the manager's cache and writes to the cell.
 	Client client.Client
 	// Companions is the cache of the cell's referenced-data companions
-	// (companions.NewCache): an Instance is placed only once every
+	// (cellcompanions.NewCache): an Instance is placed only once every
 	// companion its WorkloadDeployment expects is in it.
 	Companions cache.Cache
 	// Clock measures the delays.
@@ -151,8 +151,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&computev1alpha.Instance{}).
 		Watches(&computev1alpha.WorkloadDeployment{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf),
 			builder.WithPredicates(expectedDataChanged)).
-		WatchesRawSource(source.Kind(r.Companions, companions.ConfigMap(), handler.TypedEnqueueRequestsFromMapFunc(r.unplacedNear))).
-		WatchesRawSource(source.Kind(r.Companions, companions.Secret(), handler.TypedEnqueueRequestsFromMapFunc(r.unplacedNear))).
+		WatchesRawSource(source.Kind(r.Companions, cellcompanions.ConfigMap(), handler.TypedEnqueueRequestsFromMapFunc(r.unplacedNear))).
+		WatchesRawSource(source.Kind(r.Companions, cellcompanions.Secret(), handler.TypedEnqueueRequestsFromMapFunc(r.unplacedNear))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -226,11 +226,11 @@ func (r *Reconciler) missingCompanions(ctx context.Context, inst *computev1alpha
 	if placed(inst) {
 		return nil, nil
 	}
-	expected, found, err := companions.ExpectedFor(ctx, r.Client, inst)
+	expected, found, err := cellcompanions.ExpectedFor(ctx, r.Client, inst)
 	if err != nil || !found || len(expected.Tokens) == 0 {
 		return nil, err
 	}
-	present, err := companions.Present(ctx, r.Companions, inst.Namespace)
+	present, err := cellcompanions.Present(ctx, r.Companions, inst.Namespace)
 	if err != nil {
 		return nil, err
 	}

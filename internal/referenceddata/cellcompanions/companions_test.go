@@ -1,4 +1,4 @@
-package companions
+package cellcompanions
 
 import (
 	"testing"

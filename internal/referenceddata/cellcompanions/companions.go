@@ -1,7 +1,7 @@
-// Package companions reads, in a cell, what the referenced-data gate and the
-// runtime providers decide on: the companions present in a namespace (see
-// api/v1alpha/referenceddata.go) and what an Instance's WorkloadDeployment
-// expects. The decisions themselves are internal/referenceddata's; this
+// Package cellcompanions reads, in a cell, what the referenced-data gate
+// and the runtime providers decide on: the companions present in a
+// namespace (see api/v1alpha/referenceddata.go) and what an Instance's
+// WorkloadDeployment expects. The decisions themselves are internal/referenceddata's; this
 // package only observes, so the Instance controller and the simulated
 // provider see the same present set.
 //
@@ -11,7 +11,7 @@
 // the manager's cache because a manager that also runs the management role
 // narrows Secrets in that cache to its own ends, and a cache holds one
 // selection per kind.
-package companions
+package cellcompanions
 
 import (
 	"context"

@@ -1,7 +1,7 @@
-// Package quota implements `datumctl compute quota [--city C]`: the
+// Package quotausage implements `datumctl compute quota [--city C]`: the
 // project's usage against its limits for instances, vCPU and memory,
 // usage per city, "[at limit]" markers, and the instances quota blocks.
-package quota
+package quotausage
 
 import (
 	"context"
