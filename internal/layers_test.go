@@ -1,12 +1,16 @@
 // The layers of the module, checked on every test run: no package imports
-// one above it, and no controller imports another controller.
+// one above it, no controller imports another controller, and no two
+// packages share a name.
 package internal_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,15 +74,91 @@ func TestNoPackageImportsALayerAboveIt(t *testing.T) {
 	}
 }
 
+// sameNameAllowed are the package names several packages of the module may
+// share: main (programs are never imported), and the API versions (v1alpha,
+// v1alpha1, …), which every importer names after their group
+// (computev1alpha, quotav1alpha1).
+var sameNameAllowed = regexp.MustCompile(`^(main|v[0-9]+((alpha|beta)[0-9]*)?)$`)
+
+// knownSameName are collisions waiting for their rename, each a package
+// name and the packages that share it: the test fails when one is fixed,
+// so the entry goes with the rename, and when another package joins.
+var knownSameName = map[string][]string{
+	// The CLI's status command and the server's reason registry.
+	"status": {"internal/cli/status", "internal/status"},
+}
+
+// A package name says what the package is across the module: two packages
+// of one name make every file importing both rename one, and a reader of
+// either file guess which is meant.
+func TestNoTwoPackagesShareAName(t *testing.T) {
+	byName := map[string][]string{}
+	for pkg, name := range modulePackages(t) {
+		byName[name] = append(byName[name], pkg)
+	}
+	for name, pkgs := range byName {
+		slices.Sort(pkgs)
+		known, isKnown := knownSameName[name]
+		switch {
+		case sameNameAllowed.MatchString(name):
+		case isKnown && !slices.Equal(pkgs, known):
+			t.Errorf("package name %q: known to be shared by %s, now by %s: rename, and update knownSameName", name, strings.Join(known, ", "), strings.Join(pkgs, ", "))
+		case isKnown:
+		case len(pkgs) > 1:
+			t.Errorf("package name %q is shared by %s: rename the less central one after what it is", name, strings.Join(pkgs, ", "))
+		}
+	}
+	for name := range knownSameName {
+		if _, ok := byName[name]; !ok {
+			t.Errorf("package name %q is in knownSameName but no package has it: remove the entry", name)
+		}
+	}
+}
+
 // moduleImports maps every package of the module (non-test files) to the
 // module packages it imports, both as module-relative paths.
 func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	walkModule(t, func(pkg string, f *ast.File) {
+		if _, ok := out[pkg]; !ok {
+			out[pkg] = nil
+		}
+		for _, imp := range f.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dep, ok := strings.CutPrefix(p, module); ok {
+				out[pkg] = append(out[pkg], dep)
+			}
+		}
+	})
+	return out
+}
+
+// modulePackages maps every package of the module (non-test files, whatever
+// their build tags) to its name.
+func modulePackages(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	walkModule(t, func(pkg string, f *ast.File) {
+		if prev, ok := out[pkg]; ok && prev != f.Name.Name {
+			t.Errorf("%s holds packages %s and %s", pkg, prev, f.Name.Name)
+		}
+		out[pkg] = f.Name.Name
+	})
+	return out
+}
+
+// walkModule calls fn with the imports of every non-test Go file of the
+// module and the module-relative path of its package.
+func walkModule(t *testing.T, fn func(pkg string, f *ast.File)) {
 	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]string{}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -100,23 +180,10 @@ func moduleImports(t *testing.T) map[string][]string {
 		if err != nil {
 			return err
 		}
-		pkg := filepath.ToSlash(rel)
-		if _, ok := out[pkg]; !ok {
-			out[pkg] = nil
-		}
-		for _, imp := range f.Imports {
-			p, err := strconv.Unquote(imp.Path.Value)
-			if err != nil {
-				return err
-			}
-			if dep, ok := strings.CutPrefix(p, module); ok {
-				out[pkg] = append(out[pkg], dep)
-			}
-		}
+		fn(filepath.ToSlash(rel), f)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
 }
