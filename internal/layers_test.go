@@ -1,6 +1,7 @@
 // The layers of the module, checked on every test run: no package imports
-// one above it, no controller imports another controller, and no two
-// packages share a name.
+// one above it, no controller imports another controller, no package
+// under internal/cli depends on a controller, the roles' wiring or a
+// stand-in, and no two packages share a name.
 package internal_test
 
 import (
@@ -69,6 +70,51 @@ func TestNoPackageImportsALayerAboveIt(t *testing.T) {
 				t.Errorf("%s (%s) imports %s (%s), a layer above it", pkg, layers[from].name, dep, layers[to].name)
 			case strings.HasPrefix(pkg, "internal/controller/") && strings.HasPrefix(dep, "internal/controller/"):
 				t.Errorf("controller %s imports controller %s: share through a library below both", pkg, dep)
+			}
+		}
+	}
+}
+
+// TestTheCLIRunsNoServer holds the CLI (and its test harness,
+// internal/cli/clitest) to the client side: no non-test package under
+// internal/cli imports internal/manager, internal/controller or
+// internal/standin, directly or through another package of the module. The
+// tests that need the real controllers start them with
+// test/integration/fixtures/clilive.
+func TestTheCLIRunsNoServer(t *testing.T) {
+	imports := moduleImports(t)
+	server := func(pkg string) bool {
+		for _, p := range []string{"internal/manager", "internal/controller", "internal/standin"} {
+			if pkg == p || strings.HasPrefix(pkg, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for pkg := range imports {
+		if pkg != "internal/cli" && !strings.HasPrefix(pkg, "internal/cli/") {
+			continue
+		}
+		// via records how each dependency was reached, for the message.
+		via := map[string]string{pkg: ""}
+		queue := []string{pkg}
+		for len(queue) > 0 {
+			from := queue[0]
+			queue = queue[1:]
+			for _, dep := range imports[from] {
+				if _, seen := via[dep]; seen {
+					continue
+				}
+				via[dep] = from
+				if server(dep) {
+					path := dep
+					for p := from; p != ""; p = via[p] {
+						path = p + " -> " + path
+					}
+					t.Errorf("%s depends on %s: %s", pkg, dep, path)
+					continue
+				}
+				queue = append(queue, dep)
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 // columnGap matches the spaces between the columns of an aligned table.
@@ -36,7 +37,7 @@ func mustContain(t *testing.T, what, s string, want ...string) {
 
 func TestDeployCreatesAWorkloadAndWaitsForEveryCity(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 
 	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR", "--min", "2", "--port", "http:8080")
 	if res.Code != cmdutil.ExitOK {

@@ -14,6 +14,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 // createInstanceType creates an InstanceType called name in h's plane with
@@ -88,9 +89,9 @@ func TestInstanceTypesListsTheCatalog(t *testing.T) {
 
 func TestStatusShowsADeprecatedInstanceType(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	name := "cli-aging-" + h.Namespace
-	it := createInstanceType(t, h, name, computev1alpha.InstanceTypePhaseActive, "")
+	it := createInstanceType(t, h.Harness, name, computev1alpha.InstanceTypePhaseActive, "")
 	w := clitest.NewWorkload("web").Placement("default", 1, "DFW").Build()
 	w.Spec.Template.Spec.Runtime.Resources.InstanceType = name
 	h.CreateWorkload(w)

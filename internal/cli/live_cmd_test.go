@@ -2,11 +2,11 @@ package cli_test
 
 // The tests of this file, like every command test that needs a status,
 // run against the real controllers (the live plane,
-// clitest.StartControllers): the Workload, WorkloadDeployment and Instance
+// clilive.StartControllers): the Workload, WorkloadDeployment and Instance
 // controllers, the cell's quota client with compute-quota's quota service,
 // and the simulated runtime provider. Every status a command shows there
 // was written by them. A rollout in progress is an instance the provider
-// holds (clitest.WorkloadBuilder.Held, Harness.Release). The states the
+// holds (clilive.Held, clilive.Harness.Release). The states the
 // controllers cannot hold on demand — an instance waiting for quota (the
 // quota service answers a claim at once), a workload the management plane
 // has not reported yet — are left to the printer tests of the noun
@@ -26,13 +26,14 @@ import (
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/standin/simprovider"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 // growIntoLHR rolls workload web out in DFW, then adds LHR to its
 // placement, so that when the project's quota runs out it is LHR's last
 // instances the quota service denies (claims are granted in the order they
 // come).
-func growIntoLHR(t *testing.T, h *clitest.Harness, replicas int32) {
+func growIntoLHR(t *testing.T, h *clilive.Harness, replicas int32) {
 	t.Helper()
 	h.CreateWorkload(clitest.NewWorkload("web").Placement("default", replicas, "DFW").Build())
 	h.WaitRolledOut("web")
@@ -50,7 +51,7 @@ func growIntoLHR(t *testing.T, h *clitest.Harness, replicas int32) {
 
 // waitQuotaExceeded waits until n instances of web in LHR report that the
 // quota service denied them, and the workload's status has seen it.
-func waitQuotaExceeded(h *clitest.Harness, n int) {
+func waitQuotaExceeded(h *clilive.Harness, n int) {
 	h.T.Helper()
 	h.Eventually(fmt.Sprintf("%d LHR instances denied quota", n), func(ctx context.Context) error {
 		byCity, err := h.Instances(ctx, "web")
@@ -81,7 +82,7 @@ func waitQuotaExceeded(h *clitest.Harness, n int) {
 
 func TestStatusShowsWhatBlocksAWorkloadAndWhatToDo(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Grant{Instances: 3, VCPUs: "400", Memory: "800Gi"})
+	h := live(t, clilive.Grant{Instances: 3, VCPUs: "400", Memory: "800Gi"})
 	growIntoLHR(t, h, 2)
 	waitQuotaExceeded(h, 1)
 
@@ -133,7 +134,7 @@ func TestQuotaShowsUsageAgainstTheProjectsLimits(t *testing.T) {
 	t.Parallel()
 	// d1-standard-2 is 1 vCPU and 2 GiB: 5 instances, 5 of 8 vCPU, 10 of
 	// 16 GiB; LHR's third instance is over the instance limit.
-	h := live(t, clitest.Grant{Instances: 5, VCPUs: "8", Memory: "16Gi"})
+	h := live(t, clilive.Grant{Instances: 5, VCPUs: "8", Memory: "16Gi"})
 	growIntoLHR(t, h, 3)
 	h.Eventually("LHR's third instance denied quota", func(ctx context.Context) error {
 		byCity, err := h.Instances(ctx, "web")
@@ -173,7 +174,7 @@ func TestQuotaShowsUsageAgainstTheProjectsLimits(t *testing.T) {
 
 func TestInstancesAreFilteredByWorkloadAndCityAndDescribed(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
 	h.CreateWorkload(clitest.NewWorkload("api").Placement("default", 1, "DFW").Build())
 	h.WaitRolledOut("web")
@@ -211,7 +212,7 @@ func TestInstancesAreFilteredByWorkloadAndCityAndDescribed(t *testing.T) {
 
 func TestDeployFailsFastWhenTheNewImageCannotBePulled(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
 	h.WaitRolledOut("web")
 

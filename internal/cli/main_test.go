@@ -15,6 +15,7 @@ import (
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/planes"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 // env is the real API server every command test of this package runs
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	env, err = clitest.Start(enablementPlane, clitest.LivePlane)
+	env, err = clitest.Start(planes.PlaneSpec{Name: enablementPlane}, clilive.PlaneSpec())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -37,7 +38,7 @@ func run(m *testing.M) int {
 	defer env.Stop()
 	// The controllers' logs would drown the test output.
 	ctrl.SetLogger(logr.Discard())
-	stopControllers, err := clitest.StartControllers(env.Plane(clitest.LivePlane), env.Dir())
+	stopControllers, err := clilive.StartControllers(env.Plane(clilive.Plane), env.Dir())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -47,7 +48,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "controllers:", err)
 		}
 	}()
-	c, err := client.New(env.Plane(clitest.LivePlane).Config(), client.Options{Scheme: cmdutil.NewScheme()})
+	c, err := client.New(env.Plane(clilive.Plane).Config(), client.Options{Scheme: cmdutil.NewScheme()})
 	if err == nil {
 		err = clitest.SetEntitlement(context.Background(), c, servicesv1alpha1.EntitlementPhaseActive)
 	}
@@ -60,9 +61,9 @@ func run(m *testing.M) int {
 
 // live returns a harness on the live plane, where the real controllers
 // run, in a project with grant as its quota.
-func live(t *testing.T, grant clitest.Grant) *clitest.Harness {
+func live(t *testing.T, grant clilive.Grant) *clilive.Harness {
 	t.Helper()
-	return clitest.NewLive(t, env, grant)
+	return clilive.New(t, env, grant)
 }
 
 // harness returns a harness on the project plane.

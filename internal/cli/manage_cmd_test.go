@@ -13,11 +13,12 @@ import (
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/restart"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 func TestStatusWatchEndsAtItsDeadline(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
 	h.WaitRolledOut("web")
 	res := h.Run(main, clitest.RunOptions{}, "status", "web", "--watch", "--timeout", "500ms")
@@ -31,10 +32,10 @@ func TestStatusWatchEndsAtItsDeadline(t *testing.T) {
 
 func TestScaleEveryCityThenOneCity(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	// Every instance the controllers create is held until released: the
 	// test decides when a scale-up completes.
-	h.CreateWorkload(clitest.NewWorkload("web").Held().Build())
+	h.CreateWorkload(clitest.NewWorkload("web").Edit(clilive.Held).Build())
 	h.Release("web")
 	ctx := context.Background()
 
@@ -81,7 +82,7 @@ func TestScaleEveryCityThenOneCity(t *testing.T) {
 
 func TestRestartOneCitySurvivesLaterReconciles(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
 	h.WaitRolledOut("web")
 	ctx := context.Background()
@@ -162,7 +163,7 @@ func TestRestartOneCitySurvivesLaterReconciles(t *testing.T) {
 
 func TestRolloutHistoryAndUndo(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 
 	for _, image := range []string{"ghcr.io/acme/web:1.0", "ghcr.io/acme/web:1.1"} {
 		res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", image, "--city", "DFW,LHR", "--timeout", "50s")
@@ -196,9 +197,9 @@ func TestRolloutHistoryAndUndo(t *testing.T) {
 // startedInLHR creates web (2 instances in DFW and LHR) with every instance
 // held, lets DFW start, and waits until the controllers report DFW ready
 // and LHR starting.
-func startedInLHR(t *testing.T, h *clitest.Harness) {
+func startedInLHR(t *testing.T, h *clilive.Harness) {
 	t.Helper()
-	h.CreateWorkload(clitest.NewWorkload("web").Held().Build())
+	h.CreateWorkload(clitest.NewWorkload("web").Edit(clilive.Held).Build())
 	h.Release("web", "DFW")
 	h.Eventually("the workload reports DFW ready", func(ctx context.Context) error {
 		var w computev1alpha.Workload
@@ -214,7 +215,7 @@ func startedInLHR(t *testing.T, h *clitest.Harness) {
 
 func TestRolloutStatusLooksOnceOrWaits(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	startedInLHR(t, h)
 
 	pending := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--watch=false")
@@ -233,7 +234,7 @@ func TestRolloutStatusLooksOnceOrWaits(t *testing.T) {
 
 func TestDestroyAsksFirst(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
 	h.WaitRolledOut("web")
 	exists := func() bool {
@@ -263,7 +264,7 @@ func TestDestroyAsksFirst(t *testing.T) {
 
 func TestDestroyWaitsUntilTheInstancesAreGone(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
 	h.WaitRolledOut("web")
 
@@ -282,7 +283,7 @@ func TestDestroyWaitsUntilTheInstancesAreGone(t *testing.T) {
 
 func TestRolloutStatusPrintsADocumentWhateverTheOutcome(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	startedInLHR(t, h)
 
 	res := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--watch=false", "-o", "json")

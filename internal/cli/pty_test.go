@@ -12,8 +12,8 @@ import (
 	"github.com/creack/pty"
 	"k8s.io/utils/clock"
 
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 // screen collects what a pseudo-terminal shows.
@@ -51,10 +51,10 @@ func (s *screen) waitFor(t *testing.T, want string, timeout time.Duration) {
 func TestInteractiveDeployAsksThenRendersLiveProgress(t *testing.T) {
 	t.Parallel()
 	// The real controllers roll it out: the simulated provider takes
-	// clitest.ProviderDelay per instance, and OrderedReady starts a city's
+	// clilive.ProviderDelay per instance, and OrderedReady starts a city's
 	// instances one after the other, so progress frames render before the
 	// rollout is done.
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -85,7 +85,7 @@ func TestInteractiveDeployAsksThenRendersLiveProgress(t *testing.T) {
 	if _, err := ptmx.Write([]byte("y\r")); err != nil {
 		t.Fatal(err)
 	}
-	scr.waitFor(t, "web is rolled out", clitest.Settle)
+	scr.waitFor(t, "web is rolled out", clilive.Settle)
 	if c := <-code; c != cmdutil.ExitOK {
 		t.Fatalf("exit %d:\n%s", c, scr.String())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/standin/simprovider"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 // wavesWorkload is web rolled DFW first, then LHR.
@@ -28,7 +29,7 @@ func wavesWorkload(name string) *computev1alpha.Workload {
 // deployImage changes the image of workload name, with annotations (the
 // simulated provider's) on the new template, and returns the workload as
 // updated.
-func deployImage(t *testing.T, h *clitest.Harness, name, image string, annotations map[string]string) *computev1alpha.Workload {
+func deployImage(t *testing.T, h *clilive.Harness, name, image string, annotations map[string]string) *computev1alpha.Workload {
 	t.Helper()
 	w := &computev1alpha.Workload{}
 	if err := h.Client.Get(h.Ctx(), client.ObjectKey{Namespace: h.Namespace, Name: name}, w); err != nil {
@@ -45,7 +46,7 @@ func deployImage(t *testing.T, h *clitest.Harness, name, image string, annotatio
 
 // rolloutPhase waits until the controllers report the rollout of workload
 // name in phase, and returns the workload.
-func rolloutPhase(h *clitest.Harness, name string, phase computev1alpha.RolloutPhase) *computev1alpha.Workload {
+func rolloutPhase(h *clilive.Harness, name string, phase computev1alpha.RolloutPhase) *computev1alpha.Workload {
 	h.T.Helper()
 	w := &computev1alpha.Workload{}
 	h.Eventually(fmt.Sprintf("the rollout of %s is %s", name, phase), func(ctx context.Context) error {
@@ -62,7 +63,7 @@ func rolloutPhase(h *clitest.Harness, name string, phase computev1alpha.RolloutP
 
 func TestRolloutPauseResumeAndApprove(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	// A first deployment reaches every city at once; waves start with the
 	// second revision.
 	h.CreateWorkload(wavesWorkload("web"))
@@ -137,7 +138,7 @@ func TestRolloutPauseResumeAndApprove(t *testing.T) {
 
 func TestRolloutStatusExitsWithFailureWhenTheRolloutHalted(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	w := wavesWorkload("web")
 	w.Spec.Rollout.ProgressDeadlineSeconds = ptr.To(int32(2))
 	h.CreateWorkload(w)
@@ -161,7 +162,7 @@ func TestRolloutStatusExitsWithFailureWhenTheRolloutHalted(t *testing.T) {
 
 func TestRolloutHaltsWhenTheNewImageFailsWhileOldInstancesServe(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	w := wavesWorkload("web") // 2 instances per city, OrderedReady
 	w.Spec.Rollout.ProgressDeadlineSeconds = ptr.To(int32(600))
 	h.CreateWorkload(w)

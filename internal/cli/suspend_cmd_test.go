@@ -10,11 +10,12 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 func TestSuspendStopsEveryInstanceAndResumeBringsTheSameOnesBack(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	h.CreateWorkload(clitest.NewWorkload("web").Build())
 	h.WaitRolledOut("web")
 	ctx := context.Background()

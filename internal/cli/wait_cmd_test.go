@@ -13,6 +13,7 @@ import (
 
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 // syncBuffer is a buffer a command writes while the test reads it.
@@ -41,7 +42,7 @@ type started struct {
 
 // start runs args in the background with o, its output readable while it
 // runs.
-func start(h *clitest.Harness, o clitest.RunOptions, args ...string) *started {
+func start(h *clilive.Harness, o clitest.RunOptions, args ...string) *started {
 	s := &started{out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan int, 1)}
 	adjust := o.Factory
 	o.Factory = func(f *cmdutil.Factory) {
@@ -82,20 +83,20 @@ func TestRolloutStatusOutlivesAFiveSecondAPIServerOutage(t *testing.T) {
 	// Not parallel: it stops the live plane's API server for 5 s (the
 	// controllers and the garbage collector retry through the outage like
 	// the command), and sequential tests run alone.
-	h := live(t, clitest.Plenty)
-	h.CreateWorkload(clitest.NewWorkload("web").Held().Build())
+	h := live(t, clilive.Plenty)
+	h.CreateWorkload(clitest.NewWorkload("web").Edit(clilive.Held).Build())
 	h.Release("web", "LHR")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := start(h, clitest.RunOptions{Ctx: ctx}, "rollout", "status", "web", "--timeout", "4m")
 	cmd.waitFor(t, "web: DFW 0/2")
 
-	if err := env.StopAPIServer(clitest.LivePlane); err != nil {
+	if err := env.StopAPIServer(clilive.Plane); err != nil {
 		t.Fatal(err)
 	}
 	cmd.waitFor(t, "web: reconnecting…")
 	time.Sleep(5 * time.Second)
-	if err := env.StartAPIServer(ctx, clitest.LivePlane); err != nil {
+	if err := env.StartAPIServer(ctx, clilive.Plane); err != nil {
 		t.Fatal(err)
 	}
 	// The controllers' watches come back with client-go's backoff (up to
@@ -129,12 +130,12 @@ func TestAWaitOutlivesAnExpiredToken(t *testing.T) {
 		"a login that is gone ends it, saying how to log in": {"none", cmdutil.ExitFailure, "datumctl login"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			h := live(t, clitest.Plenty)
-			h.CreateWorkload(clitest.NewWorkload("web").Held().Build())
+			h := live(t, clilive.Plenty)
+			h.CreateWorkload(clitest.NewWorkload("web").Edit(clilive.Held).Build())
 			h.Release("web", "DFW")
 			var valid atomic.Value
 			valid.Store("tok-1")
-			srv, _ := projectAPIAccepting(t, clitest.LivePlane, h.Project, func(tok string) bool { return tok == valid.Load() })
+			srv, _ := projectAPIAccepting(t, clilive.Plane, h.Project, func(tok string) bool { return tok == valid.Load() })
 			var k tokens
 			pluginEnv := map[string]string{
 				cmdutil.EnvAPIHost: srv.URL, cmdutil.EnvProject: h.Project, cmdutil.EnvPluginAPIVersion: "1",
@@ -164,8 +165,8 @@ func TestAWaitOutlivesAnExpiredToken(t *testing.T) {
 
 func TestInstancesWatchPrintsWhatChangesUntilCtrlC(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
-	h.CreateWorkload(clitest.NewWorkload("web").Placement("default", 1, "DFW", "LHR").Held().Build())
+	h := live(t, clilive.Plenty)
+	h.CreateWorkload(clitest.NewWorkload("web").Placement("default", 1, "DFW", "LHR").Edit(clilive.Held).Build())
 	h.Release("web", "DFW")
 	ctx, interrupt := context.WithCancelCause(context.Background())
 	defer interrupt(nil)

@@ -9,12 +9,13 @@ import (
 
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
 func TestWorkloadsListsWhatTheUserDeployed(t *testing.T) {
 	t.Parallel()
 	// A project with quota for 3 instances: web gets 3 of its 4, api none.
-	h := live(t, clitest.Grant{Instances: 3, VCPUs: "400", Memory: "800Gi"})
+	h := live(t, clilive.Grant{Instances: 3, VCPUs: "400", Memory: "800Gi"})
 
 	empty := h.Run(main, clitest.RunOptions{}, "workloads")
 	if empty.Code != 0 || empty.Stdout != "" || !strings.Contains(empty.Stderr, "No workloads found in namespace "+h.Namespace) {
@@ -70,7 +71,7 @@ func TestWorkloadsListsWhatTheUserDeployed(t *testing.T) {
 
 func TestListsFollowKubectlsConventions(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	team := h.Namespace // a label value no other test uses
 	web := clitest.NewWorkload("web").Build()
 	web.Labels = map[string]string{"team": team}
@@ -159,7 +160,7 @@ func TestFlagsCompleteFromTheProject(t *testing.T) {
 
 func TestAWorkloadPrintedAsYAMLDeploysBackWithNoChange(t *testing.T) {
 	t.Parallel()
-	h := live(t, clitest.Plenty)
+	h := live(t, clilive.Plenty)
 	deployed := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,LHR",
 		"--port", "http:8080", "--env", "MODE=prod", "--detach", "-y")
 	if deployed.Code != cmdutil.ExitOK {

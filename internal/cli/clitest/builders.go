@@ -9,7 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/standin/simprovider"
 )
 
 // Epoch is the fixed time printer tests render against.
@@ -91,14 +90,10 @@ func (b *WorkloadBuilder) Available(status metav1.ConditionStatus, reason, messa
 	return b
 }
 
-// Held makes the simulated provider hold every instance of the workload
-// in Provisioning until the test releases it (Harness.Release): a rollout
-// in progress, on the live plane.
-func (b *WorkloadBuilder) Held() *WorkloadBuilder {
-	if b.w.Spec.Template.Metadata.Annotations == nil {
-		b.w.Spec.Template.Metadata.Annotations = map[string]string{}
-	}
-	b.w.Spec.Template.Metadata.Annotations[simprovider.HoldAnnotation] = "true"
+// Edit changes the workload through f, for what the other methods do not
+// cover (clilive.Held: a rollout the simulated provider holds).
+func (b *WorkloadBuilder) Edit(f func(*computev1alpha.Workload)) *WorkloadBuilder {
+	f(&b.w)
 	return b
 }
 

@@ -21,6 +21,7 @@ import (
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/apitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/planes"
 )
@@ -30,19 +31,22 @@ const ProjectPlane = "project"
 
 // Start starts the planes a CLI test package shares: the project plane
 // with compute's CRDs and the external ones (locations, quota,
-// entitlements), compute enabled. Call it from TestMain and Stop the
+// entitlements), compute enabled, and the extra planes (one without
+// CRDDirs gets the same CRDs; clilive.PlaneSpec is the live plane's), each
+// with Datum's standard InstanceTypes. Call it from TestMain and Stop the
 // environment after m.Run.
-func Start(extra ...string) (*planes.Environment, error) {
+func Start(extra ...planes.PlaneSpec) (*planes.Environment, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
 	crds := []string{filepath.Join(root, "config/crd/bases"), filepath.Join(root, "config/crd/external")}
 	specs := []planes.PlaneSpec{{Name: ProjectPlane, CRDDirs: crds}}
-	for _, name := range extra {
-		// The live plane's deletions cascade through owner references,
-		// as in production: it runs the garbage collector.
-		specs = append(specs, planes.PlaneSpec{Name: name, CRDDirs: crds, ControllerManager: name == LivePlane})
+	for _, s := range extra {
+		if len(s.CRDDirs) == 0 {
+			s.CRDDirs = crds
+		}
+		specs = append(specs, s)
 	}
 	env, err := planes.Start(context.Background(), planes.Options{Planes: specs})
 	if err != nil {
@@ -64,6 +68,22 @@ func Start(extra ...string) (*planes.Environment, error) {
 		}
 	}
 	return env, nil
+}
+
+// seedInstanceTypes publishes Datum's standard InstanceTypes in the plane,
+// as compute-local does: the CLI checks templates against them and the
+// cell sizes quota claims from them. Start seeds every plane.
+func seedInstanceTypes(ctx context.Context, p *planes.Plane) error {
+	c, err := client.New(p.Config(), client.Options{Scheme: cmdutil.NewScheme()})
+	if err != nil {
+		return err
+	}
+	for _, it := range apitest.StandardInstanceTypes() {
+		if err := c.Create(ctx, it.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("failed to create InstanceType %s: %w", it.Name, err)
+		}
+	}
+	return nil
 }
 
 // ModuleRoot finds the directory holding go.mod above the working
@@ -128,9 +148,6 @@ type Harness struct {
 	// Project is the project commands act in (--project); empty leaves
 	// the kubeconfig's context to name the target.
 	Project string
-	// Patience replaces Settle as how long Eventually waits, for a test
-	// that makes the controllers slow on purpose (an API server outage).
-	Patience time.Duration
 }
 
 // namespaces numbers test namespaces.
@@ -194,7 +211,8 @@ type RunOptions struct {
 }
 
 // Factory returns a factory with buffers for streams, the real clock, a
-// fast poll interval and the harness kubeconfig and namespace as flags.
+// fast poll interval and the harness kubeconfig, namespace and project
+// (when set) as flags.
 func (h *Harness) Factory(o RunOptions, stdout, stderr *bytes.Buffer) *cmdutil.Factory {
 	f := &cmdutil.Factory{
 		Streams: cmdutil.IOStreams{
@@ -212,7 +230,9 @@ func (h *Harness) Factory(o RunOptions, stdout, stderr *bytes.Buffer) *cmdutil.F
 		Kubeconfig:     h.Kubeconfig,
 		Namespace:      h.Namespace,
 	}
-	h.liveFactory(f)
+	if h.Project != "" {
+		f.Project = h.Project
+	}
 	if o.Factory != nil {
 		o.Factory(f)
 	}
