@@ -245,8 +245,10 @@ func TestRolesStayInTheirFence(t *testing.T) {
 		"simulated-provider": {
 			{"", "secrets", "create"}, {"", "secrets", "update"}, {"", "secrets", "patch"}, {"", "secrets", "delete"},
 		},
+		// It never writes a user's spec: only the Workload's status.
 		"management": {
 			{"compute.datumapis.com", "instances", "update"}, {"policy.karmada.io", "propagationpolicies", "create"},
+			{"compute.datumapis.com", "workloads", "update"}, {"compute.datumapis.com", "workloads", "patch"},
 		},
 		// The management identity writes the companions of referenced data
 		// into the hub (Secrets included: it is the trusted plane that reads

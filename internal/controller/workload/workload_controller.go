@@ -57,7 +57,7 @@ type Reconciler struct {
 	phases phaseCounts
 }
 
-// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads,verbs=get;list;watch
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloads/finalizers,verbs=update
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instancetypes,verbs=get;list;watch
