@@ -129,10 +129,7 @@ var sameNameAllowed = regexp.MustCompile(`^(main|v[0-9]+((alpha|beta)[0-9]*)?)$`
 // knownSameName are collisions waiting for their rename, each a package
 // name and the packages that share it: the test fails when one is fixed,
 // so the entry goes with the rename, and when another package joins.
-var knownSameName = map[string][]string{
-	// The CLI's status command and the server's reason registry.
-	"status": {"internal/cli/status", "internal/status"},
-}
+var knownSameName = map[string][]string{}
 
 // A package name says what the package is across the module: two packages
 // of one name make every file importing both rename one, and a reader of

@@ -436,25 +436,25 @@ type WorkloadStatus struct {
 type WorkloadHealth string
 
 const (
-	// HealthHealthy: every city is done (ready, or soaking a new revision
+	// HealthHealthy means every city is done (ready, or soaking a new revision
 	// it is ready at) and the management plane has applied the latest spec.
 	HealthHealthy WorkloadHealth = "Healthy"
-	// HealthProgressing: cities are getting to the spec; nothing has failed.
+	// HealthProgressing means cities are getting to the spec; nothing has failed.
 	HealthProgressing WorkloadHealth = "Progressing"
-	// HealthDegraded: a city failed or is unreachable, and replicas serve
+	// HealthDegraded means a city failed or is unreachable, and replicas serve
 	// elsewhere.
 	HealthDegraded WorkloadHealth = "Degraded"
-	// HealthFailing: a city failed and no replica serves.
+	// HealthFailing means a city failed and no replica serves.
 	HealthFailing WorkloadHealth = "Failing"
-	// HealthScaledToZero: every city is done with no replica desired.
+	// HealthScaledToZero means every city is done with no replica desired.
 	HealthScaledToZero WorkloadHealth = "ScaledToZero"
-	// HealthUnknown: cities are unreachable and no reachable replica
+	// HealthUnknown means cities are unreachable and no reachable replica
 	// serves: compute cannot tell.
 	HealthUnknown WorkloadHealth = "Unknown"
-	// HealthSuspending: the Workload is suspended (or resuming) and not
+	// HealthSuspending means the Workload is suspended (or resuming) and not
 	// every city has confirmed it yet.
 	HealthSuspending WorkloadHealth = "Suspending"
-	// HealthSuspended: every city confirmed the suspension: every Instance
+	// HealthSuspended means every city confirmed the suspension: every Instance
 	// stopped, none deleted.
 	HealthSuspended WorkloadHealth = "Suspended"
 )
@@ -467,37 +467,37 @@ const (
 type CityState string
 
 const (
-	// CityStateProgressing: the city is getting to its spec (creating,
+	// CityStateProgressing means the city is getting to its spec (creating,
 	// replacing, starting or removing Instances, or waiting for its
 	// deployment, quota, network or referenced data); reason says what it
 	// waits for.
 	CityStateProgressing CityState = "Progressing"
-	// CityStateWaitingForWave: a rollout across cities holds the city at its
+	// CityStateWaitingForWave means a rollout across cities holds the city at its
 	// previous revision until its wave.
 	CityStateWaitingForWave CityState = "WaitingForWave"
-	// CityStateSoaking: the city runs the new revision, every replica ready,
+	// CityStateSoaking means the city runs the new revision, every replica ready,
 	// and soaks before the next wave.
 	CityStateSoaking CityState = "Soaking"
-	// CityStateReady: every desired replica is ready and up to date, no other
+	// CityStateReady means every desired replica is ready and up to date, no other
 	// Instance remains.
 	CityStateReady CityState = "Ready"
-	// CityStateScaledToZero: no replica desired, none left.
+	// CityStateScaledToZero means no replica desired, none left.
 	CityStateScaledToZero CityState = "ScaledToZero"
-	// CityStateSuspending: the Workload is suspended and the city's cell has
+	// CityStateSuspending means the Workload is suspended and the city's cell has
 	// not confirmed every Instance stopped yet.
 	CityStateSuspending CityState = "Suspending"
-	// CityStateSuspended: the city's cell reports every Instance stopped (or
+	// CityStateSuspended means the city's cell reports every Instance stopped (or
 	// the city has no deployment: nothing runs there).
 	CityStateSuspended CityState = "Suspended"
-	// CityStateUnreachable: the city's cell is not heard from; the counts are
+	// CityStateUnreachable means the city's cell is not heard from; the counts are
 	// the last known ones.
 	CityStateUnreachable CityState = "Unreachable"
-	// CityStateFailedOver: the city's cell is not heard from and its replicas
+	// CityStateFailedOver means the city's cell is not heard from and its replicas
 	// run in a fallback.
 	CityStateFailedOver CityState = "FailedOver"
-	// CityStateRemoving: the city is no longer placed; its deployment goes.
+	// CityStateRemoving means the city is no longer placed; its deployment goes.
 	CityStateRemoving CityState = "Removing"
-	// CityStateFailed: the city cannot get to its spec by waiting: reason says
+	// CityStateFailed means the city cannot get to its spec by waiting: reason says
 	// what a person must change (see the reason registry in docs/api.md).
 	CityStateFailed CityState = "Failed"
 )

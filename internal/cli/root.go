@@ -27,7 +27,7 @@ import (
 	"github.com/citycells/compute/internal/cli/restart"
 	"github.com/citycells/compute/internal/cli/rollout"
 	"github.com/citycells/compute/internal/cli/scale"
-	"github.com/citycells/compute/internal/cli/status"
+	"github.com/citycells/compute/internal/cli/statusview"
 	"github.com/citycells/compute/internal/cli/suspend"
 	"github.com/citycells/compute/internal/cli/version"
 	"github.com/citycells/compute/internal/cli/workloads"
@@ -84,7 +84,7 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 	root.AddCommand(
 		deploy.NewCommand(f),
 		workloads.NewCommand(f),
-		status.NewCommand(f),
+		statusview.NewCommand(f),
 		instances.NewCommand(f),
 		scale.NewCommand(f),
 		restartCmd,

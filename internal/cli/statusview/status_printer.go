@@ -1,4 +1,4 @@
-package status
+package statusview
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
-	registry "github.com/citycells/compute/internal/status"
+	"github.com/citycells/compute/internal/status"
 )
 
 // View is what `status` shows, and prints with -o json|yaml.
@@ -96,7 +96,7 @@ func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 	if c := condition(w, computev1alpha.ConditionFailedOver); c != nil && c.Reason != computev1alpha.ReasonNoFailover {
 		v.Failover = c
 	}
-	hints := registry.Hints{Cmd: cmd, Workload: w.Name, CanUndo: w.Status.CurrentRevision > 1,
+	hints := status.Hints{Cmd: cmd, Workload: w.Name, CanUndo: w.Status.CurrentRevision > 1,
 		Failover: slices.ContainsFunc(w.Spec.Placements, func(p computev1alpha.WorkloadPlacement) bool { return p.Failover != nil })}
 	seen := map[string]bool{}
 	for _, g := range view.GroupFailures(p.Failures) {
@@ -136,13 +136,13 @@ func instanceTypeCondition(w *computev1alpha.Workload) *metav1.Condition {
 }
 
 // nextSteps returns the next steps for reason in city, once per reason.
-func nextSteps(h registry.Hints, city, reason string, seen map[string]bool) []string {
+func nextSteps(h status.Hints, city, reason string, seen map[string]bool) []string {
 	if seen[reason] {
 		return nil
 	}
 	seen[reason] = true
 	h.City = city
-	return registry.NextSteps(reason, h)
+	return status.NextSteps(reason, h)
 }
 
 // images lists the container images of w's template.

@@ -1,7 +1,7 @@
-// Package status implements `datumctl compute status NAME`: a workload's
+// Package statusview implements `datumctl compute status NAME`: a workload's
 // health, image, current revision, per-city table and blocking reasons
 // with next steps, once or continuously with --watch.
-package status
+package statusview
 
 import (
 	"context"
