@@ -38,9 +38,12 @@ type Options struct {
 	// Name is the workload name (argument, manifest or derived from the
 	// image).
 	Name string
-	// Filename is -f: a file of Workload manifests, one per YAML document
-	// ("-" for stdin).
-	Filename string
+	// Filenames are -f: files of Workload manifests, one per YAML
+	// document or List item, directories of them and "-" for stdin.
+	Filenames []string
+	// Recursive is -R: read the directories of Filenames with their
+	// subdirectories.
+	Recursive bool
 
 	// Image is --image.
 	Image string
@@ -100,9 +103,10 @@ type Options struct {
 	// --detach).
 	WaitFlags *cmdutil.WaitFlags
 
-	// manifests are the Workloads read from Filename; manifest is the one
-	// being deployed.
+	// manifests are the Workloads read from Filenames and sources where
+	// each was read; manifest is the one being deployed.
 	manifests []*computev1alpha.Workload
+	sources   []string
 	manifest  *computev1alpha.Workload
 	// changed records the workload flags given on the command line.
 	changed changes
@@ -143,8 +147,10 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 // from f.
 func (o *Options) addFlags(cmd *cobra.Command, f *cmdutil.Factory) {
 	fl := cmd.Flags()
-	fl.StringVarP(&o.Filename, "filename", "f", "",
-		"Workload manifests (YAML or JSON) to apply, several separated by --- lines; - reads standard input.")
+	fl.StringSliceVarP(&o.Filenames, "filename", "f", nil,
+		"Workload manifests (YAML or JSON) to apply, several separated by --- lines or in a List: a file, a directory "+
+			"(its .yaml, .yml and .json files) or - for standard input (repeatable).")
+	fl.BoolVarP(&o.Recursive, "recursive", "R", false, "Read the directories given with -f and their subdirectories.")
 	fl.StringVar(&o.Image, "image", "", "Container image to run, e.g. ghcr.io/acme/web:1.2.")
 	fl.StringSliceVar(&o.CityValues, "city", nil,
 		"Cities to run in, e.g. DFW,LHR (comma-separated or repeated): every Location of the project in those cities.")
@@ -196,9 +202,10 @@ const deployLong = "Deploy a container image to one or more cities, or apply a W
 	"When the workload exists, only the flags given change it: --image replaces the image, --city the\n" +
 	"cities of the placement, --env NAME=value sets a variable (NAME- removes it), --port replaces the\n" +
 	"ports. Without NAME the workload is named after the image.\n\n" +
-	"-f takes one Workload, or several separated by --- lines (- reads standard input): each is planned,\n" +
-	"confirmed, applied and rolled out in turn, and the first that fails stops the command; errors name\n" +
-	"the document.\n\n" +
+	"-f takes one Workload, or several: separated by --- lines, in a List, in several files, -f given\n" +
+	"again or a directory's .yaml, .yml and .json files in name order (-R: its subdirectories too);\n" +
+	"- reads standard input. Each is planned, confirmed, applied and rolled out in turn, and the first\n" +
+	"that fails stops the command; errors name the file and the document.\n\n" +
 	"Secrets and ConfigMaps of the project reach the container four ways, each flag repeatable:\n" +
 	"--env-from-secret NAME=SECRET:KEY and --env-from-configmap NAME=CONFIGMAP:KEY set variable NAME\n" +
 	"from a key (--env NAME- removes it, whatever its source); --env-from-secret-all SECRET[:PREFIX]\n" +
@@ -220,7 +227,9 @@ const deployExample = "  # Two instances in DFW and LHR each\n" +
 	"  # Apply a manifest without waiting\n" +
 	"  datumctl compute deploy -f workload.yaml --detach\n\n" +
 	"  # Apply every Workload of a multi-document file, read from standard input\n" +
-	"  cat workloads.yaml | datumctl compute deploy -f - --yes"
+	"  cat workloads.yaml | datumctl compute deploy -f - --yes\n\n" +
+	"  # Apply the Workloads of a directory and its subdirectories\n" +
+	"  datumctl compute deploy -f manifests/ -R"
 
 // DefaultInstanceTypeHint is the instance type the flag help mentions.
 const DefaultInstanceTypeHint = "datumcloud/d1-standard-2"
@@ -257,18 +266,10 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	if err := o.parseRefs(); err != nil {
 		return err
 	}
-	if o.Filename != "" {
-		var in []byte
-		if o.Filename == "-" {
-			if in, err = io.ReadAll(o.Factory.Streams.In); err != nil {
-				return cmdutil.UsageErrorf("cannot read the manifest from standard input: %v", err)
-			}
-		}
-		if o.manifests, err = ReadManifests(o.Filename, in); err != nil {
+	if len(o.Filenames) > 0 {
+		if err := o.readManifests(); err != nil {
 			return err
 		}
-		o.manifest = o.manifests[0]
-		o.cause = "deploy -f " + o.Filename
 	} else {
 		o.cause = strings.Join(append([]string{"deploy", o.Name}, changedFlags(cmd.Flags(),
 			"yes", "dry-run", "detach", "timeout", "kubeconfig", "context", "namespace", "project")...), " ")
@@ -279,18 +280,36 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// readManifests reads the Workloads of -f.
+func (o *Options) readManifests() error {
+	ms, err := ManifestSource{Filenames: o.Filenames, Recursive: o.Recursive, In: o.Factory.Streams.In}.Read()
+	if err != nil {
+		return err
+	}
+	o.manifests, o.sources = make([]*computev1alpha.Workload, len(ms)), make([]string, len(ms))
+	for i, m := range ms {
+		o.manifests[i], o.sources[i] = m.Workload, m.Where
+	}
+	o.manifest = o.manifests[0]
+	o.cause = "deploy -f " + strings.Join(o.Filenames, " -f ")
+	if o.Recursive {
+		o.cause += " -R"
+	}
+	return nil
+}
+
 // Validate checks the flags, without the server.
 func (o *Options) Validate() error {
 	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
 		return err
 	}
-	if o.Filename != "" {
+	if len(o.Filenames) > 0 {
 		if both := o.changed.flags(); len(both) > 0 {
 			return cmdutil.UsageErrorf("-f cannot be combined with %s: put them in the manifest", strings.Join(both, ", "))
 		}
 		if o.Name != "" && len(o.manifests) > 1 {
 			return cmdutil.UsageErrorf("NAME %q cannot pick one of the %d workloads of %s: deploy them all, or put one in its own file",
-				o.Name, len(o.manifests), o.Filename)
+				o.Name, len(o.manifests), strings.Join(o.Filenames, ", "))
 		}
 		if o.Name != "" && o.Name != o.manifest.Name {
 			return cmdutil.UsageErrorf("NAME %q differs from the manifest's metadata.name %q", o.Name, o.manifest.Name)
@@ -362,10 +381,7 @@ func (o *Options) resolveWorkload(ctx context.Context) error {
 // document names manifest i for messages: the file, and the document
 // when it holds several.
 func (o *Options) document(i int) string {
-	if len(o.manifests) > 1 {
-		return fmt.Sprintf("%s document %d", SourceName(o.Filename), i+1)
-	}
-	return SourceName(o.Filename)
+	return o.sources[i]
 }
 
 // Run deploys the workload, or each workload of the file in turn: plan,

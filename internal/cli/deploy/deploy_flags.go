@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -10,11 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
-	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
-	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
 
@@ -172,125 +168,6 @@ func nameFromImage(image string) string {
 		name = strings.TrimRight(name[:63], "-")
 	}
 	return name
-}
-
-// ReadManifest reads one Workload from path ("-" reads in); see
-// ReadManifests. A file of several documents is refused.
-func ReadManifest(path string, in []byte) (*computev1alpha.Workload, error) {
-	ws, err := ReadManifests(path, in)
-	if err != nil {
-		return nil, err
-	}
-	if len(ws) > 1 {
-		return nil, cmdutil.Failf("%s holds %d documents: give one Workload", SourceName(path), len(ws))
-	}
-	return ws[0], nil
-}
-
-// ReadManifests reads the Workloads of path ("-" reads in), one per YAML
-// document, rejecting unknown fields, other kinds and a name given twice
-// with a message naming the file and, when it holds several, the
-// document. Its errors are failures (exit 1), not usage errors: the
-// command line was right, the file is wrong.
-func ReadManifests(path string, in []byte) ([]*computev1alpha.Workload, error) {
-	data := in
-	if path != "-" {
-		var err error
-		if data, err = os.ReadFile(path); err != nil {
-			return nil, cmdutil.Failf("cannot read %s: %v", path, err)
-		}
-	}
-	name := SourceName(path)
-	docs := splitDocuments(string(data))
-	if len(docs) == 0 {
-		return nil, cmdutil.Failf("%s is empty: it must hold a Workload", name)
-	}
-	out := make([]*computev1alpha.Workload, 0, len(docs))
-	seen := map[string]int{}
-	for i, doc := range docs {
-		where := name
-		if len(docs) > 1 {
-			where = fmt.Sprintf("%s document %d", name, i+1)
-		}
-		w, err := decodeWorkload(where, doc)
-		if err != nil {
-			return nil, err
-		}
-		key := w.Namespace + "/" + w.Name
-		if first, ok := seen[key]; ok && w.Name != "" {
-			return nil, cmdutil.Failf("%s: workload %s is also document %d; give each workload once", where, w.Name, first)
-		}
-		seen[key] = i + 1
-		out = append(out, w)
-	}
-	return out, nil
-}
-
-// SourceName names the -f file in messages: "standard input" for -.
-func SourceName(path string) string {
-	if path == "-" {
-		return "standard input"
-	}
-	return path
-}
-
-// decodeWorkload decodes one document, where naming it in errors.
-func decodeWorkload(where, doc string) (*computev1alpha.Workload, error) {
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
-		return nil, cmdutil.Failf("%s is not valid YAML or JSON: %v", where, err)
-	}
-	want := computev1alpha.GroupVersion.String()
-	if head.Kind != computev1alpha.WorkloadKind || head.APIVersion != want {
-		return nil, cmdutil.Failf("%s holds apiVersion %q kind %q: deploy takes apiVersion %s kind %s",
-			where, head.APIVersion, head.Kind, want, computev1alpha.WorkloadKind)
-	}
-	// The apimachinery strict decoder names the full path of an unknown
-	// or duplicate field.
-	scheme := cmdutil.NewScheme()
-	dec := serializerjson.NewSerializerWithOptions(serializerjson.DefaultMetaFactory, scheme, scheme,
-		serializerjson.SerializerOptions{Yaml: true, Strict: true})
-	var w computev1alpha.Workload
-	if _, _, err := dec.Decode([]byte(doc), nil, &w); err != nil {
-		return nil, cmdutil.Failf("%s: %v", where, err)
-	}
-	return &w, nil
-}
-
-// splitDocuments splits YAML documents on "---" lines, dropping empty
-// ones.
-func splitDocuments(s string) []string {
-	var docs []string
-	var cur strings.Builder
-	flush := func() {
-		if doc := strings.TrimSpace(cur.String()); doc != "" && !onlyComments(doc) {
-			docs = append(docs, doc)
-		}
-		cur.Reset()
-	}
-	for _, line := range strings.Split(s, "\n") {
-		if strings.TrimRight(line, " \t\r") == "---" {
-			flush()
-			continue
-		}
-		cur.WriteString(line)
-		cur.WriteByte('\n')
-	}
-	flush()
-	return docs
-}
-
-// onlyComments reports whether a YAML document holds nothing but comments.
-func onlyComments(doc string) bool {
-	for _, line := range strings.Split(doc, "\n") {
-		if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") {
-			return false
-		}
-	}
-	return true
 }
 
 // flagOf maps a field path of a Workload built from flags to the flag that
