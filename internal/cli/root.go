@@ -109,17 +109,13 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 		if c.Name() != "completion" {
 			continue
 		}
-		c.Short = "Print a shell completion script (bash, zsh or fish)"
-		c.Long = "Print a completion script for bash, zsh or fish. For example:\n\n" +
+		c.Short = "Print a shell completion script (bash, zsh, fish or powershell)"
+		c.Long = "Print a completion script for bash, zsh, fish or PowerShell. For example:\n\n" +
 			"  source <(datumctl-compute completion bash)\n" +
 			"  datumctl-compute completion zsh > \"${fpath[1]}/_datumctl-compute\"\n" +
-			"  datumctl-compute completion fish > ~/.config/fish/completions/datumctl-compute.fish\n\n" +
+			"  datumctl-compute completion fish > ~/.config/fish/completions/datumctl-compute.fish\n" +
+			"  datumctl-compute completion powershell | Out-String | Invoke-Expression\n\n" +
 			"Run `datumctl-compute completion <shell> --help` for details. Under datumctl, completion is datumctl's."
-		for _, sub := range c.Commands() {
-			if sub.Name() == "powershell" {
-				sub.Hidden = true
-			}
-		}
 	}
 	return root
 }

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ListFlags are kubectl's list flags: -l/--selector, -A/--all-namespaces
-// and --no-headers.
+// ListFlags are kubectl's list flags: -l/--selector, -A/--all-namespaces,
+// --no-headers, -w/--watch, --sort-by and --show-labels.
 type ListFlags struct {
 	// Selector is -l/--selector, a label selector ("app=web,tier!=db").
 	Selector string
@@ -24,6 +24,8 @@ type ListFlags struct {
 	// SortBy is --sort-by: a field path (.metadata.creationTimestamp) to
 	// order the items by instead of the command's own order.
 	SortBy string
+	// ShowLabels is --show-labels: a last LABELS column in the table.
+	ShowLabels bool
 
 	selector labels.Selector
 	sortBy   *FieldPath
@@ -39,6 +41,32 @@ func (l *ListFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVarP(&l.Watch, "watch", "w", l.Watch,
 		"After listing, print each object again when it changes, until Ctrl-C.")
 	l.AddSortByFlag(cmd)
+	l.AddShowLabelsFlag(cmd)
+}
+
+// AddShowLabelsFlag binds --show-labels alone, for lists that take only
+// some of the list flags.
+func (l *ListFlags) AddShowLabelsFlag(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&l.ShowLabels, "show-labels", l.ShowLabels,
+		"Add a LABELS column with each object's labels (k=v,k2=v2) to the table.")
+}
+
+// AddLabelsColumn adds the LABELS column --show-labels asks for to t, a
+// table of objs, a row each in order: "k=v,k2=v2" sorted by key, as
+// kubectl prints them, "<none>" for no label. Without --show-labels it
+// does nothing.
+func (l *ListFlags) AddLabelsColumn(t *Table, objs ...client.Object) {
+	if l == nil || !l.ShowLabels {
+		return
+	}
+	t.Columns = append(t.Columns, Column{Header: "LABELS"})
+	for i := range t.Rows {
+		cell := labels.FormatLabels(nil)
+		if i < len(objs) {
+			cell = labels.FormatLabels(objs[i].GetLabels())
+		}
+		t.Rows[i] = append(t.Rows[i], cell)
+	}
 }
 
 // AddSortByFlag binds --sort-by alone, for lists that take only some of
@@ -191,7 +219,7 @@ func (v ListView[T, PT]) Print(f *Factory, c *Clients, list runtime.Object, item
 	if len(items) == 0 {
 		return false, nil
 	}
-	t := v.Table(items, f.Now(), v.List.TableOptions(v.Output))
+	t := v.table(items, f.Now())
 	t.NoHeaders = v.List.NoHeaders
 	return true, t.RenderTo(s)
 }
@@ -217,8 +245,19 @@ func (v ListView[T, PT]) Watch(ctx context.Context, f *Factory, c *Clients, src 
 		if !v.Output.IsTable() {
 			return PrintItems[T, PT](s.Out, v.Output.Format, items, c.Scheme)
 		}
-		t := v.Table(items, f.Now(), v.List.TableOptions(v.Output))
+		t := v.table(items, f.Now())
 		t.NoHeaders = v.List.NoHeaders || !first
 		return t.RenderTo(s)
 	})
+}
+
+// table makes the table of items, with LABELS last with --show-labels.
+func (v ListView[T, PT]) table(items []T, now time.Time) *Table {
+	t := v.Table(items, now, v.List.TableOptions(v.Output))
+	objs := make([]client.Object, len(items))
+	for i := range items {
+		objs[i] = PT(&items[i])
+	}
+	v.List.AddLabelsColumn(t, objs...)
+	return t
 }

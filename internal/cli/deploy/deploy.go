@@ -202,10 +202,10 @@ const deployLong = "Deploy a container image to one or more cities, or apply a W
 	"When the workload exists, only the flags given change it: --image replaces the image, --city the\n" +
 	"cities of the placement, --env NAME=value sets a variable (NAME- removes it), --port replaces the\n" +
 	"ports. Without NAME the workload is named after the image.\n\n" +
-	"-f takes one Workload, or several: separated by --- lines, in a List, in several files, -f given\n" +
-	"again or a directory's .yaml, .yml and .json files in name order (-R: its subdirectories too);\n" +
-	"- reads standard input. Each is planned, confirmed, applied and rolled out in turn, and the first\n" +
-	"that fails stops the command; errors name the file and the document.\n\n" +
+	"-f takes one Workload, or several: separated by --- lines, the items of a List, several -f, or a\n" +
+	"directory's .yaml, .yml and .json files in name order (with -R, its subdirectories' too);\n" +
+	"-f - reads standard input. Each is planned, confirmed, applied and rolled out in turn, and the\n" +
+	"first that fails stops the command; errors name the file and the document.\n\n" +
 	"Secrets and ConfigMaps of the project reach the container four ways, each flag repeatable:\n" +
 	"--env-from-secret NAME=SECRET:KEY and --env-from-configmap NAME=CONFIGMAP:KEY set variable NAME\n" +
 	"from a key (--env NAME- removes it, whatever its source); --env-from-secret-all SECRET[:PREFIX]\n" +

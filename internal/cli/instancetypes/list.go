@@ -60,6 +60,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	cmd.Flags().BoolVarP(&o.List.Watch, "watch", "w", o.List.Watch,
 		"After listing, print the catalog again when a type changes, until Ctrl-C.")
 	o.List.AddSortByFlag(cmd)
+	o.List.AddShowLabelsFlag(cmd)
 	return cmd, o
 }
 

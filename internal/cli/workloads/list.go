@@ -117,6 +117,7 @@ func (o *ListOptions) one(ctx context.Context, c *cmdutil.Clients) error {
 		return cmdutil.PrintObject(s.Out, o.Output.Format, &w, c.Scheme)
 	}
 	t := Table([]computev1alpha.Workload{w}, o.Factory.Now(), TableOptions{Wide: o.Output.IsWide()})
+	o.List.AddLabelsColumn(t, &w)
 	t.NoHeaders = o.List.NoHeaders
 	return t.RenderTo(s)
 }

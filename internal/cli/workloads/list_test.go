@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
@@ -86,4 +88,37 @@ func TestWorkloadsWideTableAddsRevisionAndImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	clitest.Golden(t, "workloads-wide", b.String())
+}
+
+func TestWorkloadsShowLabelsAddsALabelsColumn(t *testing.T) {
+	items := fixture()
+	items[0].Labels = map[string]string{"team": "shop", "app": "api"}
+	var out strings.Builder
+	f := &cmdutil.Factory{Clock: clocktesting.NewFakeClock(clitest.Epoch),
+		Streams: cmdutil.IOStreams{IOStreams: genericiooptions.IOStreams{Out: &out}}}
+	o := &ListOptions{Output: cmdutil.NewObjectOutputFlags(), List: cmdutil.ListFlags{ShowLabels: true}}
+	list := &computev1alpha.WorkloadList{Items: items}
+	if _, err := o.view().Print(f, &cmdutil.Clients{Scheme: cmdutil.NewScheme()}, list, list.Items); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, want := range []string{"AGE   LABELS", "3d    app=api,team=shop", "30s   <none>"} {
+		if !strings.HasSuffix(lines[i], want) {
+			t.Errorf("line %d %q does not end with %q:\n%s", i, lines[i], want, out.String())
+		}
+	}
+
+	// Without the flag, no column; the flag parses.
+	o.List.ShowLabels = false
+	out.Reset()
+	if _, err := o.view().Print(f, &cmdutil.Clients{Scheme: cmdutil.NewScheme()}, list, list.Items); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "LABELS") {
+		t.Errorf("a LABELS column without --show-labels:\n%s", out.String())
+	}
+	cmd, opts := newCommand(&cmdutil.Factory{})
+	if err := cmdutil.Parse(cmd, opts, []string{"--show-labels", "-o", "wide"}); err != nil || !opts.List.ShowLabels {
+		t.Errorf("--show-labels: %v, ShowLabels %v", err, opts.List.ShowLabels)
+	}
 }
