@@ -173,3 +173,28 @@ func TestManifestsReadDirectoriesAndSeveralFiles(t *testing.T) {
 		})
 	}
 }
+
+func TestDeployTakesSeveralFilenamesAndRecursive(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"apps/a.yaml": named("a"), "apps/more/b.yaml": named("b"), "c.yaml": named("c")})
+	cmd, o := newCommand(&cmdutil.Factory{})
+	if err := cmdutil.Parse(cmd, o, []string{"-f", filepath.Join(dir, "apps"), "-R", "--filename", filepath.Join(dir, "c.yaml")}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, m := range o.manifests {
+		got = append(got, m.Name+"@"+o.document(i))
+	}
+	want := []string{"a@" + filepath.Join(dir, "apps/a.yaml"), "b@" + filepath.Join(dir, "apps/more/b.yaml"), "c@" + filepath.Join(dir, "c.yaml")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if want := "deploy -f " + filepath.Join(dir, "apps") + " -f " + filepath.Join(dir, "c.yaml") + " -R"; o.cause != want {
+		t.Errorf("cause %q, want %q", o.cause, want)
+	}
+	cmd, o = newCommand(&cmdutil.Factory{})
+	err := cmdutil.Parse(cmd, o, []string{"a", "-f", filepath.Join(dir, "apps"), "-R"})
+	if err == nil || cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "cannot pick one of the 2 workloads") {
+		t.Errorf("NAME with several workloads: %v", err)
+	}
+}
