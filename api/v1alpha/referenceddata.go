@@ -23,7 +23,7 @@ const (
 	ExpectedReferencedDataAnnotation = "compute.datumapis.com/expected-referenced-data"
 	// ReferencedDataHashesAnnotation on a WorkloadDeployment is compute's
 	// addition to Datum's contract: a JSON object from each expected token
-	// to the content hash its companion must carry
+	// to the source version its companion must carry
 	// (ReferencedDataHashAnnotation), so a cell never runs an Instance on a
 	// companion older than what the management plane resolved.
 	ReferencedDataHashesAnnotation = "compute.datumapis.com/referenced-data-hashes"
@@ -37,8 +37,9 @@ const (
 	// referenced data could not be resolved ("SourceNotFound: Secret db
 	// does not exist ..."); absent when resolved.
 	ReferencedDataErrorAnnotation = "compute.datumapis.com/referenced-data-error"
-	// ReferencedDataHashAnnotation on a companion is the hash of its
-	// content (type and data).
+	// ReferencedDataHashAnnotation on a companion is the version of its
+	// source: a hash of the source object's uid and resourceVersion, never
+	// of its content (no readable fingerprint of a Secret).
 	ReferencedDataHashAnnotation = "compute.datumapis.com/referenced-data-hash"
 	// ReferencedDataSourceAnnotation on a companion is the token of the
 	// project object it copies.

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -170,21 +169,15 @@ func CompanionNameOfToken(token string) string {
 	return CompanionName(kind, name)
 }
 
-// ContentHash hashes an object's content: its type (a Secret's; "" for a
-// ConfigMap) and data, binary data included, in key order.
-func ContentHash(typ string, data map[string][]byte) string {
-	h := sha256.New()
-	_, _ = fmt.Fprintf(h, "%d:%s", len(typ), typ)
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		_, _ = fmt.Fprintf(h, "|%d:%s=%d:", len(k), k, len(data[k]))
-		_, _ = h.Write(data[k])
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+// SourceVersion is the version a companion carries and a cell waits for:
+// a hash of the source object's uid and resourceVersion, so it changes
+// whenever the object is written (or deleted and created again) and says
+// nothing about its content. A hash of the content would let anyone who
+// reads a WorkloadDeployment or a companion's metadata test a guess of a
+// Secret offline, and show where two tenants hold the same one.
+func SourceVersion(uid, resourceVersion string) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d:%s|%s", len(uid), uid, resourceVersion)))
+	return hex.EncodeToString(sum[:])[:16]
 }
 
 // Expected is what a WorkloadDeployment's annotations say its cell must
@@ -195,7 +188,7 @@ type Expected struct {
 	Resolved bool
 	// Tokens are the expected objects, sorted.
 	Tokens []string
-	// Hashes maps a token to the content hash its companion must carry;
+	// Hashes maps a token to the source version its companion must carry;
 	// a token without one only needs to be present.
 	Hashes map[string]string
 	// Error is the resolution error the management plane recorded.

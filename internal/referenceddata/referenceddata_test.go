@@ -103,19 +103,18 @@ func TestExpectedRoundTripsAndDecides(t *testing.T) {
 	}
 }
 
-func TestContentHash(t *testing.T) {
-	a := ContentHash("Opaque", map[string][]byte{"a": []byte("1"), "b": []byte("2")})
-	if a != ContentHash("Opaque", map[string][]byte{"b": []byte("2"), "a": []byte("1")}) {
-		t.Error("the hash depends on map order")
+func TestSourceVersionFollowsTheObjectNotItsContent(t *testing.T) {
+	a := SourceVersion("uid-1", "41")
+	if a != SourceVersion("uid-1", "41") {
+		t.Error("the version is not deterministic")
 	}
-	for _, other := range []string{
-		ContentHash("kubernetes.io/dockerconfigjson", map[string][]byte{"a": []byte("1"), "b": []byte("2")}),
-		ContentHash("Opaque", map[string][]byte{"a": []byte("12")}),
-		ContentHash("Opaque", map[string][]byte{"a1": []byte(""), "b": []byte("2")}),
-	} {
+	for _, other := range []string{SourceVersion("uid-1", "42"), SourceVersion("uid-2", "41"), SourceVersion("uid-14", "1")} {
 		if other == a {
-			t.Error("different content, same hash")
+			t.Error("another write or another object, same version")
 		}
+	}
+	if len(a) != 16 {
+		t.Errorf("version %q: want 16 hex digits", a)
 	}
 }
 

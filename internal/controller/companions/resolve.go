@@ -114,7 +114,6 @@ func (s *pass) fetch(ctx context.Context, ref referenceddata.Ref) *source {
 	key := client.ObjectKey{Namespace: s.namespace, Name: ref.Name}
 	var (
 		obj  client.Object
-		typ  string
 		data map[string][]byte
 	)
 	switch ref.Kind {
@@ -124,7 +123,7 @@ func (s *pass) fetch(ctx context.Context, ref referenceddata.Ref) *source {
 		if err := s.reader.Get(ctx, key, sec); err != nil {
 			return fetchProblem(ref, err)
 		}
-		typ, data = string(sec.Type), sec.Data
+		data = sec.Data
 	default:
 		cm := &corev1.ConfigMap{}
 		obj = cm
@@ -147,7 +146,7 @@ func (s *pass) fetch(ctx context.Context, ref referenceddata.Ref) *source {
 		return &source{problem: reasonMessage(computev1alpha.ReasonSourceTooLarge,
 			"%s %s holds %d bytes, over the limit of %d (256 KiB) for referenced data", ref.Kind, ref.Name, size, referenceddata.MaxObjectBytes)}
 	}
-	hash := referenceddata.ContentHash(typ, data)
+	hash := referenceddata.SourceVersion(string(obj.GetUID()), obj.GetResourceVersion())
 	return &source{companion: s.companionOf(ref, obj, hash), hash: hash, size: size}
 }
 
@@ -188,7 +187,7 @@ func (s *pass) companionOf(ref referenceddata.Ref, obj client.Object, hash strin
 }
 
 // sameCompanion reports whether existing already carries desired: the same
-// content hash and labels.
+// source version and labels.
 func sameCompanion(existing, desired client.Object) bool {
 	return existing.GetAnnotations()[computev1alpha.ReferencedDataHashAnnotation] == desired.GetAnnotations()[computev1alpha.ReferencedDataHashAnnotation] &&
 		existing.GetAnnotations()[computev1alpha.ReferencedDataSourceAnnotation] == desired.GetAnnotations()[computev1alpha.ReferencedDataSourceAnnotation] &&

@@ -1,7 +1,10 @@
 package federation
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -79,6 +82,16 @@ func TestReferencedDataIsCopiedToTheHubAndCollectedWithItsLastUser(t *testing.T)
 		}, timeout, interval).Should(Succeed())
 	}
 
+	t.Log("an attacker who reads the deployments or the companions' metadata cannot test a guess of the secret: " +
+		"the version is the source object's (uid, resourceVersion), not a hash of its bytes")
+	g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+	version := hubSecret.Annotations[computev1alpha.ReferencedDataHashAnnotation]
+	g.Expect(version).To(Equal(referenceddata.SourceVersion(string(secret.UID), secret.ResourceVersion)))
+	for _, guess := range contentHashes(marker) {
+		g.Expect(strings.Contains(version, guess) || strings.Contains(guess, version)).To(BeFalse(),
+			"the companion's version %s is a hash of the secret's bytes", version)
+	}
+
 	t.Log("the city policies propagate the companions with the deployments")
 	policy := &policyv1alpha1.PropagationPolicy{}
 	g.Eventually(get(hubClient, hubNS, "city-dfw", policy), timeout, interval).Should(Succeed())
@@ -151,4 +164,16 @@ func TestReferencedDataOverTheLimitIsRefusedNamingTheObject(t *testing.T) {
 		g.Expect(c.Message).To(ContainSubstring("ConfigMap app holds 262149 bytes"))
 	}, timeout, interval).Should(Succeed())
 	g.Consistently(gone(hubClient, hubNS, "configmap.app", &corev1.ConfigMap{}), "2s", interval).Should(BeTrue())
+}
+
+// contentHashes are what an attacker computes from a guessed password to
+// test it against a version: SHA-256 of the bytes alone, and of the
+// type-and-data encoding compute used to hash (hex, as annotations carry
+// it).
+func contentHashes(password string) []string {
+	plain := sha256.Sum256([]byte(password))
+	h := sha256.New()
+	_, _ = fmt.Fprintf(h, "%d:%s|%d:%s=%d:", len("Opaque"), "Opaque", len("password"), "password", len(password))
+	_, _ = h.Write([]byte(password))
+	return []string{hex.EncodeToString(plain[:]), hex.EncodeToString(h.Sum(nil))}
 }
