@@ -117,12 +117,16 @@ down: ## Stop the local platform.
 ##@ Toolchain
 
 .PHONY: tools
-tools: ## Build kube-apiserver, kube-controller-manager, kubelet, kube-scheduler, etcd, Karmada, controller-gen, golangci-lint, kustomize and goreleaser into the cache; install containerd, runc and the CNI plugins with apt-get (root) when missing.
+tools: ## Build kube-apiserver, kube-controller-manager, kubelet, kube-scheduler, etcd, Karmada, controller-gen, golangci-lint, kustomize, goreleaser and promtool into the cache; install containerd, runc and the CNI plugins with apt-get (root) when missing.
 	bash $(TOOLS) all
 
 .PHONY: tools-goreleaser
 tools-goreleaser: ## Build only goreleaser (make release-snapshot, and the release test of make test).
 	bash $(TOOLS) goreleaser
+
+.PHONY: tools-promtool
+tools-promtool: ## Build only promtool (the alerts' unit tests of make test, config/components/prometheus).
+	bash $(TOOLS) promtool
 
 .PHONY: tools-platform
 tools-platform: ## Build only the control-plane binaries the tests and the platform run.
@@ -131,7 +135,7 @@ tools-platform: ## Build only the control-plane binaries the tests and the platf
 ##@ Test
 
 .PHONY: test
-test: tools-platform tools-goreleaser ## Run unit and integration tests against real API servers, with the race detector (builds the toolchain when missing).
+test: tools-platform tools-goreleaser tools-promtool ## Run unit and integration tests against real API servers, with the race detector (builds the toolchain when missing).
 	go test -race $(GO_TEST_FLAGS) -count=1 -timeout 30m ./...
 
 .PHONY: test-e2e

@@ -32,6 +32,8 @@ const (
 	Kustomize                  = "kustomize"
 	// Goreleaser builds the CLI's release archives (make release-snapshot).
 	Goreleaser = "goreleaser"
+	// Promtool runs the alerts' unit tests (config/components/prometheus).
+	Promtool = "promtool"
 )
 
 // Dir returns the root of the tool cache.
@@ -62,6 +64,8 @@ func component(name string) (string, error) {
 		return "kustomize-" + KustomizeVersion, nil
 	case Goreleaser:
 		return "goreleaser-" + GoreleaserVersion, nil
+	case Promtool:
+		return "promtool-" + PromtoolVersion, nil
 	default:
 		return "", fmt.Errorf("unknown tool %q", name)
 	}

@@ -20,4 +20,6 @@ const (
 	KubernetesVersion = "v1.34.10"
 	// KustomizeVersion is pinned in hack/versions.env.
 	KustomizeVersion = "v5.7.1"
+	// PromtoolVersion is pinned in hack/versions.env.
+	PromtoolVersion = "v0.310.0"
 )

@@ -2,7 +2,8 @@
 // and Grafana dashboard: every expression parses with Prometheus' own PromQL
 // parser (github.com/prometheus/prometheus/promql/parser), every alert links
 // a runbook section of docs/metrics.md, and every compute_* series they read
-// is in docs/metrics.md's table.
+// is in docs/metrics.md's table. promtool_test.go proves with promtool's rule
+// unit tests that each alert fires when it should and only then.
 package prometheus_test
 
 import (
