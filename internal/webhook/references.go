@@ -21,13 +21,11 @@ import (
 // copies them to the cells, and nobody may reach an object through a
 // Workload that they could not get themselves (Datum's SourceUnauthorized).
 // Each object is asked about once, with a SubjectAccessReview as the
-// requesting user; a request that does not change the template asks
-// nothing (nothing new is copied for it).
+// requesting user, on every create and update of a Workload that
+// references any: an update that leaves the template alone can still make
+// the cells run it again (a restart, a city restart), so no request is
+// trusted to deliver what its author may not read.
 func unreadableReferences(ctx context.Context, c client.Client, req admission.Request, w *computev1alpha.Workload) (field.ErrorList, error) {
-	changed, err := templateChanged(req, w)
-	if err != nil || !changed {
-		return nil, err
-	}
 	var errs field.ErrorList
 	allowed := map[string]bool{}
 	var failure error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -41,32 +42,49 @@ func (a *workloadAdmission) Default(ctx context.Context, w *computev1alpha.Workl
 }
 
 // recordChangedBy sets the template-changed-by annotation to the requesting
-// user when req creates w or changes its template.
+// user when req creates w or changes its template, and otherwise keeps the
+// value the stored Workload has: nobody writes history by hand.
 func recordChangedBy(req admission.Request, w *computev1alpha.Workload) error {
-	changed, err := templateChanged(req, w)
+	old, err := oldWorkload(req)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	if changed && req.UserInfo.Username != "" {
+	by := req.UserInfo.Username
+	if old != nil && sameTemplate(old, w) {
+		by = old.Annotations[computev1alpha.TemplateChangedByAnnotation]
+		if by == "" {
+			delete(w.Annotations, computev1alpha.TemplateChangedByAnnotation)
+			return nil
+		}
+	}
+	if by != "" {
 		if w.Annotations == nil {
 			w.Annotations = map[string]string{}
 		}
-		w.Annotations[computev1alpha.TemplateChangedByAnnotation] = req.UserInfo.Username
+		w.Annotations[computev1alpha.TemplateChangedByAnnotation] = by
 	}
 	return nil
 }
 
-// templateChanged reports whether req creates w or changes its template.
-func templateChanged(req admission.Request, w *computev1alpha.Workload) (bool, error) {
+// oldWorkload is the stored Workload an update changes, defaulted; nil for
+// any other operation.
+func oldWorkload(req admission.Request) (*computev1alpha.Workload, error) {
 	if req.Operation != admissionv1.Update {
-		return req.Operation == admissionv1.Create, nil
+		return nil, nil
 	}
-	var old computev1alpha.Workload
-	if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
-		return false, fmt.Errorf("failed to decode the current Workload: %w", err)
+	old := &computev1alpha.Workload{}
+	if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+		return nil, fmt.Errorf("failed to decode the current Workload: %w", err)
 	}
-	validation.DefaultWorkload(&old)
-	return names.TemplateHash(&old.Spec.Template) != names.TemplateHash(&w.Spec.Template), nil
+	validation.DefaultWorkload(old)
+	return old, nil
+}
+
+// sameTemplate reports whether two Workloads have the same template, by
+// value in the canonical form (equality.Semantic: quantities compared as
+// numbers), never by a hash a colliding template could share.
+func sameTemplate(a, b *computev1alpha.Workload) bool {
+	return equality.Semantic.DeepEqual(names.CanonicalTemplate(&a.Spec.Template), names.CanonicalTemplate(&b.Spec.Template))
 }
 
 // ValidateCreate validates a new Workload.
