@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -22,6 +23,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -362,31 +365,51 @@ func TestTenantRolesWriteWorkloadsOnly(t *testing.T) {
 // cellGroup is the group the overlays bind the cells' identities through.
 const cellGroup = "system:serviceaccounts:compute-cells"
 
+// cellNamespace holds the cells' identities (one ServiceAccount per cell)
+// in the hub and in each quota plane.
+const cellNamespace = "compute-cells"
+
 // isolatedRoles say, for each role bound to the cells' group, which
 // admission policy (config/rbac/cell-isolation/<dir>/policy.yaml) keeps
-// each cell to its own objects.
+// each cell to its own objects. A binding of the cells to a role not
+// listed here fails TestEveryWriteOfTheCellsIsIsolated when the role
+// writes anything.
 var isolatedRoles = map[string]string{
 	"cell-writeback": "hub",
 	"quota-claims":   "quota-plane",
+}
+
+// writeOperations are the admission operations of each write verb: what
+// an isolation policy must review for the cells to hold the verb.
+var writeOperations = map[string][]admissionregistrationv1.OperationType{
+	"create":           {admissionregistrationv1.Create},
+	"update":           {admissionregistrationv1.Update},
+	"patch":            {admissionregistrationv1.Update},
+	"delete":           {admissionregistrationv1.Delete},
+	"deletecollection": {admissionregistrationv1.Delete},
+	"*":                {admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
 }
 
 // TestEveryWriteOfTheCellsIsIsolated: every write RBAC grants the cells'
 // group (the roles bound to it) is one the cell isolation policy of that
 // plane reviews, and the policy is bound, fails closed and concerns the
 // cells' group only. A write added to a cell role without its policy
-// learning of it would let one cell write another's objects. The
-// real-plane proof is test/integration/install (isolation_test.go).
+// learning of it would let one cell write another's objects. Not only the
+// roles of isolatedRoles: every RoleBinding and ClusterRoleBinding of
+// every YAML under config/ (resources and the kustomizations' patches)
+// that binds the cells (their group, a ServiceAccount of compute-cells, or
+// a group holding them all) is resolved to its role, and each write it
+// grants must be reviewed by the policy of that role's isolatedRoles
+// entry. The real-plane proof is test/integration/install
+// (isolation_test.go).
 func TestEveryWriteOfTheCellsIsIsolated(t *testing.T) {
-	operations := map[string]admissionregistrationv1.OperationType{
-		"create": admissionregistrationv1.Create, "update": admissionregistrationv1.Update,
-		"patch": admissionregistrationv1.Update, "delete": admissionregistrationv1.Delete,
-		"deletecollection": admissionregistrationv1.Delete,
-	}
+	policies := map[string]*admissionregistrationv1.ValidatingAdmissionPolicy{}
 	for role, dir := range isolatedRoles {
 		if data, err := os.ReadFile(filepath.Join(role, "binding.yaml")); err != nil || !bytes.Contains(data, []byte("name: "+cellGroup)) {
 			t.Errorf("%s/binding.yaml does not bind the group %s (%v): update isolatedRoles", role, cellGroup, err)
 		}
 		policy, binding := readIsolationPolicy(t, filepath.Join("cell-isolation", dir, "policy.yaml"))
+		policies[dir] = policy
 		if binding.Spec.PolicyName != policy.Name || !slices.Equal(binding.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}) {
 			t.Errorf("%s: the binding %s must bind %s with validationActions [Deny]", dir, binding.Name, policy.Name)
 		}
@@ -397,19 +420,429 @@ func TestEveryWriteOfTheCellsIsIsolated(t *testing.T) {
 			t.Errorf("%s: policy %s must match the group %s only, with one matchCondition", dir, policy.Name, cellGroup)
 		}
 		for p := range rolePerms(t, role) {
-			op, write := operations[p.verb]
-			if !write {
-				continue
-			}
-			if !slices.ContainsFunc(policy.Spec.MatchConstraints.ResourceRules, func(r admissionregistrationv1.NamedRuleWithOperations) bool {
-				return slices.Contains(r.APIGroups, p.group) && slices.Contains(r.Resources, p.resource) &&
-					slices.Contains(r.Operations, op)
-			}) {
-				t.Errorf("%s lets every cell %s %s (group %q), which policy %s (cell-isolation/%s) does not review: add it to its matchConstraints and check it",
-					role, p.verb, p.resource, p.group, policy.Name, dir)
+			for _, op := range writeOperations[p.verb] {
+				if !reviews(policy, p.group, p.resource, op) {
+					t.Errorf("%s lets every cell %s %s (group %q), which policy %s (cell-isolation/%s) does not review: add it to its matchConstraints and check it",
+						role, p.verb, p.resource, p.group, policy.Name, dir)
+				}
 			}
 		}
 	}
+
+	objs := readConfigRBAC(t)
+	bound := map[string]bool{}
+	for _, problem := range objs.unisolatedWritesOfTheCells(policies, bound) {
+		t.Error(problem)
+	}
+	for role := range isolatedRoles {
+		if !bound[role] {
+			t.Errorf("isolatedRoles lists %s, but no binding under config/ binds the cells to a role of %s/role.yaml: update isolatedRoles", role, role)
+		}
+	}
+	if len(objs.bindings) < 10 {
+		t.Errorf("found %d bindings under config/; the scan is broken", len(objs.bindings))
+	}
+}
+
+// TestABindingOfTheCellsNobodyListedFails: the scan of
+// TestEveryWriteOfTheCellsIsIsolated fails a binding of the cells to a
+// writing role that isolatedRoles does not list, to a role no YAML
+// defines, and a JSON patch of RBAC it cannot read; it accepts a binding
+// of the cells to a role that only reads.
+func TestABindingOfTheCellsNobodyListedFails(t *testing.T) {
+	policies := map[string]*admissionregistrationv1.ValidatingAdmissionPolicy{}
+	for _, dir := range isolatedRoles {
+		policies[dir], _ = readIsolationPolicy(t, filepath.Join("cell-isolation", dir, "policy.yaml"))
+	}
+	for _, c := range []struct {
+		name, file, yaml, want string
+	}{{
+		name: "the cells' group bound to the management role",
+		file: "overlays/hub/extra.yaml",
+		yaml: `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: cells-manage
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: management}
+subjects:
+- {kind: Group, apiGroup: rbac.authorization.k8s.io, name: system:serviceaccounts:compute-cells}
+`,
+		want: `overlays/hub/extra.yaml: ClusterRoleBinding cells-manage binds the cells (Group system:serviceaccounts:compute-cells) to ClusterRole management, which writes`,
+	}, {
+		name: "a cell's ServiceAccount bound to a new role in a RoleBinding",
+		file: "rbac/cell-writeback/extra.yaml",
+		yaml: `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: secrets, namespace: system}
+rules:
+- {apiGroups: [""], resources: [secrets], verbs: [get, "*"]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: secrets, namespace: system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: secrets}
+subjects:
+- {kind: ServiceAccount, name: dfw, namespace: compute-cells}
+`,
+		want: `binds the cells (ServiceAccount compute-cells/dfw) to Role secrets, which writes`,
+	}, {
+		name: "a role no YAML defines",
+		file: "overlays/quota-plane/extra.yaml",
+		yaml: `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: cells-edit}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+subjects:
+- {kind: Group, apiGroup: rbac.authorization.k8s.io, name: system:authenticated}
+`,
+		want: `to ClusterRole edit, which no YAML under config/ defines`,
+	}, {
+		name: "an isolated role given a write its policy does not review, by a patch",
+		file: "overlays/hub/kustomization.yaml",
+		yaml: `resources: [../../rbac/cell-writeback]
+patches:
+- patch: |-
+    apiVersion: rbac.authorization.k8s.io/v1
+    kind: ClusterRole
+    metadata: {name: cell-writeback}
+    rules:
+    - {apiGroups: [compute.datumapis.com], resources: [workloaddeployments], verbs: [patch]}
+`,
+		want: `to ClusterRole cell-writeback, which writes: patch workloaddeployments (group "compute.datumapis.com") unreviewed by policy compute-cell-isolation (cell-isolation/hub)`,
+	}, {
+		name: "a JSON patch of a binding",
+		file: "overlays/hub/kustomization.yaml",
+		yaml: `patches:
+- target: {kind: ClusterRoleBinding, name: federation}
+  patch: |-
+    - op: add
+      path: /subjects/-
+      value: {kind: Group, name: system:serviceaccounts:compute-cells}
+`,
+		want: `a JSON patch of ClusterRoleBinding federation`,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			objs := readConfigRBAC(t)
+			if err := objs.readFile(c.file, []byte(c.yaml)); err != nil {
+				t.Fatal(err)
+			}
+			problems := objs.unisolatedWritesOfTheCells(policies, map[string]bool{})
+			if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, c.want) }) {
+				t.Errorf("the scan says %q; want a problem saying %q", problems, c.want)
+			}
+		})
+	}
+
+	// A binding of the cells to a role that only reads is no problem.
+	objs := readConfigRBAC(t)
+	if err := objs.readFile("overlays/hub/extra.yaml", []byte(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: reader}
+rules:
+- {apiGroups: [compute.datumapis.com], resources: [instances], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
+subjects:
+- {kind: Group, apiGroup: rbac.authorization.k8s.io, name: system:serviceaccounts:compute-cells}
+`)); err != nil {
+		t.Fatal(err)
+	}
+	if problems := objs.unisolatedWritesOfTheCells(policies, map[string]bool{}); len(problems) != 0 {
+		t.Errorf("a read-only binding of the cells: the scan says %q; want nothing", problems)
+	}
+}
+
+// reviews reports whether an isolation policy reviews op on resource of
+// group: one of its resourceRules names them (or "*"), and no
+// excludeResourceRule may take them out.
+func reviews(policy *admissionregistrationv1.ValidatingAdmissionPolicy, group, resource string, op admissionregistrationv1.OperationType) bool {
+	mc := policy.Spec.MatchConstraints
+	if mc == nil {
+		return false
+	}
+	names := func(list []string, v string) bool { return slices.Contains(list, v) || slices.Contains(list, "*") }
+	overlaps := func(list []string, v string) bool { return v == "*" || names(list, v) }
+	opNames := func(ops []admissionregistrationv1.OperationType) bool {
+		return slices.Contains(ops, op) || slices.Contains(ops, admissionregistrationv1.OperationAll)
+	}
+	if slices.ContainsFunc(mc.ExcludeResourceRules, func(r admissionregistrationv1.NamedRuleWithOperations) bool {
+		return overlaps(r.APIGroups, group) && overlaps(r.Resources, resource) && opNames(r.Operations)
+	}) {
+		return false
+	}
+	return slices.ContainsFunc(mc.ResourceRules, func(r admissionregistrationv1.NamedRuleWithOperations) bool {
+		return names(r.APIGroups, group) && names(r.Resources, resource) && opNames(r.Operations)
+	})
+}
+
+// configRole is a ClusterRole or Role found under config/ (file is
+// relative to config/).
+type configRole struct {
+	file string
+	rbacv1.ClusterRole
+}
+
+// configBinding is a ClusterRoleBinding or RoleBinding found under
+// config/.
+type configBinding struct {
+	file string
+	rbacv1.RoleBinding
+}
+
+// configRBAC is the RBAC of every YAML under config/: the resources and
+// the strategic-merge patches of the kustomizations, as written (before
+// kustomize's name prefix and namespace, which a binding and the role it
+// binds share).
+type configRBAC struct {
+	roles    []configRole
+	bindings []configBinding
+	// problems are what the scan cannot check.
+	problems []string
+}
+
+// rbacKinds are the kinds the scan reads.
+var rbacKinds = []string{"ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"}
+
+// readConfigRBAC reads the RBAC of every YAML under config/.
+func readConfigRBAC(t *testing.T) *configRBAC {
+	t.Helper()
+	out := &configRBAC{}
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		name, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		return out.readFile(filepath.ToSlash(name), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// readFile reads the RBAC objects of a YAML file (name relative to
+// config/), and the patches of a kustomization.
+func (o *configRBAC) readFile(name string, data []byte) error {
+	if base := filepath.Base(name); base == "kustomization.yaml" || base == "kustomization.yml" {
+		var k struct {
+			Patches []struct {
+				Patch  string
+				Target *struct{ Kind, Name string }
+			}
+			PatchesStrategicMerge []string
+			PatchesJSON6902       []struct {
+				Patch  string
+				Target *struct{ Kind, Name string }
+			} `json:"patchesJson6902"`
+		}
+		if err := yaml.Unmarshal(data, &k); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		for _, p := range k.Patches {
+			if err := o.readPatch(name, p.Patch, p.Target); err != nil {
+				return err
+			}
+		}
+		for _, p := range k.PatchesJSON6902 {
+			if err := o.readPatch(name, p.Patch, p.Target); err != nil {
+				return err
+			}
+		}
+		for _, p := range k.PatchesStrategicMerge {
+			if strings.Contains(p, "\n") { // inline; a path is read as a file of its own
+				if err := o.readPatch(name, p, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return o.readDocs(name, data, nil)
+}
+
+// readPatch reads an inline patch of a kustomization: a strategic-merge
+// patch of RBAC counts as RBAC of its own; a JSON patch of RBAC, which the
+// scan cannot follow, is a problem.
+func (o *configRBAC) readPatch(name, patch string, target *struct{ Kind, Name string }) error {
+	if strings.TrimSpace(patch) == "" {
+		return nil
+	}
+	return o.readDocs(name, []byte(patch), target)
+}
+
+// readDocs reads the documents of a YAML stream.
+func (o *configRBAC) readDocs(name string, data []byte, target *struct{ Kind, Name string }) error {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if trimmed := strings.TrimSpace(string(doc)); strings.HasPrefix(trimmed, "-") || strings.HasPrefix(trimmed, "[") {
+			// A JSON patch (a list of operations).
+			kind, what := "", "an object"
+			if target != nil {
+				kind, what = target.Kind, target.Kind+" "+target.Name
+			}
+			if slices.Contains(rbacKinds, kind) || (kind == "" && (strings.Contains(trimmed, cellGroup) || strings.Contains(trimmed, cellNamespace) ||
+				strings.Contains(trimmed, "/rules") || strings.Contains(trimmed, "/subjects") || strings.Contains(trimmed, "/roleRef"))) {
+				o.problems = append(o.problems, fmt.Sprintf("%s: a JSON patch of %s may change what the cells may write, which this test cannot follow: write RBAC as objects or strategic-merge patches", name, what))
+			}
+			continue
+		}
+		var meta struct{ Kind string }
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		switch meta.Kind {
+		case "ClusterRole", "Role":
+			var role rbacv1.ClusterRole
+			if err := yaml.Unmarshal(doc, &role); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			o.roles = append(o.roles, configRole{name, role})
+		case "ClusterRoleBinding", "RoleBinding":
+			var binding rbacv1.RoleBinding
+			if err := yaml.Unmarshal(doc, &binding); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			o.bindings = append(o.bindings, configBinding{name, binding})
+		}
+	}
+}
+
+// cellSubject says how a subject holds the cells' identities; "" when it
+// does not.
+func cellSubject(s rbacv1.Subject) string {
+	switch {
+	case s.Kind == rbacv1.GroupKind && slices.Contains([]string{cellGroup, "system:serviceaccounts", "system:authenticated"}, s.Name),
+		s.Kind == rbacv1.UserKind && strings.HasPrefix(s.Name, "system:serviceaccount:"+cellNamespace+":"):
+		return s.Kind + " " + s.Name
+	case s.Kind == rbacv1.ServiceAccountKind && s.Namespace == cellNamespace:
+		return s.Kind + " " + s.Namespace + "/" + s.Name
+	}
+	return ""
+}
+
+// roleDefs are the definitions (objects and strategic-merge patches) of
+// the role a binding binds, with the ClusterRoles an aggregating
+// ClusterRole aggregates.
+func (o *configRBAC) roleDefs(b configBinding) []configRole {
+	var out []configRole
+	for _, r := range o.roles {
+		if r.Kind != b.RoleRef.Kind || r.Name != b.RoleRef.Name {
+			continue
+		}
+		if r.Kind == "Role" && r.Namespace != "" && b.Namespace != "" && r.Namespace != b.Namespace {
+			continue
+		}
+		out = append(out, r)
+	}
+	for _, r := range slices.Clone(out) {
+		if r.AggregationRule == nil {
+			continue
+		}
+		for _, sel := range r.AggregationRule.ClusterRoleSelectors {
+			selector, err := metav1.LabelSelectorAsSelector(&sel)
+			if err != nil {
+				continue
+			}
+			for _, c := range o.roles {
+				if c.Kind == "ClusterRole" && selector.Matches(labels.Set(c.Labels)) {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// unisolatedWritesOfTheCells resolves every binding of the cells to its
+// role and says which writes no isolation policy reviews: the role's
+// isolatedRoles entry (the directory of config/rbac whose role.yaml
+// defines it) names the policy among policies (by cell-isolation
+// directory). It records in bound the isolatedRoles entries it met.
+func (o *configRBAC) unisolatedWritesOfTheCells(policies map[string]*admissionregistrationv1.ValidatingAdmissionPolicy, bound map[string]bool) []string {
+	problems := slices.Clone(o.problems)
+	// A strategic-merge patch of a binding may leave its roleRef out.
+	roleRef := func(b configBinding) rbacv1.RoleRef {
+		if b.RoleRef.Name != "" {
+			return b.RoleRef
+		}
+		for _, full := range o.bindings {
+			if full.Kind == b.Kind && full.Name == b.Name && full.RoleRef.Name != "" {
+				return full.RoleRef
+			}
+		}
+		return b.RoleRef
+	}
+	for _, b := range o.bindings {
+		var who []string
+		for _, s := range b.Subjects {
+			if c := cellSubject(s); c != "" {
+				who = append(who, c)
+			}
+		}
+		if len(who) == 0 {
+			continue
+		}
+		b.RoleRef = roleRef(b)
+		what := fmt.Sprintf("%s: %s %s binds the cells (%s) to %s %s", b.file, b.Kind, b.Name, strings.Join(who, ", "), b.RoleRef.Kind, b.RoleRef.Name)
+		defs := o.roleDefs(b)
+		if len(defs) == 0 {
+			problems = append(problems, what+", which no YAML under config/ defines: its writes cannot be checked; bind a role of config/rbac/<role>/role.yaml listed in isolatedRoles")
+			continue
+		}
+		entry := ""
+		for _, d := range defs {
+			dir, rest, ok := strings.Cut(strings.TrimPrefix(d.file, "rbac/"), "/")
+			if ok && strings.HasPrefix(d.file, "rbac/") && rest == "role.yaml" && isolatedRoles[dir] != "" {
+				entry = dir
+			}
+		}
+		var writes []string
+		for _, d := range defs {
+			for p := range perms(d.Rules) {
+				for _, op := range writeOperations[p.verb] {
+					if entry != "" && reviews(policies[isolatedRoles[entry]], p.group, p.resource, op) {
+						continue
+					}
+					writes = append(writes, fmt.Sprintf("%s %s (group %q)", p.verb, p.resource, p.group))
+				}
+			}
+		}
+		slices.Sort(writes)
+		writes = slices.Compact(writes)
+		switch {
+		case len(writes) == 0:
+			if entry != "" {
+				bound[entry] = true
+			}
+		case entry == "":
+			problems = append(problems, fmt.Sprintf("%s, which writes: %s; no isolatedRoles entry covers the role, so nothing keeps one cell from writing another's objects: bind the cells to a role of isolatedRoles, or add the role there with a cell isolation policy reviewing these writes",
+				what, strings.Join(writes, ", ")))
+		default:
+			bound[entry] = true
+			policy := policies[isolatedRoles[entry]]
+			problems = append(problems, fmt.Sprintf("%s, which writes: %s unreviewed by policy %s (cell-isolation/%s): add them to its matchConstraints and check them",
+				what, strings.Join(writes, ", "), policy.Name, isolatedRoles[entry]))
+		}
+	}
+	return problems
 }
 
 // readIsolationPolicy reads the ValidatingAdmissionPolicy and its binding
