@@ -2,8 +2,12 @@ package platform
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,7 +81,13 @@ func TestTokensAreRefreshedOnlyWhenDueAndARunningClientPicksTheNewOneUp(t *testi
 	// The clock: a refresher checking at now() with a threshold of 5
 	// minutes before expiry.
 	now := minted
-	r := TokenRefresher{Dir: dir, Now: func() time.Time { return now }, Before: 5 * time.Minute, TTL: tokenTTL, mint: mint}
+	var granted time.Time
+	request := func(ctx context.Context, plane, namespace, name string, ttl time.Duration) (authenticationv1.TokenRequestStatus, error) {
+		status, err := requestToken(ctx, env.Plane(plane).Config(), plane, namespace, name, ttl)
+		granted = status.ExpirationTimestamp.Time
+		return status, err
+	}
+	r := TokenRefresher{Dir: dir, Now: func() time.Time { return now }, Before: 5 * time.Minute, TTL: tokenTTL, request: request}
 	old := readFile(t, rec.Path)
 
 	now = minted.Add(4 * time.Minute)
@@ -107,15 +117,18 @@ func TestTokensAreRefreshedOnlyWhenDueAndARunningClientPicksTheNewOneUp(t *testi
 	}
 	now = minted.Add(6 * time.Minute)
 	res, err = r.Refresh(ctx, false)
-	if err != nil || !res.Refreshed || res.Tokens != 1 || !res.Expire.Equal(now.Add(tokenTTL)) {
-		t.Fatalf("4 minutes before expiry: Refresh() = %+v, %v; want 1 token refreshed, valid until %s", res, err, now.Add(tokenTTL))
+	if granted.IsZero() {
+		t.Fatal("the API server reports no expirationTimestamp")
+	}
+	if err != nil || !res.Refreshed || res.Tokens != 1 || !res.Expire.Equal(granted) {
+		t.Fatalf("4 minutes before expiry: Refresh() = %+v, %v; want 1 token refreshed, valid until %s (the server's expiry)", res, err, granted)
 	}
 	if readFile(t, rec.Path) == old {
 		t.Fatal("the token file still holds the old token")
 	}
 	saved, err := ReadState(dir)
-	if err != nil || !saved.IdentityTokensExpire.Equal(now.Add(tokenTTL)) {
-		t.Fatalf("the state records expiry %v (%v), want %s", saved, err, now.Add(tokenTTL))
+	if err != nil || !saved.IdentityTokensExpire.Equal(granted) {
+		t.Fatalf("the state records expiry %v (%v), want %s", saved, err, granted)
 	}
 
 	// The running client reads the file again (client-go keeps a token
@@ -147,13 +160,143 @@ func TestAPlatformWithoutTokenFilesHasNothingToRefresh(t *testing.T) {
 	if err := (&State{Version: stateVersion, Dir: dir, IdentityTokensExpire: expire}).write(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := TokenRefresher{Dir: dir, mint: func(context.Context, string, string, string, time.Duration) (string, error) {
+	res, err := TokenRefresher{Dir: dir, request: func(context.Context, string, string, string, time.Duration) (authenticationv1.TokenRequestStatus, error) {
 		t.Fatal("a token is minted")
-		return "", nil
+		return authenticationv1.TokenRequestStatus{}, nil
 	}}.Refresh(t.Context(), true)
 	if err != nil || res.Refreshed || res.Tokens != 0 {
 		t.Fatalf("Refresh() = %+v, %v; want nothing to do", res, err)
 	}
+}
+
+// fakeJWT is a token whose claims say it was issued at iat and expires at
+// exp, as the API server's ServiceAccount tokens do (unsigned: only the
+// refresher reads it).
+func fakeJWT(iat, exp time.Time) string {
+	claims, _ := json.Marshal(map[string]int64{"iat": iat.Unix(), "exp": exp.Unix()})
+	return "e30." + base64.RawURLEncoding.EncodeToString(claims) + ".sig"
+}
+
+// shorteningServer is a tokenRequester standing for an API server that
+// grants tokens for granted whatever was asked for
+// (--service-account-max-token-expiration), at the clock now.
+func shorteningServer(now func() time.Time, granted time.Duration, asked *[]time.Duration) tokenRequester {
+	return func(_ context.Context, _, _, _ string, ttl time.Duration) (authenticationv1.TokenRequestStatus, error) {
+		*asked = append(*asked, ttl)
+		issued := now().Truncate(time.Second)
+		return authenticationv1.TokenRequestStatus{Token: fakeJWT(issued, issued.Add(granted)),
+			ExpirationTimestamp: metav1.NewTime(issued.Add(granted))}, nil
+	}
+}
+
+// TestTheRefreshFollowsTheExpiryTheServerGrants: 1 hour is asked for, the
+// server grants 10 minutes. The refresh is due at half the granted
+// lifetime (5 minutes), not at half of the hour asked for — the tokens
+// would be dead for 20 minutes — and the state (what `compute-local
+// status` shows) records the granted expiry.
+func TestTheRefreshFollowsTheExpiryTheServerGrants(t *testing.T) {
+	const asked, granted = time.Hour, 10 * time.Minute
+	base := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
+	now := base
+	clock := func() time.Time { return now }
+	dir := t.TempDir()
+	rec := TokenRecord{Path: filepath.Join(dir, identitiesDir, tokensDir, "compute-manager-project-default.token"),
+		Plane: "project-default", Namespace: "default", Name: "compute-manager"}
+	if err := (&State{Version: stateVersion, Dir: dir, IdentityTokens: []TokenRecord{rec}, IdentityTokensExpire: base.Add(asked)}).write(); err != nil {
+		t.Fatal(err)
+	}
+	var requests []time.Duration
+	r := TokenRefresher{Dir: dir, Now: clock, TTL: asked, request: shorteningServer(clock, granted, &requests)}
+
+	res, err := r.Refresh(t.Context(), true)
+	if err != nil || !res.Refreshed {
+		t.Fatalf("forced: Refresh() = %+v, %v; want refreshed", res, err)
+	}
+	if len(requests) != 1 || requests[0] != asked {
+		t.Fatalf("asked for %v; want [%s]", requests, asked)
+	}
+	if !res.Expire.Equal(base.Add(granted)) {
+		t.Errorf("the tokens expire at %s by Refresh; the server granted until %s", res.Expire, base.Add(granted))
+	}
+	if want := base.Add(granted / 2); !res.Due.Equal(want) {
+		t.Errorf("the next refresh is due at %s; want %s, half the granted lifetime", res.Due, want)
+	}
+	if st, err := ReadState(dir); err != nil || !st.IdentityTokensExpire.Equal(base.Add(granted)) {
+		t.Errorf("the state (compute-local status) records expiry %v (%v); want %s", st.IdentityTokensExpire, err, base.Add(granted))
+	}
+
+	// Not yet due 4 minutes on; due 6 minutes on, before the token dies.
+	now = base.Add(4 * time.Minute)
+	if res, err := r.Refresh(t.Context(), false); err != nil || res.Refreshed || !res.Due.Equal(base.Add(granted/2)) {
+		t.Errorf("4 minutes on: Refresh() = %+v, %v; want nothing done, due at %s", res, err, base.Add(granted/2))
+	}
+	now = base.Add(6 * time.Minute)
+	if res, err := r.Refresh(t.Context(), false); err != nil || !res.Refreshed || !res.Expire.Equal(now.Add(granted)) {
+		t.Errorf("6 minutes on: Refresh() = %+v, %v; want refreshed, valid until %s", res, err, now.Add(granted))
+	}
+
+	// Tokens minted by another process (compute-local up), which recorded
+	// the hour it asked for: the token files' claims tell the granted
+	// lifetime; the refresher corrects the recorded expiry and is due at
+	// half of it.
+	issued := base.Add(time.Hour)
+	if err := writeToken(rec.Path, fakeJWT(issued, issued.Add(granted))); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&State{Version: stateVersion, Dir: dir, IdentityTokens: []TokenRecord{rec}, IdentityTokensExpire: issued.Add(asked)}).write(); err != nil {
+		t.Fatal(err)
+	}
+	now = issued.Add(time.Minute)
+	res, err = r.Refresh(t.Context(), false)
+	if err != nil || res.Refreshed || !res.Expire.Equal(issued.Add(granted)) || !res.Due.Equal(issued.Add(granted/2)) {
+		t.Errorf("1 minute after another process minted: Refresh() = %+v, %v; want nothing done, expiry %s, due %s", res, err, issued.Add(granted), issued.Add(granted/2))
+	}
+	if st, err := ReadState(dir); err != nil || !st.IdentityTokensExpire.Equal(issued.Add(granted)) {
+		t.Errorf("the state (compute-local status) still records expiry %v (%v); want the granted %s", st.IdentityTokensExpire, err, issued.Add(granted))
+	}
+	now = issued.Add(granted/2 + time.Second)
+	if res, err := r.Refresh(t.Context(), false); err != nil || !res.Refreshed {
+		t.Errorf("past half the granted lifetime: Refresh() = %+v, %v; want refreshed", res, err)
+	}
+}
+
+// TestRunChecksWhenTheGrantedTokensAreDue: a link proxy checking every 10
+// minutes refreshes tokens the server grants for 4 seconds every 2
+// seconds, not after they died.
+func TestRunChecksWhenTheGrantedTokensAreDue(t *testing.T) {
+	dir := t.TempDir()
+	rec := TokenRecord{Path: filepath.Join(dir, identitiesDir, tokensDir, "compute-manager-project-default.token"),
+		Plane: "project-default", Namespace: "default", Name: "compute-manager"}
+	issued := time.Now().Truncate(time.Second)
+	if err := writeToken(rec.Path, fakeJWT(issued, issued.Add(2*time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&State{Version: stateVersion, Dir: dir, IdentityTokens: []TokenRecord{rec}, IdentityTokensExpire: issued.Add(time.Hour)}).write(); err != nil {
+		t.Fatal(err)
+	}
+	var requests []time.Duration
+	ctx, cancel := context.WithCancel(t.Context())
+	refreshed := make(chan string, 10)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		TokenRefresher{Dir: dir, TTL: time.Hour, request: shorteningServer(time.Now, 4*time.Second, &requests)}.Run(ctx, 10*time.Minute, func(format string, args ...any) {
+			refreshed <- fmt.Sprintf(format, args...)
+		})
+	}()
+	for i := range 2 {
+		select {
+		case msg := <-refreshed:
+			if !strings.HasPrefix(msg, "refreshed 1 identity tokens") {
+				t.Fatalf("the refresher says %q", msg)
+			}
+			t.Logf("refresh %d: %s", i+1, msg)
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%d refreshes in 15 s of tokens granted for seconds; the refresher waits for its 10-minute interval", i)
+		}
+	}
+	cancel()
+	<-done
 }
 
 // readFile returns a file's content.
