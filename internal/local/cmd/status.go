@@ -143,8 +143,8 @@ func printTokens(w io.Writer, r *platform.StatusReport, now time.Time) {
 	case left <= 0:
 		fprintf(w, "identity tokens EXPIRED at %s: run `compute-local up` to mint them again\n", r.IdentityTokensExpire.Local().Format(time.DateTime))
 	case r.IdentityTokensRefreshed:
-		fprintf(w, "identity tokens expire %s (in %s); the link proxy and `compute-local up` refresh them from %s before\n",
-			r.IdentityTokensExpire.Local().Format(time.DateTime), left, platform.TokenRefreshBefore)
+		fprintf(w, "identity tokens expire %s (in %s); the link proxy and `compute-local up` refresh them once half the lifetime the server granted is gone\n",
+			r.IdentityTokensExpire.Local().Format(time.DateTime), left)
 	default:
 		fprintf(w, "identity tokens expire %s (in %s) and are not refreshed (the kubeconfigs hold them): then `compute-local down && compute-local up`\n",
 			r.IdentityTokensExpire.Local().Format(time.DateTime), left)
