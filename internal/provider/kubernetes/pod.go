@@ -19,6 +19,7 @@ import (
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/quota/sizing"
 	"github.com/citycells/compute/internal/referenceddata"
+	admission "github.com/citycells/compute/internal/webhook/validation"
 )
 
 // InstanceLabel marks every Pod the provider runs, naming its Instance
@@ -93,6 +94,14 @@ func podWithTypes(inst *computev1alpha.Instance, types catalog.Catalog, ratio fl
 	if err != nil {
 		return nil, err
 	}
+	if len(pullSecrets) > 0 {
+		// A private image is pulled with the instance's own credentials
+		// every time: on a node shared by tenants, a cached copy would
+		// run for anyone who names it.
+		for i := range containers {
+			containers[i].ImagePullPolicy = corev1.PullAlways
+		}
+	}
 
 	labels := make(map[string]string, len(inst.Labels)+1)
 	for k, v := range inst.Labels {
@@ -164,7 +173,11 @@ func container(c *computev1alpha.SandboxContainer, volumes map[string]corev1.Vol
 		}
 		out.EnvFrom = append(out.EnvFrom, e)
 	}
-	out.SecurityContext = securityContext(c.SecurityContext)
+	sc, err := securityContext(c.Name, c.SecurityContext)
+	if err != nil {
+		return corev1.Container{}, err
+	}
+	out.SecurityContext = sc
 	for _, p := range c.Ports {
 		proto := p.Protocol
 		if proto == "" {
@@ -255,19 +268,33 @@ func envFrom(container string, src *computev1alpha.EnvFromSource) (corev1.EnvFro
 // securityContext builds a container's security context from the one the
 // instance states; nil when it states none, so the Pod runs with the
 // runtime's defaults, as it did before the field existed. Capabilities are
-// passed without a CAP_ prefix, as Kubernetes writes them.
-func securityContext(sc *computev1alpha.SecurityContext) *corev1.SecurityContext {
+// passed without a CAP_ prefix, as Kubernetes writes them. The cell does
+// not trust the template: an added capability outside the grant
+// (admission.GrantedCapabilities) or an Unconfined seccomp profile is
+// refused here as admission refuses it, so a project plane without compute's
+// webhooks cannot put them into a Pod that shares a kernel with other
+// tenants.
+func securityContext(container string, sc *computev1alpha.SecurityContext) (*corev1.SecurityContext, error) {
 	if sc == nil {
-		return nil
+		return nil, nil
 	}
 	out := &corev1.SecurityContext{AllowPrivilegeEscalation: copyPtr(sc.AllowPrivilegeEscalation)}
 	if c := sc.Capabilities; c != nil {
+		for _, add := range capabilities(c.Add) {
+			if !slices.Contains(admission.GrantedCapabilities, string(add)) {
+				return nil, fmt.Errorf("container %q adds capability %s, which instances sharing this cell's kernel may not have (granted: %s)",
+					container, add, strings.Join(admission.GrantedCapabilities, ", "))
+			}
+		}
 		out.Capabilities = &corev1.Capabilities{Add: capabilities(c.Add), Drop: capabilities(c.Drop)}
 	}
 	if p := sc.SeccompProfile; p != nil {
-		out.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileType(p.Type)}
+		if p.Type != computev1alpha.SeccompProfileTypeRuntimeDefault {
+			return nil, fmt.Errorf("container %q asks for seccomp profile %s; instances sharing this cell's kernel run RuntimeDefault", container, p.Type)
+		}
+		out.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 	}
-	return out
+	return out, nil
 }
 
 // capabilities converts capability names, without their CAP_ prefix.

@@ -187,6 +187,12 @@ func TestPodForVolumesAndPullSecrets(t *testing.T) {
 	if diff := cmp.Diff([]corev1.LocalObjectReference{{Name: "secret.registry"}}, pod.Spec.ImagePullSecrets); diff != "" {
 		t.Errorf("image pull secrets (-want +got):\n%s", diff)
 	}
+	if got := pod.Spec.Containers[0].ImagePullPolicy; got != corev1.PullAlways {
+		t.Errorf("a private image is pulled with %q, want Always: a copy cached on a shared node would run for any tenant naming it", got)
+	}
+	if public, err := podFor(makeInst().build(), 1); err != nil || public.Spec.Containers[0].ImagePullPolicy != "" {
+		t.Errorf("an image without pull secrets gets policy %q (%v), want the runtime's default", public.Spec.Containers[0].ImagePullPolicy, err)
+	}
 	wantRefs := []reference{{kind: referenceddata.KindConfigMap, object: "configmap.app", source: "app"}, {kind: referenceddata.KindSecret, object: "secret.registry", source: "registry"}}
 	if diff := cmp.Diff(wantRefs, references(inst, pod), cmp.AllowUnexported(reference{})); diff != "" {
 		t.Errorf("references: the ones not optional (-want +got):\n%s", diff)
@@ -283,6 +289,27 @@ func TestPodForRefuses(t *testing.T) {
 				c.EnvFrom = []computev1alpha.EnvFromSource{{Prefix: "X_"}}
 			}).build(),
 			want: `an envFrom source of container "app" names no ConfigMap or Secret`,
+		},
+		// The cell does not trust the template: what the project plane's
+		// admission refuses is refused here too, for a plane without
+		// compute's webhooks.
+		"a capability outside the grant (SYS_ADMIN on a shared kernel)": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.SecurityContext = &computev1alpha.SecurityContext{Capabilities: &computev1alpha.Capabilities{Add: []computev1alpha.Capability{"CAP_SYS_ADMIN"}}}
+			}).build(),
+			want: `container "app" adds capability SYS_ADMIN, which instances sharing this cell's kernel may not have`,
+		},
+		"every capability": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.SecurityContext = &computev1alpha.SecurityContext{Capabilities: &computev1alpha.Capabilities{Add: []computev1alpha.Capability{"ALL"}}}
+			}).build(),
+			want: `adds capability ALL`,
+		},
+		"an unconfined seccomp profile": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.SecurityContext = &computev1alpha.SecurityContext{SeccompProfile: &computev1alpha.SeccompProfile{Type: computev1alpha.SeccompProfileTypeUnconfined}}
+			}).build(),
+			want: `container "app" asks for seccomp profile Unconfined`,
 		},
 		"a mount of a volume that does not exist": {
 			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {

@@ -103,8 +103,15 @@ func validateSecurityContext(sc *computev1alpha.SecurityContext, p *field.Path) 
 		}
 	}
 	if sp := sc.SeccompProfile; sp != nil {
-		if !sets.New(seccompProfileTypes...).Has(string(sp.Type)) {
-			errs = append(errs, field.NotSupported(p.Child("seccompProfile", "type"), sp.Type, seccompProfileTypes))
+		switch tp := p.Child("seccompProfile", "type"); {
+		case sp.Type == computev1alpha.SeccompProfileTypeUnconfined:
+			// Datum's schema admits it; compute's container cells run
+			// tenants on a shared kernel at Pod Security baseline, which
+			// forbids it, so it is refused here rather than at the cell.
+			errs = append(errs, field.Forbidden(tp, "Unconfined may not be used: instances share a kernel with other tenants; "+
+				"use RuntimeDefault or leave seccompProfile out"))
+		case !sets.New(seccompProfileTypes...).Has(string(sp.Type)):
+			errs = append(errs, field.NotSupported(tp, sp.Type, seccompProfileTypes))
 		}
 	}
 	return errs

@@ -97,6 +97,13 @@ func TestValidateTemplateFieldsDatumAdded(t *testing.T) {
 			change: security(computev1alpha.SecurityContext{SeccompProfile: &computev1alpha.SeccompProfile{Type: "Localhost"}}),
 			want:   []violation{{field.ErrorTypeNotSupported, c0 + ".securityContext.seccompProfile.type"}},
 		},
+		"an unconfined seccomp profile is refused (a shared kernel)": {
+			change: security(computev1alpha.SecurityContext{SeccompProfile: &computev1alpha.SeccompProfile{Type: computev1alpha.SeccompProfileTypeUnconfined}}),
+			want:   []violation{{field.ErrorTypeForbidden, c0 + ".securityContext.seccompProfile.type"}},
+		},
+		"the runtime's default seccomp profile is accepted": {
+			change: security(computev1alpha.SecurityContext{SeccompProfile: &computev1alpha.SeccompProfile{Type: computev1alpha.SeccompProfileTypeRuntimeDefault}}),
+		},
 		"a runtime class name is accepted": {
 			change: func(w *computev1alpha.Workload) { w.Spec.Template.Spec.Runtime.Class = "general-purpose" },
 		},
