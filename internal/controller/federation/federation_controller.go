@@ -427,7 +427,11 @@ func (r *Reconciler) ensureHubNamespace(ctx context.Context, desired *corev1.Nam
 	}
 	merged := existing.DeepCopy()
 	for k, v := range desired.Labels {
-		if cur, ok := existing.Labels[k]; ok && cur != v {
+		cur, ok := existing.Labels[k]
+		switch {
+		case k == podSecurityEnforceLabel && !weakerThanBaseline(cur):
+			continue // an operator's stricter level stands
+		case ok && cur != v && k != podSecurityEnforceLabel:
 			return fmt.Errorf("namespace %s of the federation plane belongs to %s=%s, not %s", desired.Name, k, cur, v)
 		}
 		metav1.SetMetaDataLabel(&merged.ObjectMeta, k, v)

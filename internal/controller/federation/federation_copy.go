@@ -45,13 +45,31 @@ func HubNamespace(cluster string, ns *corev1.Namespace) *corev1.Namespace {
 	return hubNamespaceFor(cluster, ns.Name, names.FederationNamespace(ns.UID))
 }
 
+// The Pod Security level every federation namespace enforces. Karmada's
+// namespace sync carries a hub namespace, labels included, into every
+// cell, so each cell's own API server refuses in it a Pod stronger than
+// Kubernetes' baseline (privileged, host namespaces, capabilities beyond
+// the baseline set, seccomp Unconfined …) whoever creates it: the tenants'
+// Pods share a kernel. An operator may set a stricter level; a weaker one
+// is raised.
+const (
+	podSecurityEnforceLabel = "pod-security.kubernetes.io/enforce"
+	podSecurityLevel        = "baseline"
+)
+
+// weakerThanBaseline reports whether a Pod Security level (a label value;
+// empty when unset) lets more through than baseline.
+func weakerThanBaseline(level string) bool {
+	return level != podSecurityLevel && level != "restricted"
+}
+
 // hubNamespaceFor returns hub namespace name, labelled as the one of project
-// namespace namespace of cluster.
+// namespace namespace of cluster and with the Pod Security level its cells
+// enforce.
 func hubNamespaceFor(cluster, namespace, name string) *corev1.Namespace {
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:   name,
-		Labels: upstreamLabels(cluster, namespace),
-	}}
+	labels := upstreamLabels(cluster, namespace)
+	labels[podSecurityEnforceLabel] = podSecurityLevel
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 }
 
 // upstreamLabels are the labels naming the project cluster and namespace a

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -31,6 +32,53 @@ func TestAProjectDeploymentIsCopiedToItsHubNamespaceWithItsCitysPolicy(t *testin
 	g.Eventually(get(hubClient, "", hubNS, hubNamespace), timeout, interval).Should(Succeed())
 	g.Expect(hubNamespace.Labels).To(HaveKeyWithValue(computev1alpha.UpstreamClusterNameLabel, "cluster-"+clusterName))
 	g.Expect(hubNamespace.Labels).To(HaveKeyWithValue(computev1alpha.UpstreamNamespaceLabel, ns))
+
+	t.Log("it enforces Pod Security baseline (Karmada carries the namespace, labels included, into every cell): " +
+		"the API server itself refuses a stronger Pod, whoever writes it, and admits a plain one")
+	g.Expect(hubNamespace.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
+	strong := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: hubNS, Name: "root"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "app", Image: "ghcr.io/example/app:1.0",
+		SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}}}}}}}
+	err := hubClient.Create(ctx, strong, client.DryRunAll)
+	g.Expect(err).To(HaveOccurred(), "a Pod adding SYS_ADMIN was admitted into a federation namespace")
+	g.Expect(err.Error()).To(ContainSubstring(`violates PodSecurity "baseline:latest"`))
+	plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: hubNS, Name: "plain"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "app", Image: "ghcr.io/example/app:1.0"}}}}
+	g.Expect(hubClient.Create(ctx, plain, client.DryRunAll)).To(Succeed())
+
+	t.Log("an operator's stricter level stands; a weaker one is raised")
+	setLevel := func(level string) {
+		g.Eventually(func() error {
+			cur := &corev1.Namespace{}
+			if err := hubClient.Get(ctx, client.ObjectKey{Name: hubNS}, cur); err != nil {
+				return err
+			}
+			cur.Labels["pod-security.kubernetes.io/enforce"] = level
+			return hubClient.Update(ctx, cur)
+		}, timeout, interval).Should(Succeed())
+	}
+	touch := func() { // a change of the deployment makes the federator pass again
+		g.Eventually(func() error {
+			cur := &computev1alpha.WorkloadDeployment{}
+			if err := projectClient.Get(ctx, client.ObjectKeyFromObject(wd), cur); err != nil {
+				return err
+			}
+			cur.Labels["touched"] = rand.String(5)
+			return projectClient.Update(ctx, cur)
+		}, timeout, interval).Should(Succeed())
+	}
+	setLevel("restricted")
+	touch()
+	g.Consistently(func(g Gomega) {
+		g.Expect(hubClient.Get(ctx, client.ObjectKey{Name: hubNS}, hubNamespace)).To(Succeed())
+		g.Expect(hubNamespace.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
+	}, "2s", interval).Should(Succeed())
+	setLevel("privileged")
+	touch()
+	g.Eventually(func(g Gomega) {
+		g.Expect(hubClient.Get(ctx, client.ObjectKey{Name: hubNS}, hubNamespace)).To(Succeed())
+		g.Expect(hubNamespace.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
+	}, timeout, interval).Should(Succeed())
 
 	t.Log("the copy carries the spec and labels, the upstream labels and the city routing label, and no owner")
 	copyWD := &computev1alpha.WorkloadDeployment{}
