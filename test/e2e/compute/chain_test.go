@@ -70,6 +70,22 @@ func TestAWorkloadInTwoCitiesRunsInBothAndBecomesAvailable(t *testing.T) {
 	g.Expect(cells["SIN"].List(ctx, sinWDs, client.InNamespace(ns.hub))).To(Succeed())
 	g.Expect(sinWDs.Items).To(BeEmpty())
 
+	t.Log("the cell's own API server enforces Pod Security baseline in the namespace: a Pod adding SYS_ADMIN is refused " +
+		"whoever creates it (here the cell's administrator), a plain one admitted")
+	g.Eventually(func(g Gomega) {
+		cellNS := &corev1.Namespace{}
+		g.Expect(cells["DFW"].Get(ctx, client.ObjectKey{Name: ns.hub}, cellNS)).To(Succeed())
+		g.Expect(cellNS.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
+	}).WithTimeout(chainWait).WithPolling(poll).Should(Succeed())
+	pod := func(name string, sc *corev1.SecurityContext) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns.hub, Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "ghcr.io/citycells/hello:1.0", SecurityContext: sc}}}}
+	}
+	err := cells["DFW"].Create(ctx, pod("root", &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}}}), client.DryRunAll)
+	g.Expect(err).To(HaveOccurred(), "the DFW cell admitted a Pod adding SYS_ADMIN into a federation namespace")
+	g.Expect(err.Error()).To(ContainSubstring(`violates PodSecurity "baseline:latest"`))
+	g.Expect(cells["DFW"].Create(ctx, pod("plain", nil), client.DryRunAll)).To(Succeed())
+
 	t.Log("every Instance is written back to the hub and projected, ready, into the project namespace")
 	g.Eventually(func(g Gomega) {
 		for _, wd := range wds {
