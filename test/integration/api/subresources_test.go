@@ -114,9 +114,9 @@ func TestPrintColumns(t *testing.T) {
 		resource string
 		want     []string
 	}{
-		"workloads show availability, every replica count and the rollout phase": {
+		"workloads show the health, availability, every replica count and the rollout phase": {
 			resource: "workloads",
-			want:     []string{"Name", "Available", "Reason", "Deployments", "Replicas", "Ready", "Desired", "Up-to-date", "Rollout", "Age"},
+			want:     []string{"Name", "Health", "Available", "Reason", "Deployments", "Replicas", "Ready", "Desired", "Up-to-date", "Rollout", "Age"},
 		},
 		"workload deployments show their city": {
 			resource: "workloaddeployments",
