@@ -612,7 +612,7 @@ func readConfigRBAC(t *testing.T) *configRBAC {
 	out := &configRBAC{}
 	root := ".."
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+		if err != nil || d.IsDir() || (!strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml")) {
 			return err
 		}
 		data, err := os.ReadFile(path)
