@@ -140,7 +140,7 @@ func TestEveryOverlayHasAPlane(t *testing.T) {
 
 // access is one request an identity makes and whether RBAC must allow it.
 type access struct {
-	verb      string // list, create or delete
+	verb      string // list, create, delete, update or update-status
 	gvr       schema.GroupVersionResource
 	namespace string // empty: cluster-wide
 	allowed   bool
@@ -187,6 +187,18 @@ func try(t *testing.T, cfg *rest.Config, a access) (bool, error) {
 		_, err = ri.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	case "delete":
 		err = ri.Delete(ctx, "rbac-probe", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+	case "update", "update-status":
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(a.gvr.GroupVersion().String())
+		u.SetKind(kindsOf[a.gvr.Resource])
+		u.SetName("rbac-probe")
+		u.SetNamespace(a.namespace)
+		u.SetResourceVersion("1")
+		if a.verb == "update" {
+			_, err = ri.Update(ctx, u, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		} else {
+			_, err = ri.UpdateStatus(ctx, u, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		}
 	default:
 		t.Fatalf("unknown verb %q", a.verb)
 	}
@@ -203,7 +215,7 @@ func reachedTheResource(a access, err error) bool {
 	switch a.verb {
 	case "create":
 		return apierrors.IsInvalid(err) || (apierrors.IsInternalError(err) && strings.Contains(err.Error(), "failed calling webhook"))
-	case "delete":
+	case "delete", "update", "update-status":
 		return apierrors.IsNotFound(err) && strings.Contains(err.Error(), `"rbac-probe" not found`)
 	default:
 		return false
@@ -251,6 +263,8 @@ func TestEachIdentityHoldsWhatItsRoleNeedsAndNoMore(t *testing.T) {
 			who: "the management role in its project plane", plane: project, namespace: "compute-system", sa: "compute-manager",
 			want: []access{
 				{"list", workloads, "", allow},
+				{"update-status", workloads, "default", allow},
+				{"update", workloads, "default", forbid}, // a user's spec is the user's
 				{"create", wds, "default", allow},
 				{"create", instances, "default", allow}, // projections
 				{"list", secrets, "compute-system", allow},
