@@ -2,6 +2,7 @@ package status
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -276,4 +277,15 @@ func Worst(blockers []Blocker) (worst Blocker, count int, ok bool) {
 		}
 	}
 	return worst, count, ok
+}
+
+// DescribeWorst says which Instance reports the worst reason and how many
+// share it: "instance web-0: <message>", or "3 instances report
+// ImageUnavailable; instance web-0: <message>". The cell's Available
+// condition and the Workload's city status word it the same way.
+func DescribeWorst(worst Blocker, count int) string {
+	if count > 1 {
+		return fmt.Sprintf("%d instances report %s; instance %s: %s", count, worst.Reason, worst.Object, worst.Message)
+	}
+	return fmt.Sprintf("instance %s: %s", worst.Object, worst.Message)
 }

@@ -1,7 +1,6 @@
 package workloadstatus
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -81,10 +80,7 @@ func notReadyMessage(nr *computev1alpha.InstanceBlockers) string {
 	if len(nr.Instances) == 0 {
 		return nr.Message
 	}
-	if nr.Count > 1 {
-		return fmt.Sprintf("%d instances report %s; instance %s: %s", nr.Count, nr.Reason, nr.Instances[0], nr.Message)
-	}
-	return fmt.Sprintf("instance %s: %s", nr.Instances[0], nr.Message)
+	return status.DescribeWorst(status.Blocker{Object: nr.Instances[0], Reason: nr.Reason, Message: nr.Message}, int(nr.Count))
 }
 
 // health sums the cities up in one word. caughtUp says whether every

@@ -1,8 +1,6 @@
 package view
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,19 +39,6 @@ func (s InstanceStatus) String() string {
 		return s.Phase
 	}
 	return s.Phase + " (" + s.Detail + ")"
-}
-
-// Short is the status as a short lower-case phrase for progress lines:
-// the registry's words for the reason ("waiting for quota"), else the
-// detail, else the phase ("starting").
-func (s InstanceStatus) Short() string {
-	if r, ok := status.Lookup(s.Reason); ok && r.Words != "" {
-		return r.Words
-	}
-	if s.Detail != "" {
-		return s.Detail
-	}
-	return strings.ToLower(s.Phase)
 }
 
 // InstanceWords is the status in words of an Instance whose Ready

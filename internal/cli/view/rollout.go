@@ -48,11 +48,11 @@ func readRollout(p *Progress, w *computev1alpha.Workload) {
 		}
 	}
 	if c := progressingFailure(w); c != nil && (c.Reason == computev1alpha.ReasonRolloutHalted || len(p.Failures) == 0) {
-		status := "Rollout halted"
+		words := "Rollout halted"
 		if c.Reason != computev1alpha.ReasonRolloutHalted {
-			status = ReasonWords(c.Reason)
+			words = ReasonWords(c.Reason)
 		}
-		p.Failures = append(p.Failures, Failure{City: haltedCity(r), Status: status, Reason: c.Reason, Message: c.Message})
+		p.Failures = append(p.Failures, Failure{City: haltedCity(r), Status: words, Reason: c.Reason, Message: c.Message})
 		p.Done = false
 	}
 }

@@ -127,11 +127,7 @@ func availableCondition(instances []computev1alpha.Instance, c computev1alpha.Re
 	worst, n, ok := status.Worst(blockers(instances))
 	switch {
 	case ok:
-		cond.Reason = worst.Reason
-		cond.Message = fmt.Sprintf("instance %s: %s", worst.Object, worst.Message)
-		if n > 1 {
-			cond.Message = fmt.Sprintf("%d instances report %s; instance %s: %s", n, worst.Reason, worst.Object, worst.Message)
-		}
+		cond.Reason, cond.Message = worst.Reason, status.DescribeWorst(worst, n)
 	case c.DesiredReplicas == 0:
 		cond.Reason = computev1alpha.ReasonNoReplicasDesired
 		cond.Message = "the deployment is scaled to zero replicas"
