@@ -37,18 +37,9 @@ func TestNoHashDecidesWhoMayDeliverASecret(t *testing.T) {
 	bindCity(t, projectA, ns, "DFW", true)
 	admin := env.Client(projectA)
 	g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}})).To(gomega.Succeed())
-	g.Expect(admin.Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "workload-editor", Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"compute.datumapis.com"}, Resources: []string{"workloads"}, Verbs: []string{"get", "update", "patch"}}},
-	})).To(gomega.Succeed())
-	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "mallory", Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "workload-editor"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "mallory"}},
-	})).To(gomega.Succeed())
-	cfg, err := env.Plane(projectA).ClientConfig("mallory")
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	mallory := env.ClientFor(cfg)
+	grantRole(t, ns, "workload-editor", "mallory",
+		rbacv1.PolicyRule{APIGroups: []string{"compute.datumapis.com"}, Resources: []string{"workloads"}, Verbs: []string{"get", "update", "patch"}})
+	mallory := clientAs(t, "mallory")
 
 	base := makeWorkload("reads-db", ns).withPlacement("edge", 1, "DFW").with(func(w *computev1alpha.Workload) {
 		sandbox(w).Env = []computev1alpha.EnvVar{
@@ -63,7 +54,7 @@ func TestNoHashDecidesWhoMayDeliverASecret(t *testing.T) {
 	g.Expect(admin.Create(ctx, good)).To(gomega.Succeed())
 
 	t.Log("mallory swaps the image for a template with the same old hash: refused, naming the Secret")
-	err = tryUpdateAs(mallory, good, func(w *computev1alpha.Workload) { w.Spec.Template = evil.Spec.Template })
+	err := tryUpdateAs(mallory, good, func(w *computev1alpha.Workload) { w.Spec.Template = evil.Spec.Template })
 	g.Expect(isWebhookDenial(err)).To(gomega.BeTrue(), "a colliding template skipped the reference check: %v", err)
 	g.Expect(err.Error()).To(gomega.ContainSubstring("SourceUnauthorized: mallory may not get Secret db"))
 

@@ -12,6 +12,7 @@ import (
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -320,4 +321,28 @@ func revisionsOf(g gomega.Gomega, plane string, w *computev1alpha.Workload) map[
 		out[r.Revision] = r
 	}
 	return out
+}
+
+// grantRole gives user the rules in namespace ns of projectA, through a
+// Role named role and a RoleBinding named after the user and the role.
+func grantRole(t *testing.T, ns, role, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	g := gomega.NewWithT(t)
+	admin := env.Client(projectA)
+	g.Expect(admin.Create(context.Background(), &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns}, Rules: rules})).To(gomega.Succeed())
+	g.Expect(admin.Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user + "-" + role, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: user}},
+	})).To(gomega.Succeed())
+}
+
+// clientAs is a client of projectA authenticated as user (in groups).
+func clientAs(t *testing.T, user string, groups ...string) client.Client {
+	t.Helper()
+	cfg, err := env.Plane(projectA).ClientConfig(user, groups...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env.ClientFor(cfg)
 }

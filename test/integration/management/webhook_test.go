@@ -306,20 +306,9 @@ func TestProjectedInstancesAreReadOnlyForUsers(t *testing.T) {
 	p := env.Plane(projectA)
 
 	// alice may write Instances as far as RBAC is concerned.
-	admin := env.Client(projectA)
-	g.Expect(admin.Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "instance-writer", Namespace: ns},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"compute.datumapis.com"}, Resources: []string{"instances", "instances/status"},
-			Verbs: []string{"get", "list", "create", "update", "patch", "delete"}}},
-	})).To(gomega.Succeed())
-	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "alice", Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "instance-writer"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "alice"}},
-	})).To(gomega.Succeed())
-	aliceCfg, err := p.ClientConfig("alice")
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	alice := env.ClientFor(aliceCfg)
+	grantRole(t, ns, "instance-writer", "alice", rbacv1.PolicyRule{APIGroups: []string{"compute.datumapis.com"},
+		Resources: []string{"instances", "instances/status"}, Verbs: []string{"get", "list", "create", "update", "patch", "delete"}})
+	alice := clientAs(t, "alice")
 	managerCfg, err := p.ClientConfig(managerUser, "system:masters")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	manager := env.ClientFor(managerCfg)
@@ -407,21 +396,10 @@ func TestAWorkloadMayOnlyReferenceWhatItsAuthorMayRead(t *testing.T) {
 	g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}})).To(gomega.Succeed())
 	g.Expect(admin.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}})).To(gomega.Succeed())
 	// bob may write Workloads and read the ConfigMap, not the Secret.
-	g.Expect(admin.Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "workload-writer", Namespace: ns},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"compute.datumapis.com"}, Resources: []string{"workloads"}, Verbs: []string{"get", "create", "update", "patch"}},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"app"}, Verbs: []string{"get"}},
-		},
-	})).To(gomega.Succeed())
-	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "bob", Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "workload-writer"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "bob"}},
-	})).To(gomega.Succeed())
-	bobCfg, err := env.Plane(projectA).ClientConfig("bob")
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	bob := env.ClientFor(bobCfg)
+	grantRole(t, ns, "workload-writer", "bob",
+		rbacv1.PolicyRule{APIGroups: []string{"compute.datumapis.com"}, Resources: []string{"workloads"}, Verbs: []string{"get", "create", "update", "patch"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"app"}, Verbs: []string{"get"}})
+	bob := clientAs(t, "bob")
 
 	withRefs := func(name string) *computev1alpha.Workload {
 		w := makeWorkload(name, ns).withPlacement("edge", 1, "DFW").build()
@@ -431,7 +409,7 @@ func TestAWorkloadMayOnlyReferenceWhatItsAuthorMayRead(t *testing.T) {
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "pw"}}})
 		return w
 	}
-	err = bob.Create(ctx, withRefs("web"))
+	err := bob.Create(ctx, withRefs("web"))
 	g.Expect(isWebhookDenial(err)).To(gomega.BeTrue(), "bob referenced a Secret he cannot read: %v", err)
 	g.Expect(err.Error()).To(gomega.And(
 		gomega.ContainSubstring("spec.template.spec.runtime.sandbox.containers[0].env[0].valueFrom.secretKeyRef.name"),
@@ -455,14 +433,7 @@ func TestAWorkloadMayOnlyReferenceWhatItsAuthorMayRead(t *testing.T) {
 	g.Expect(err.Error()).NotTo(gomega.ContainSubstring("ConfigMap app"), "the ConfigMap bob may read was refused too")
 
 	// Once bob may read it, the same Workload is accepted.
-	g.Expect(admin.Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "db-reader", Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"db"}, Verbs: []string{"get"}}},
-	})).To(gomega.Succeed())
-	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "bob-db", Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "db-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "bob"}},
-	})).To(gomega.Succeed())
+	grantRole(t, ns, "db-reader", "bob",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"db"}, Verbs: []string{"get"}})
 	g.Eventually(func() error { return bob.Create(ctx, withRefs("web")) }, "10s", "200ms").Should(gomega.Succeed())
 }
