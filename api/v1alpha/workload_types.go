@@ -268,9 +268,9 @@ type HorizontalScaleSettings struct {
 	// +kubebuilder:validation:Maximum=1000
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
-	// Metrics that drive autoscaling between minReplicas and maxReplicas.
-	// Validated and carried to every WorkloadDeployment; compute has no
-	// autoscaler yet, so nothing acts on them (see docs/api.md).
+	// Metrics that drive autoscaling between minReplicas and maxReplicas:
+	// with maxReplicas set, each city's cell runs an autoscaler on them
+	// (see docs/api.md, Autoscaling).
 	//
 	// +optional
 	// +listType=atomic
@@ -386,7 +386,8 @@ type WorkloadStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Available, Progressing.
+	// Conditions: Available, Progressing, FailedOver, and AutoscalingReady and
+	// AutoscalingLimited while a placement autoscales.
 	//
 	// +optional
 	// +listType=map
@@ -536,7 +537,8 @@ type WorkloadPlacementStatus struct {
 	// Name of the placement.
 	Name string `json:"name"`
 
-	// Conditions: Available, Progressing.
+	// Conditions: Available, Progressing, and AutoscalingReady and
+	// AutoscalingLimited while the placement autoscales.
 	//
 	// +optional
 	// +listType=map
@@ -674,6 +676,12 @@ type WorkloadCityStatus struct {
 	//
 	// +optional
 	FailoverFor *FailoverSource `json:"failoverFor,omitempty"`
+
+	// Autoscaling is what the city's autoscaler reports, as its cell
+	// reported it, while the placement autoscales.
+	//
+	// +optional
+	Autoscaling *AutoscalingStatus `json:"autoscaling,omitempty"`
 }
 
 // FailoverPhase is where a Location stands in its failover.

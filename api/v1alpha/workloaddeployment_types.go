@@ -48,7 +48,10 @@ type WorkloadDeploymentSpec struct {
 	ScaleSettings HorizontalScaleSettings `json:"scaleSettings"`
 
 	// Replicas overrides scaleSettings.minReplicas when set (scale
-	// subresource).
+	// subresource). While the placement autoscales, the city's autoscaler
+	// sets it in the cell, between minReplicas and maxReplicas, and the
+	// cell's value is kept when the federation plane updates the
+	// deployment.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
@@ -118,6 +121,14 @@ type WorkloadDeploymentStatus struct {
 	//
 	// +optional
 	NotReady *InstanceBlockers `json:"notReady,omitempty"`
+
+	// Autoscaling is what the city's autoscaler reports while the
+	// placement autoscales (scaleSettings.maxReplicas and metrics); unset
+	// otherwise. Set by the cell; the hub and project copies report what
+	// the cell reported.
+	//
+	// +optional
+	Autoscaling *AutoscalingStatus `json:"autoscaling,omitempty"`
 }
 
 // WorkloadDeployment runs one placement of a Workload in one city.

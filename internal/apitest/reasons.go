@@ -16,10 +16,8 @@ import (
 	"strings"
 )
 
-// reasonFiles are the files of api/v1alpha that declare condition reasons.
-var reasonFiles = []string{"conditions.go", "referenceddata.go", "suspension.go"}
-
-// Reasons returns the condition reasons api/v1alpha declares, keyed by the
+// Reasons returns the condition reasons api/v1alpha declares (in any of
+// its files), keyed by the
 // first line of the doc comment of the const block that declares them
 // ("QuotaGranted reasons.", …), each block's values in declaration order.
 // Every exported constant whose name starts with "Reason" counts.
@@ -28,9 +26,15 @@ func Reasons() (map[string][]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("cannot locate the api package from the test binary")
 	}
+	files, err := filepath.Glob(filepath.Join(filepath.Dir(self), "..", "..", "api", "v1alpha", "*.go"))
+	if err != nil {
+		return nil, err
+	}
 	out := map[string][]string{}
-	for _, name := range reasonFiles {
-		file := filepath.Join(filepath.Dir(self), "..", "..", "api", "v1alpha", name)
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") || strings.HasPrefix(filepath.Base(file), "zz_generated") {
+			continue
+		}
 		if err := readReasons(file, out); err != nil {
 			return nil, err
 		}

@@ -135,3 +135,14 @@ func (h Hints) failoverHint() string {
 	}
 	return "To run its replicas elsewhere meanwhile, give the placement a failover (spec.placements[].failover, docs/faults.md)."
 }
+
+func metricsUnavailableHint(h Hints) []string {
+	return []string{"This city's cell serves no resource metrics, so its replicas stay at minReplicas (never scaled on a guess). " +
+		"Ask the platform's operator to run a metrics pipeline there (docs/install.md, Autoscaling), or scale the city by hand: " +
+		h.cmd("scale %s --replicas N", h.Workload)}
+}
+
+func autoscalerNotOwnedHint(Hints) []string {
+	return []string{"The city's cell holds an autoscaler of this deployment's name that compute did not create; compute leaves it alone " +
+		"and nothing autoscales the city. Ask the platform's operator to remove it: compute then creates its own."}
+}

@@ -156,6 +156,15 @@ var registry = []Row{
 	{Reason: computev1alpha.ReasonRolloutAwaitingApproval},
 	{Reason: computev1alpha.ReasonWaveProgressing},
 	{Reason: computev1alpha.ReasonProgressDeadlineExceeded},
+	// A city's autoscaler (AutoscalingReady, AutoscalingLimited): never
+	// ranked with availability, never the end of a wait. Metrics a cell
+	// does not serve and an autoscaler compute did not create are an
+	// operator's to fix.
+	{Reason: computev1alpha.ReasonAwaitingAutoscaler},
+	{Reason: computev1alpha.ReasonAutoscalerReady},
+	{Reason: computev1alpha.ReasonAutoscalingSuspended},
+	{Reason: computev1alpha.ReasonMetricsUnavailable, Failing: true, Hint: metricsUnavailableHint},
+	{Reason: computev1alpha.ReasonAutoscalerNotOwned, Failing: true, Hint: autoscalerNotOwnedHint},
 }
 
 // rows indexes the registry by reason; blockingRank ranks the blocking
