@@ -8,6 +8,11 @@
 //	GET /?file=PATH  ... and the contents of the file PATH (a mounted
 //	                 ConfigMap or Secret key, for instance)
 //	GET /healthz     ok
+//	GET /burn?seconds=S&cores=C
+//	                 202, then keeps C cores (default 1) busy for S seconds
+//	                 (default 30, at most 600) in the background: a load
+//	                 for metrics-server and the autoscaler to see. At most
+//	                 maxBurners cores burn at once; more answers 429.
 //
 // It listens on $PORT (default 8080). With -exit N it exits at once with
 // code N instead: a container that crashes, on demand. The city is $COMPUTE_CITY_CODE, which
@@ -27,6 +32,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -74,6 +81,7 @@ func serve() error {
 func handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = fmt.Fprintln(w, "ok") })
+	mux.Handle("/burn", &burner{})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		host, _ := os.Hostname()
 		_, _ = fmt.Fprintf(w, "hello from %s in %s\n", host, city())
@@ -107,4 +115,74 @@ func pause() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
+}
+
+// Bounds of /burn.
+const (
+	maxBurnSeconds = 600
+	// maxBurners is how many cores may burn at once, over all requests.
+	maxBurners = 16
+)
+
+// burner keeps cores busy on request (GET /burn).
+type burner struct {
+	// active counts the goroutines burning now.
+	active atomic.Int64
+}
+
+// ServeHTTP starts burning and answers at once; it refuses bad or
+// unbounded requests.
+func (b *burner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	seconds, err := queryInt(r, "seconds", 30, 1, maxBurnSeconds)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	cores, err := queryInt(r, "cores", 1, 1, maxBurners)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if n := b.active.Add(int64(cores)); n > maxBurners {
+		b.active.Add(-int64(cores))
+		http.Error(w, fmt.Sprintf("already burning %d cores; at most %d at once", n-int64(cores), maxBurners), http.StatusTooManyRequests)
+		return
+	}
+	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	for range cores {
+		go func() {
+			defer b.active.Add(-1)
+			spin(deadline)
+		}()
+	}
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = fmt.Fprintf(w, "burning %d core(s) for %ds\n", cores, seconds)
+}
+
+// spin keeps one core busy until deadline.
+func spin(deadline time.Time) {
+	x := uint64(1)
+	for time.Now().Before(deadline) {
+		for range 100_000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	sink.Store(x)
+}
+
+// sink keeps spin's arithmetic from being optimised away.
+var sink atomic.Uint64
+
+// queryInt reads an integer query parameter within [lo, hi], def when it
+// is absent.
+func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s must be a whole number from %d to %d, not %q", name, lo, hi, v)
+	}
+	return n, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -41,5 +42,39 @@ func TestTheCityFallsBackToCITYThenSaysItIsUnknown(t *testing.T) {
 	t.Setenv("CITY", "LHR")
 	if got := city(); got != "LHR" {
 		t.Errorf("city() = %q with CITY=LHR", got)
+	}
+}
+
+func TestBurnAnswersAtOnceAndRefusesWhatIsUnbounded(t *testing.T) {
+	h := handler()
+	for _, tc := range []struct {
+		path     string
+		wantCode int
+		want     string
+	}{
+		{"/burn?seconds=1", http.StatusAccepted, "burning 1 core(s) for 1s"},
+		{"/burn?seconds=1&cores=2", http.StatusAccepted, "burning 2 core(s) for 1s"},
+		{"/burn?seconds=601", http.StatusBadRequest, "seconds must be a whole number from 1 to 600"},
+		{"/burn?seconds=0", http.StatusBadRequest, "seconds must be"},
+		{"/burn?seconds=ten", http.StatusBadRequest, "seconds must be"},
+		{"/burn?seconds=1&cores=17", http.StatusBadRequest, "cores must be a whole number from 1 to 16"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", tc.path, nil))
+		body, _ := io.ReadAll(rec.Result().Body)
+		if rec.Code != tc.wantCode || !strings.Contains(string(body), tc.want) {
+			t.Errorf("GET %s: %d %q, want %d containing %q", tc.path, rec.Code, body, tc.wantCode, tc.want)
+		}
+	}
+}
+
+func TestBurnRefusesMoreCoresThanItsBound(t *testing.T) {
+	b := &burner{}
+	first := httptest.NewRecorder()
+	b.ServeHTTP(first, httptest.NewRequest("GET", "/burn?seconds=1&cores=16", nil))
+	second := httptest.NewRecorder()
+	b.ServeHTTP(second, httptest.NewRequest("GET", "/burn?seconds=1&cores=1", nil))
+	if first.Code != http.StatusAccepted || second.Code != http.StatusTooManyRequests {
+		t.Errorf("16 cores then 1 more: %d then %d, want 202 then 429", first.Code, second.Code)
 	}
 }
