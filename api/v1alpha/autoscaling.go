@@ -44,6 +44,12 @@ const (
 	// ReasonAutoscalingSuspended means the deployment is suspended: its
 	// autoscaler is removed until it resumes.
 	ReasonAutoscalingSuspended = "AutoscalingSuspended"
+	// ReasonAutoscalersReady means every city of the placement (or every
+	// placement of the Workload) that autoscales has its autoscaler ready.
+	ReasonAutoscalersReady = "AutoscalersReady"
+	// ReasonWithinScalingLimits means no city's autoscaler is held by
+	// minReplicas or maxReplicas.
+	ReasonWithinScalingLimits = "WithinScalingLimits"
 )
 
 // AutoscalingStatus is what one city's autoscaler reports: the bounds it

@@ -163,6 +163,8 @@ var registry = []Row{
 	{Reason: computev1alpha.ReasonAwaitingAutoscaler},
 	{Reason: computev1alpha.ReasonAutoscalerReady},
 	{Reason: computev1alpha.ReasonAutoscalingSuspended},
+	{Reason: computev1alpha.ReasonAutoscalersReady},
+	{Reason: computev1alpha.ReasonWithinScalingLimits},
 	{Reason: computev1alpha.ReasonMetricsUnavailable, Failing: true, Hint: metricsUnavailableHint},
 	{Reason: computev1alpha.ReasonAutoscalerNotOwned, Failing: true, Hint: autoscalerNotOwnedHint},
 }

@@ -97,22 +97,16 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 		placements = append(placements, name)
 	}
 	slices.Sort(placements)
+	var scalers []scaler
 	for _, name := range slices.Compact(placements) {
-		ps := computev1alpha.WorkloadPlacementStatus{Name: name}
-		for _, v := range byPlacement[name] {
-			addCounts(&ps.ReplicaCounts, v.status.ReplicaCounts)
-			ps.Cities = append(ps.Cities, v.status)
-		}
-		ps.Cities = append(ps.Cities, leaving[name]...)
-		slices.SortStableFunc(ps.Cities, func(a, b computev1alpha.WorkloadCityStatus) int {
-			return cmp.Or(cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(a.Location.NameOrEmpty(), b.Location.NameOrEmpty()))
-		})
-		if inSpec[name] {
-			ps.Conditions = conditionsFor(previousPlacementConditions(w, name), byPlacement[name], nil, w, in.Now)
+		ps, sc := placementStatus(w, name, byPlacement[name], leaving[name], inSpec[name], in.Now)
+		if sc != nil {
+			scalers = append(scalers, *sc)
 		}
 		out.Placements = append(out.Placements, ps)
 	}
 	out.Conditions = conditionsFor(w.Status.Conditions, all, in.Rollout, w, in.Now)
+	out.Conditions = setAutoscaling(out.Conditions, w.Status.Conditions, workloadScaler(scalers), w.Generation, in.Now)
 	out.Conditions = instanceTypeConditions(out.Conditions, w, in.InstanceType, in.Now)
 	cityStatuses := make([]computev1alpha.WorkloadCityStatus, 0, len(all))
 	for _, v := range all {
@@ -128,6 +122,41 @@ func Compute(in Input) computev1alpha.WorkloadStatus {
 		out.ObservedGeneration = w.Generation
 	}
 	return out
+}
+
+// placementStatus is the status of the placement named name: its cities
+// (those of the spec, then those leaving), their counts, and, for a
+// placement of the spec, its conditions. The scaler is the placement's
+// autoscaling, nil when it does not autoscale.
+func placementStatus(w *computev1alpha.Workload, name string, cities []cityView, leaving []computev1alpha.WorkloadCityStatus,
+	inSpec bool, now metav1.Time) (computev1alpha.WorkloadPlacementStatus, *scaler) {
+	ps := computev1alpha.WorkloadPlacementStatus{Name: name}
+	for _, v := range cities {
+		addCounts(&ps.ReplicaCounts, v.status.ReplicaCounts)
+		ps.Cities = append(ps.Cities, v.status)
+	}
+	ps.Cities = append(ps.Cities, leaving...)
+	slices.SortStableFunc(ps.Cities, func(a, b computev1alpha.WorkloadCityStatus) int {
+		return cmp.Or(cmp.Compare(a.CityCode, b.CityCode), cmp.Compare(a.Location.NameOrEmpty(), b.Location.NameOrEmpty()))
+	})
+	if !inSpec {
+		return ps, nil
+	}
+	previous := previousPlacementConditions(w, name)
+	sc := placementScaler(placementOf(w, name), cities)
+	ps.Conditions = conditionsFor(previous, cities, nil, w, now)
+	ps.Conditions = setAutoscaling(ps.Conditions, previous, sc, w.Generation, now)
+	return ps, sc
+}
+
+// placementOf is w's placement named name, nil when there is none.
+func placementOf(w *computev1alpha.Workload, name string) *computev1alpha.WorkloadPlacement {
+	for i := range w.Spec.Placements {
+		if w.Spec.Placements[i].Name == name {
+			return &w.Spec.Placements[i]
+		}
+	}
+	return nil
 }
 
 // Unknown returns w's status with its Available and Progressing conditions
@@ -162,6 +191,9 @@ func observeCities(in Input) []cityView {
 		}
 		decideCity(&v.status, suspend)
 		v.label, v.placement = c.Label(), c.Placement
+		if p := placementOf(w, c.Placement); p != nil && p.ScaleSettings.Autoscales() {
+			v.scaler = cityScaler(strings.TrimPrefix(v.label, c.Placement+"/"), c.Deployment, p.ScaleSettings)
+		}
 		out = append(out, v)
 	}
 	return out
@@ -173,10 +205,8 @@ func specReplicas(w *computev1alpha.Workload, c City) int32 {
 	if c.Deployment != nil && c.Deployment.Spec.Replicas != nil {
 		return *c.Deployment.Spec.Replicas
 	}
-	for _, p := range w.Spec.Placements {
-		if p.Name == c.Placement {
-			return p.ScaleSettings.MinReplicas
-		}
+	if p := placementOf(w, c.Placement); p != nil {
+		return p.ScaleSettings.MinReplicas
 	}
 	return 0
 }
@@ -213,6 +243,9 @@ type cityView struct {
 	// out; progressReason says which.
 	progressing    bool
 	progressReason string
+	// scaler is the city's autoscaling, nil when its placement does not
+	// autoscale or it has no deployment.
+	scaler *scaler
 }
 
 // progressingFor reports whether the city is progressing for reason.
@@ -281,6 +314,10 @@ func cityStatus(c City) computev1alpha.WorkloadCityStatus {
 			cs.TemplateHash = names.TemplateHash(&wd.Spec.Template)
 		}
 		cs.RestartedAt = wd.Spec.Template.Metadata.Annotations[computev1alpha.RestartedAtAnnotation]
+		if wd.Spec.ScaleSettings.Autoscales() {
+			// What the city's autoscaler last reported, while it autoscales.
+			cs.Autoscaling = wd.Status.Autoscaling.DeepCopy()
+		}
 	}
 	cs.Reason, cs.Message = cityReason(c)
 	if wd != nil && c.Reason == "" && !cs.Stale && wd.Status.ObservedGeneration >= wd.Generation {

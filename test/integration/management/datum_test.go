@@ -129,10 +129,18 @@ func TestWebhookRejectsInvalidDatumShapesWithFieldPaths(t *testing.T) {
 		},
 		"a metric target with two values": {
 			workload: valid().with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].ScaleSettings.MaxReplicas = ptr.To[int32](4)
 				w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{
-					Name: corev1.ResourceCPU, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](50), Value: ptr.To(resource.MustParse("1"))}}}}
+					Name: corev1.ResourceCPU, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](50), AverageValue: ptr.To(resource.MustParse("1"))}}}}
 			}).build(),
 			fields: []string{"spec.placements[0].scaleSettings.metrics[0].resource.target"},
+		},
+		"metrics without maxReplicas": {
+			workload: valid().with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{
+					Name: corev1.ResourceCPU, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](50)}}}}
+			}).build(),
+			fields: []string{"spec.placements[0].scaleSettings.maxReplicas"},
 		},
 	}
 	for name, tc := range tests {
