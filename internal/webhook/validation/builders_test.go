@@ -41,6 +41,14 @@ func (w *workloadBuilder) with(f func(*computev1alpha.Workload)) *workloadBuilde
 	return w
 }
 
+// withAutoscaling has the first placement autoscale between its
+// minReplicas and 4 on metrics.
+func (w *workloadBuilder) withAutoscaling(metrics ...computev1alpha.MetricSpec) *workloadBuilder {
+	w.Spec.Placements[0].ScaleSettings.MaxReplicas = ptr.To[int32](4)
+	w.Spec.Placements[0].ScaleSettings.Metrics = metrics
+	return w
+}
+
 func (w *workloadBuilder) container() *computev1alpha.SandboxContainer {
 	return &w.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
 }

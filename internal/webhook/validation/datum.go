@@ -21,7 +21,11 @@ const (
 	MaxPolicyRules   = 32
 	MaxPolicyEntries = 32
 	MaxMetrics       = 8
-	MaxFileMode      = 0o777
+	// MaxAverageUtilization caps a metric's averageUtilization, in percent
+	// of the Instances' requests: above a request, usage is bounded by the
+	// limit, and a target of ten requests is a typo, never reached.
+	MaxAverageUtilization = 1000
+	MaxFileMode           = 0o777
 )
 
 // supportedFilesystems are the filesystems a disk populator can create.
@@ -339,33 +343,42 @@ func validateMetrics(metrics []computev1alpha.MetricSpec, p *field.Path) field.E
 		default:
 			seen.Insert(name)
 		}
-		t := m.Resource.Target
-		tp := rp.Child("target")
-		set := 0
-		if t.Value != nil {
-			set++
-			if t.Value.Sign() <= 0 {
-				errs = append(errs, field.Invalid(tp.Child("value"), t.Value.String(), "must be greater than zero"))
-			}
+		errs = append(errs, validateMetricTarget(m.Resource.Target, rp.Child("target"))...)
+	}
+	return errs
+}
+
+// validateMetricTarget validates a resource metric's target: exactly one
+// of averageValue (a positive quantity) or averageUtilization (1 to
+// MaxAverageUtilization percent of the Instances' requests). value, which
+// Datum admits, is refused: a resource metric is averaged over the
+// Instances, and the cell's autoscaler has no total to compare it with.
+func validateMetricTarget(t computev1alpha.MetricTarget, tp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	set := 0
+	if t.Value != nil {
+		set++
+		errs = append(errs, field.Invalid(tp.Child("value"), t.Value.String(),
+			"a resource metric is averaged over the Instances: set averageValue (per Instance) or averageUtilization (percent of the request) instead"))
+	}
+	if t.AverageValue != nil {
+		set++
+		if t.AverageValue.Sign() <= 0 {
+			errs = append(errs, field.Invalid(tp.Child("averageValue"), t.AverageValue.String(), "must be greater than zero"))
 		}
-		if t.AverageValue != nil {
-			set++
-			if t.AverageValue.Sign() <= 0 {
-				errs = append(errs, field.Invalid(tp.Child("averageValue"), t.AverageValue.String(), "must be greater than zero"))
-			}
+	}
+	if t.AverageUtilization != nil {
+		set++
+		if u := *t.AverageUtilization; u < 1 || u > MaxAverageUtilization {
+			errs = append(errs, field.Invalid(tp.Child("averageUtilization"), u,
+				fmt.Sprintf("must be a percentage of the Instances' requests between 1 and %d", MaxAverageUtilization)))
 		}
-		if t.AverageUtilization != nil {
-			set++
-			if *t.AverageUtilization < 1 {
-				errs = append(errs, field.Invalid(tp.Child("averageUtilization"), *t.AverageUtilization, "must be a percentage greater than zero"))
-			}
-		}
-		switch {
-		case set == 0:
-			errs = append(errs, field.Required(tp, "exactly one of value, averageValue or averageUtilization is required"))
-		case set > 1:
-			errs = append(errs, field.Forbidden(tp, "exactly one of value, averageValue or averageUtilization may be set"))
-		}
+	}
+	switch {
+	case set == 0:
+		errs = append(errs, field.Required(tp, "exactly one of averageValue or averageUtilization is required"))
+	case set > 1:
+		errs = append(errs, field.Forbidden(tp, "exactly one of averageValue or averageUtilization may be set"))
 	}
 	return errs
 }

@@ -40,6 +40,15 @@ func from(cidr string, except ...string) computev1alpha.NetworkPolicyPeer {
 
 const nic0 = "spec.template.spec.networkInterfaces[0].networkPolicy.ingress[0]"
 
+// metric0 is the path of the first placement's first metric.
+const metric0 = "spec.placements[0].scaleSettings.metrics[0]"
+
+// cpuMetric is a resource metric on name at utilization percent.
+func cpuMetric(name corev1.ResourceName, utilization int32) computev1alpha.MetricSpec {
+	return computev1alpha.MetricSpec{Resource: &computev1alpha.ResourceMetricSource{
+		Name: name, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To(utilization)}}}
+}
+
 func TestValidateDatumShapes(t *testing.T) {
 	env := bound("DFW", "LHR")
 	tests := map[string]struct {
@@ -59,6 +68,7 @@ func TestValidateDatumShapes(t *testing.T) {
 				}
 				w.Spec.Template.Metadata.Name = "ignored"
 				w.Spec.Template.Metadata.Namespace = "default"
+				w.Spec.Placements[0].ScaleSettings.MaxReplicas = ptr.To[int32](4)
 				w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{
 					Name: corev1.ResourceCPU, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](70)}}}}
 			}).with(withPolicy(computev1alpha.NetworkPolicyIngressRule{
@@ -204,18 +214,57 @@ func TestValidateDatumShapes(t *testing.T) {
 			want:     []violation{{field.ErrorTypeForbidden, "spec.template.metadata.finalizers"}},
 		},
 		"a metric target with two values is rejected": {
-			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
-				w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{
-					Name: corev1.ResourceMemory, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](70), Value: ptr.To(resource.MustParse("1Gi"))}}}}
-			}).build(),
-			want: []violation{{field.ErrorTypeForbidden, "spec.placements[0].scaleSettings.metrics[0].resource.target"}},
+			workload: makeWorkload().withAutoscaling(computev1alpha.MetricSpec{Resource: &computev1alpha.ResourceMetricSource{
+				Name: corev1.ResourceMemory, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](70), AverageValue: ptr.To(resource.MustParse("1Gi"))}}}).build(),
+			want: []violation{{field.ErrorTypeForbidden, metric0 + ".resource.target"}},
 		},
 		"a metric on an unknown resource is rejected": {
+			workload: makeWorkload().withAutoscaling(cpuMetric("gpu", 70)).build(),
+			want:     []violation{{field.ErrorTypeNotSupported, metric0 + ".resource.name"}},
+		},
+		"a metric without a target is rejected": {
+			workload: makeWorkload().withAutoscaling(computev1alpha.MetricSpec{Resource: &computev1alpha.ResourceMetricSource{Name: corev1.ResourceCPU}}).build(),
+			want:     []violation{{field.ErrorTypeRequired, metric0 + ".resource.target"}},
+		},
+		"a metric without a resource is rejected": {
+			workload: makeWorkload().withAutoscaling(computev1alpha.MetricSpec{}).build(),
+			want:     []violation{{field.ErrorTypeRequired, metric0 + ".resource"}},
+		},
+		"a total value target is refused (differs from Datum)": {
+			workload: makeWorkload().withAutoscaling(computev1alpha.MetricSpec{Resource: &computev1alpha.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: computev1alpha.MetricTarget{Value: ptr.To(resource.MustParse("2"))}}}).build(),
+			want: []violation{{field.ErrorTypeInvalid, metric0 + ".resource.target.value"}},
+		},
+		"an average value of zero is rejected": {
+			workload: makeWorkload().withAutoscaling(computev1alpha.MetricSpec{Resource: &computev1alpha.ResourceMetricSource{
+				Name: corev1.ResourceMemory, Target: computev1alpha.MetricTarget{AverageValue: ptr.To(resource.MustParse("0"))}}}).build(),
+			want: []violation{{field.ErrorTypeInvalid, metric0 + ".resource.target.averageValue"}},
+		},
+		"a utilization of zero is rejected": {
+			workload: makeWorkload().withAutoscaling(cpuMetric(corev1.ResourceCPU, 0)).build(),
+			want:     []violation{{field.ErrorTypeInvalid, metric0 + ".resource.target.averageUtilization"}},
+		},
+		"a utilization above the cap is rejected": {
+			workload: makeWorkload().withAutoscaling(cpuMetric(corev1.ResourceCPU, MaxAverageUtilization+1)).build(),
+			want:     []violation{{field.ErrorTypeInvalid, metric0 + ".resource.target.averageUtilization"}},
+		},
+		"cpu and memory, each once, are accepted": {
+			workload: makeWorkload().withAutoscaling(cpuMetric(corev1.ResourceCPU, MaxAverageUtilization), computev1alpha.MetricSpec{Resource: &computev1alpha.ResourceMetricSource{
+				Name: corev1.ResourceMemory, Target: computev1alpha.MetricTarget{AverageValue: ptr.To(resource.MustParse("512Mi"))}}}).build(),
+		},
+		"the same resource twice is rejected": {
+			workload: makeWorkload().withAutoscaling(cpuMetric(corev1.ResourceCPU, 50), cpuMetric(corev1.ResourceCPU, 70)).build(),
+			want:     []violation{{field.ErrorTypeDuplicate, "spec.placements[0].scaleSettings.metrics[1].resource.name"}},
+		},
+		"metrics without maxReplicas are rejected": {
 			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
-				w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{
-					Name: "gpu", Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](70)}}}}
+				w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{cpuMetric(corev1.ResourceCPU, 70)}
 			}).build(),
-			want: []violation{{field.ErrorTypeNotSupported, "spec.placements[0].scaleSettings.metrics[0].resource.name"}},
+			want: []violation{{field.ErrorTypeRequired, "spec.placements[0].scaleSettings.maxReplicas"}},
+		},
+		"maxReplicas without metrics is rejected": {
+			workload: makeWorkload().with(func(w *computev1alpha.Workload) { w.Spec.Placements[0].ScaleSettings.MaxReplicas = ptr.To[int32](4) }).build(),
+			want:     []violation{{field.ErrorTypeRequired, "spec.placements[0].scaleSettings.metrics"}},
 		},
 	}
 	for name, tc := range tests {

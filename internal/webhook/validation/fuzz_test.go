@@ -56,6 +56,7 @@ func datumSeeds() []*computev1alpha.Workload {
 		w.Spec.Template.Spec.Volumes[0].Secret.Items = []corev1.KeyToPath{{Key: "k", Path: "a/b", Mode: ptr.To[int32](0o400)}}
 		w.Spec.Template.Spec.Volumes[1].ConfigMap.DefaultMode = ptr.To[int32](0o644)
 		w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Env = []computev1alpha.EnvVar{secretEnv("P", "db", "password")}
+		w.Spec.Placements[0].ScaleSettings.MaxReplicas = ptr.To[int32](4)
 		w.Spec.Placements[0].ScaleSettings.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{
 			Name: corev1.ResourceCPU, Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](70)}}}}
 	}).with(withPolicy(computev1alpha.NetworkPolicyIngressRule{
@@ -270,4 +271,64 @@ func FuzzValidateAddedFields(f *testing.F) {
 		checkErrors(t, errs)
 		checkErrors(t, ValidateWorkloadUpdate(w, old, env))
 	})
+}
+
+// FuzzValidateAutoscaling drives the autoscaling rules with arbitrary
+// bounds and targets: validation never panics, its errors point into the
+// placement's scaleSettings, and what it accepts autoscales exactly when
+// maxReplicas is set, each metric on cpu or memory with one positive
+// average target.
+func FuzzValidateAutoscaling(f *testing.F) {
+	f.Add(int32(1), int32(4), true, "cpu", "", "", int32(50), true)
+	f.Add(int32(2), int32(1), true, "memory", "", "512Mi", int32(0), false)
+	f.Add(int32(0), int32(0), false, "gpu", "2", "-1", int32(1001), true)
+	f.Add(int32(-1), int32(1001), true, "", "0", "0", int32(-5), true)
+	env := bound("DFW", "LHR")
+	f.Fuzz(func(t *testing.T, minReplicas, maxReplicas int32, hasMax bool, name, value, averageValue string, utilization int32, hasUtilization bool) {
+		target := computev1alpha.MetricTarget{Value: quantity(value), AverageValue: quantity(averageValue)}
+		if hasUtilization {
+			target.AverageUtilization = &utilization
+		}
+		w := makeWorkload().with(func(w *computev1alpha.Workload) {
+			s := &w.Spec.Placements[0].ScaleSettings
+			s.MinReplicas = minReplicas
+			if hasMax {
+				s.MaxReplicas = &maxReplicas
+			}
+			if name != "" {
+				s.Metrics = []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{Name: corev1.ResourceName(name), Target: target}}}
+			}
+		}).build()
+		DefaultWorkload(w)
+		errs := ValidateWorkloadCreate(w, env)
+		checkErrors(t, errs)
+		for _, e := range errs {
+			if !strings.HasPrefix(e.Field, "spec.placements[0].scaleSettings.") {
+				t.Fatalf("error %q points outside the scale settings the fuzzer changed", e.Error())
+			}
+		}
+		if len(errs) > 0 {
+			return
+		}
+		s := w.Spec.Placements[0].ScaleSettings
+		if s.Autoscales() != hasMax || hasMax && maxReplicas < minReplicas {
+			t.Fatalf("accepted %+v: autoscales=%t with maxReplicas set=%t", s, s.Autoscales(), hasMax)
+		}
+		for _, m := range s.Metrics {
+			tg := m.Resource.Target
+			if tg.Value != nil || (tg.AverageValue == nil) == (tg.AverageUtilization == nil) ||
+				tg.AverageValue != nil && tg.AverageValue.Sign() <= 0 || tg.AverageUtilization != nil && *tg.AverageUtilization < 1 {
+				t.Fatalf("accepted the target %+v", tg)
+			}
+		}
+	})
+}
+
+// quantity parses s, nil when it is empty or not a quantity.
+func quantity(s string) *resource.Quantity {
+	q, err := resource.ParseQuantity(s)
+	if s == "" || err != nil {
+		return nil
+	}
+	return &q
 }

@@ -378,6 +378,15 @@ func validateScaleSettings(s *computev1alpha.HorizontalScaleSettings, path *fiel
 				fmt.Sprintf("must be greater than or equal to minReplicas (%d)", s.MinReplicas)))
 		}
 	}
+	// Autoscaling takes both: a ceiling and what to scale on.
+	switch {
+	case s.MaxReplicas != nil && len(s.Metrics) == 0:
+		errs = append(errs, field.Required(path.Child("metrics"),
+			"maxReplicas autoscales the placement and needs at least one metric to scale on, e.g. resource: {name: cpu, target: {averageUtilization: 70}}"))
+	case s.MaxReplicas == nil && len(s.Metrics) > 0:
+		errs = append(errs, field.Required(path.Child("maxReplicas"),
+			"metrics autoscale the placement and need maxReplicas, the most replicas per city the autoscaler may run"))
+	}
 	switch s.InstanceManagementPolicy {
 	case "", computev1alpha.OrderedReadyInstanceManagementPolicy, computev1alpha.ParallelInstanceManagementPolicy:
 	default:

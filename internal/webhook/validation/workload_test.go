@@ -128,8 +128,10 @@ func TestValidateWorkloadCreate(t *testing.T) {
 			want:     []violation{{field.ErrorTypeInvalid, "spec.placements[0].scaleSettings.minReplicas"}},
 		},
 		"maxReplicas below minReplicas is rejected": {
-			workload: makeWorkload().with(func(w *computev1alpha.Workload) { w.Spec.Placements[0].ScaleSettings.MaxReplicas = ptr.To[int32](1) }).build(),
-			want:     []violation{{field.ErrorTypeInvalid, "spec.placements[0].scaleSettings.maxReplicas"}},
+			workload: makeWorkload().withAutoscaling(cpuMetric(corev1.ResourceCPU, 70)).with(func(w *computev1alpha.Workload) {
+				w.Spec.Placements[0].ScaleSettings.MaxReplicas = ptr.To[int32](1)
+			}).build(),
+			want: []violation{{field.ErrorTypeInvalid, "spec.placements[0].scaleSettings.maxReplicas"}},
 		},
 		"an unknown instance management policy is rejected": {
 			workload: makeWorkload().with(func(w *computev1alpha.Workload) {
