@@ -6,7 +6,7 @@
 # Nothing is downloaded from anywhere but the Go module proxy: every binary is
 # compiled here from a small wrapper module that requires the pinned version.
 #
-#   hack/tools.sh [all|platform|node|dev|kustomize|goreleaser|promtool|dir|bin NAME]
+#   hack/tools.sh [all|platform|node|dev|kustomize|goreleaser|promtool|metrics-server|dir|bin NAME]
 #
 # Cache layout: $COMPUTE_TOOLS_DIR/<component>-<version>/bin/<binary>
 # Default $COMPUTE_TOOLS_DIR: ${XDG_CACHE_HOME:-$HOME/.cache}/compute-tools.
@@ -237,6 +237,29 @@ build_promtool() {
   log "${name} ${ver}: done"
 }
 
+# metrics-server serves the resource metrics API (metrics.k8s.io) beside the
+# local platform's real nodes. It is built from its own module, with the
+# Kubernetes libraries its go.mod requires (not the platform's release), and
+# stamped as its own Makefile does (client-go's version only: component-base's
+# is the emulated Kubernetes version).
+build_metrics_server() {
+  local name=metrics-server ver="${METRICS_SERVER_VERSION}"
+  local dir="${TOOLS_DIR}/${name}-${ver}"
+  local mod=sigs.k8s.io/metrics-server
+  if have_all "$dir" "$name"; then
+    log "${name} ${ver}: cached in ${dir}"
+    return
+  fi
+  log "${name} ${ver}: building (about 5 minutes cold on 2 busy cores)"
+  wrapper "$dir" "${mod} ${ver}"
+  (cd "${dir}/src" && go get "${mod}/cmd/metrics-server@${ver}" >/dev/null &&
+    go build -trimpath \
+      -ldflags "-s -w -X k8s.io/client-go/pkg/version.gitVersion=${ver}" \
+      -o "${dir}/bin/${name}.tmp" "${mod}/cmd/metrics-server")
+  mv "${dir}/bin/${name}.tmp" "${dir}/bin/${name}"
+  log "${name} ${ver}: done"
+}
+
 build_platform() {
   build_etcd
   build_kubernetes
@@ -244,6 +267,7 @@ build_platform() {
   # The platform starts without real nodes when the runtime cannot be
   # installed (not root): say so, but build the rest.
   install_runtime || log "container runtime: the local platform will run no real node"
+  build_metrics_server
   build_karmada
   # The install tests render the kustomize overlays and dry-run them on
   # real planes.
@@ -262,6 +286,7 @@ bin_path() {
     kustomize) echo "${TOOLS_DIR}/kustomize-${KUSTOMIZE_VERSION}/bin/kustomize" ;;
     goreleaser) echo "${TOOLS_DIR}/goreleaser-${GORELEASER_VERSION}/bin/goreleaser" ;;
     promtool) echo "${TOOLS_DIR}/promtool-${PROMTOOL_VERSION}/bin/promtool" ;;
+    metrics-server) echo "${TOOLS_DIR}/metrics-server-${METRICS_SERVER_VERSION}/bin/metrics-server" ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
   esac
 }
@@ -281,7 +306,8 @@ case "${1:-all}" in
   kustomize) build_kustomize ;;
   goreleaser) build_goreleaser ;;
   promtool) build_promtool ;;
+  metrics-server) build_metrics_server ;;
   dir) echo "${TOOLS_DIR}" ;;
   bin) bin_path "$2" ;;
-  *) echo "usage: $0 [all|platform|kubernetes|node|etcd|karmada|dev|controller-gen|golangci-lint|kustomize|goreleaser|promtool|dir|bin NAME]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|platform|kubernetes|node|etcd|karmada|dev|controller-gen|golangci-lint|kustomize|goreleaser|promtool|metrics-server|dir|bin NAME]" >&2; exit 2 ;;
 esac

@@ -1,5 +1,5 @@
 // Package toolchain locates the real control-plane binaries (etcd,
-// kube-apiserver, kube-controller-manager, Karmada) that hack/tools.sh builds
+// kube-apiserver, kube-controller-manager, Karmada, metrics-server) that hack/tools.sh builds
 // from the Go module proxy into a versioned cache directory.
 //
 // The cache layout is $COMPUTE_TOOLS_DIR/<component>-<version>/bin/<binary>,
@@ -34,6 +34,9 @@ const (
 	Goreleaser = "goreleaser"
 	// Promtool runs the alerts' unit tests (config/components/prometheus).
 	Promtool = "promtool"
+	// MetricsServer serves metrics.k8s.io beside the local platform's real
+	// nodes (hack/tools.sh builds it from sigs.k8s.io/metrics-server).
+	MetricsServer = "metrics-server"
 )
 
 // Dir returns the root of the tool cache.
@@ -66,6 +69,8 @@ func component(name string) (string, error) {
 		return "goreleaser-" + GoreleaserVersion, nil
 	case Promtool:
 		return "promtool-" + PromtoolVersion, nil
+	case MetricsServer:
+		return "metrics-server-" + MetricsServerVersion, nil
 	default:
 		return "", fmt.Errorf("unknown tool %q", name)
 	}

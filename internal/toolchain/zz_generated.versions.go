@@ -20,6 +20,8 @@ const (
 	KubernetesVersion = "v1.34.10"
 	// KustomizeVersion is pinned in hack/versions.env.
 	KustomizeVersion = "v5.7.1"
+	// MetricsServerVersion is pinned in hack/versions.env.
+	MetricsServerVersion = "v0.8.0"
 	// PromtoolVersion is pinned in hack/versions.env.
 	PromtoolVersion = "v0.310.0"
 )
