@@ -297,7 +297,7 @@ func setupWriteBack(mgr ctrl.Manager, opts *WriteBackOptions) error {
 	if opts.CellName == "" {
 		return nil
 	}
-	if err := mgr.Add(&cellhealth.Heartbeat{Config: opts.Config, Name: opts.CellName}); err != nil {
+	if err := mgr.Add(&cellhealth.Heartbeat{Config: opts.Config, Cell: mgr.GetConfig(), Name: opts.CellName}); err != nil {
 		return fmt.Errorf("failed to add the cell heartbeat: %w", err)
 	}
 	return nil
