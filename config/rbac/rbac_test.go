@@ -139,6 +139,7 @@ var markerRoles = map[string][]string{
 	"internal/controller/projector":          {"management", "federation"},
 	"internal/controller/workloaddeployment": {"cell"},
 	"internal/controller/instance":           {"cell"},
+	"internal/controller/autoscaler":         {"cell"},
 	"internal/controller/writeback":          {"cell", "cell-writeback"},
 	"internal/standin/simprovider":           {"cell", "simulated-provider"},
 	"internal/provider/kubernetes":           {"cell", "kubernetes-provider"},

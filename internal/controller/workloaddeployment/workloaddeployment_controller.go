@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -71,6 +73,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=workloaddeployments/finalizers,verbs=update
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instances,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch
 
 // SetupWithManager checks the reconciler's dependencies, indexes Instances
 // by owner and registers the controller.
@@ -99,6 +102,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Like Owns, events of the initial list and resyncs go behind
 		// the ones that change something (the priority queue).
 		Watches(&computev1alpha.Instance{}, handler.WithLowPriorityWhenUnchanged(handler.EventHandler(instanceEvents{sizes: &r.mem.sizes}))).
+		// An autoscaling deployment's count depends on whether its own
+		// HorizontalPodAutoscaler exists (workloaddeployment_autoscaling.go).
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, hpaHandler, builder.WithPredicates(hpaCreatedOrDeleted)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -217,12 +223,16 @@ func (r *Reconciler) observe(ctx context.Context, wd *computev1alpha.WorkloadDep
 		return nil, fmt.Errorf("failed to list Instances of WorkloadDeployment %s: %w", wd.Name, err)
 	}
 	r.mem.sizes.observed(client.ObjectKeyFromObject(wd), len(list.Items))
+	replicas, err := r.replicasFor(ctx, wd)
+	if err != nil {
+		return nil, err
+	}
 	s := &scope{
 		wd:        wd,
 		instances: list.Items,
 		input: instanceplan.Input{
 			Deployment:     wd.Name,
-			Replicas:       desiredReplicas(wd),
+			Replicas:       replicas,
 			Policy:         wd.Spec.ScaleSettings.InstanceManagementPolicy,
 			MaxUnavailable: maxUnavailable(wd),
 			TemplateHash:   names.TemplateHash(&wd.Spec.Template),

@@ -1,8 +1,9 @@
 // Package cell wires the cell role of compute-manager into a manager with
-// one call, Setup, whose Options say what runs: the WorkloadDeployment and
-// Instance controllers, the Instance write-back to the federation plane, a
-// runtime provider (the Kubernetes one or, for the local platform and
-// tests, the simulated one) and the networking stand-in.
+// one call, Setup, whose Options say what runs: the WorkloadDeployment,
+// Instance and autoscaler controllers, the Instance write-back to the
+// federation plane, a runtime provider (the Kubernetes one or, for the
+// local platform and tests, the simulated one) and the networking
+// stand-in.
 package cell
 
 import (
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -18,6 +20,7 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/autoscaler"
 	"github.com/citycells/compute/internal/controller/cellhealth"
 	"github.com/citycells/compute/internal/controller/instance"
 	"github.com/citycells/compute/internal/controller/workloaddeployment"
@@ -97,6 +100,10 @@ type ControllerOptions struct {
 	// InstanceConcurrency is the number of Instances reconciled at once;
 	// zero means the controller's default.
 	InstanceConcurrency int
+	// MetricsAPI tells the autoscaler controller whether the cell serves
+	// the resource metrics API; nil means asking the cell's discovery
+	// (autoscaler.Discovery), an answer kept for 30 s.
+	MetricsAPI autoscaler.MetricsAPI
 }
 
 // WriteBackOptions configure the Instance write-back. Without CellName and
@@ -279,6 +286,25 @@ func setupControllers(mgr ctrl.Manager, shared *Options, opts *ControllerOptions
 	}
 	if err := inst.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the Instance controller: %w", err)
+	}
+	return setupAutoscaler(mgr, shared, opts)
+}
+
+// setupAutoscaler registers the autoscaler controller: one
+// HorizontalPodAutoscaler per autoscaling WorkloadDeployment, while the
+// cell serves the resource metrics API.
+func setupAutoscaler(mgr ctrl.Manager, shared *Options, opts *ControllerOptions) error {
+	metrics := opts.MetricsAPI
+	if metrics == nil {
+		dc, err := discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+		if err != nil {
+			return fmt.Errorf("failed to create the discovery client of the metrics API: %w", err)
+		}
+		metrics = &autoscaler.Discovery{Client: dc, Clock: shared.Clock}
+	}
+	as := &autoscaler.Reconciler{Client: mgr.GetClient(), Metrics: metrics, Clock: shared.Clock}
+	if err := as.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("failed to set up the autoscaler controller: %w", err)
 	}
 	return nil
 }

@@ -72,7 +72,11 @@ func setup(_ context.Context, e *fixtures.Env) error {
 	k8s, quotaK8s, netK8s = e.Client("cell"), e.Client("quota-cell"), e.Client("net-cell")
 	mcfg := e.Config("cell")
 	mcfg.Wrap(writes.wrap)
-	if err := startManager("cell", mcfg, cell.Options{Location: &cellLocation}); err != nil {
+	// The cell plane serves no resource metrics API: its manager is told
+	// the cell does (metricsServed), so its autoscaler creates HPAs; the
+	// quota-cell's asks the plane's discovery, which says it does not.
+	cellOpts := cell.Options{Location: &cellLocation, Controllers: &cell.ControllerOptions{MetricsAPI: metricsServed{}}}
+	if err := startManager("cell", mcfg, cellOpts); err != nil {
 		return err
 	}
 	if err := startManager("quota-cell", e.Config("quota-cell"), cell.Options{Controllers: &cell.ControllerOptions{Quota: quotas}}); err != nil {
