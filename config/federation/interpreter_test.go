@@ -568,3 +568,106 @@ func TestDependenciesAreTheExpectedCompanions(t *testing.T) {
 		})
 	}
 }
+
+// autoscalingSpec is spec with scaleSettings that autoscale between
+// minReplicas 2 and maxReplicas 5 on cpu.
+func autoscalingSpec(replicas any, image string) map[string]any {
+	s := spec(replicas, image)
+	s["scaleSettings"] = map[string]any{"minReplicas": 2, "maxReplicas": 5, "instanceManagementPolicy": "OrderedReady",
+		"metrics": []any{map[string]any{"resource": map[string]any{"name": "cpu", "target": map[string]any{"averageUtilization": 50}}}}}
+	return s
+}
+
+// autoscalingOf is what a cell's autoscaler reports.
+func autoscalingOf() map[string]any {
+	return map[string]any{"minReplicas": 2, "maxReplicas": 5, "desiredReplicas": 4, "currentReplicas": 4,
+		"metrics": []any{map[string]any{"name": "cpu", "target": map[string]any{"averageUtilization": 50}, "currentAverageUtilization": 81}}}
+}
+
+// withAutoscaling adds autoscalingOf to a member status.
+func withAutoscaling(s map[string]any) map[string]any {
+	s["autoscaling"] = autoscalingOf()
+	return s
+}
+
+func TestRetentionKeepsTheAutoscalersReplicas(t *testing.T) {
+	rules := customizations(t)
+	if rules.Retention == nil {
+		t.Fatal("no retention: Karmada would write the hub's spec.replicas over every cell's autoscaler")
+	}
+	noMetrics := autoscalingSpec(2, "v2")
+	noMetrics["scaleSettings"].(map[string]any)["metrics"] = []any{}
+	for name, tc := range map[string]struct {
+		desired, observed map[string]any
+		want              any
+	}{
+		"autoscaling: the member's count is kept":                   {autoscalingSpec(2, "v2"), autoscalingSpec(4, "v1"), 4.0},
+		"autoscaling, the member has no count yet: the hub's":       {autoscalingSpec(2, "v2"), autoscalingSpec(nil, "v1"), 2.0},
+		"no autoscaling: the hub's":                                 {spec(2, "v2"), spec(4, "v1"), 2.0},
+		"autoscaling removed: the hub's again":                      {spec(nil, "v2"), autoscalingSpec(4, "v1"), nil},
+		"maxReplicas without metrics does not autoscale: the hub's": {noMetrics, autoscalingSpec(4, "v1"), 2.0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := call(t, rules.Retention.LuaScript, "Retain", 1, wd(3, 3, tc.desired, nil), wd(2, 2, tc.observed, nil))[0]
+			got := out.(map[string]any)["spec"].(map[string]any)
+			if got["replicas"] != tc.want {
+				t.Errorf("spec.replicas = %v, want %v", got["replicas"], tc.want)
+			}
+			if image := got["template"].(map[string]any)["spec"].(map[string]any)["runtime"].(map[string]any)["sandbox"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; image != "v2" {
+				t.Errorf("the rest of the spec is not the hub's: image %v", image)
+			}
+		})
+	}
+}
+
+func TestStatusAggregationOfAutoscaledMembers(t *testing.T) {
+	rules := customizations(t)
+	hub := wd(3, 0, autoscalingSpec(nil, "v1"), map[string]any{"observedGeneration": 2})
+	aggregate := func(members ...member) map[string]any {
+		got := call(t, rules.StatusAggregation.LuaScript, "AggregateStatus", 1, hub, items(t, rules, members...))[0]
+		return got.(map[string]any)["status"].(map[string]any)
+	}
+
+	t.Run("a member at its autoscaler's count within the bounds is caught up, and its autoscaling reaches the hub", func(t *testing.T) {
+		st := aggregate(member{"cell-lhr", wd(1, 3, autoscalingSpec(4, "v1"), withAutoscaling(memberStatus(1, 4, 4,
+			cond("AutoscalingReady", "True", "AutoscalerReady"))))})
+		if st["observedGeneration"] != 3.0 {
+			t.Errorf("observedGeneration = %v, want 3", st["observedGeneration"])
+		}
+		if diff := cmp.Diff(jsonValue(t, autoscalingOf()), st["autoscaling"]); diff != "" {
+			t.Errorf("autoscaling (-member +hub):\n%s", diff)
+		}
+	})
+	t.Run("a member outside the bounds is not caught up", func(t *testing.T) {
+		st := aggregate(member{"cell-lhr", wd(1, 3, autoscalingSpec(7, "v1"), memberStatus(1, 4, 4))})
+		if st["observedGeneration"] != 2.0 {
+			t.Errorf("observedGeneration = %v, want 2", st["observedGeneration"])
+		}
+	})
+	t.Run("a member's count is not the hub's without autoscaling", func(t *testing.T) {
+		plain := wd(3, 0, spec(nil, "v1"), map[string]any{"observedGeneration": 2})
+		got := call(t, rules.StatusAggregation.LuaScript, "AggregateStatus", 1, plain,
+			items(t, rules, member{"cell-lhr", wd(1, 3, spec(4, "v1"), memberStatus(1, 4, 4))}))[0]
+		if og := got.(map[string]any)["status"].(map[string]any)["observedGeneration"]; og != 2.0 {
+			t.Errorf("observedGeneration = %v, want 2", og)
+		}
+	})
+	t.Run("several members: AutoscalingLimited True wins, autoscaling is no one member's", func(t *testing.T) {
+		st := aggregate(
+			member{"cell-dfw", wd(1, 3, autoscalingSpec(5, "v1"), withAutoscaling(memberStatus(1, 5, 5,
+				cond("AutoscalingLimited", "True", "TooManyReplicas"))))},
+			member{"cell-lhr", wd(1, 3, autoscalingSpec(2, "v1"), withAutoscaling(memberStatus(1, 2, 2,
+				cond("AutoscalingLimited", "False", "DesiredWithinRange"))))},
+		)
+		conds, _ := st["conditions"].([]any)
+		if len(conds) != 1 || conds[0].(map[string]any)["reason"] != "TooManyReplicas" {
+			t.Errorf("conditions = %v, want AutoscalingLimited TooManyReplicas", conds)
+		}
+		if _, ok := st["autoscaling"]; ok {
+			t.Errorf("autoscaling = %v with several members", st["autoscaling"])
+		}
+		if st["observedGeneration"] != 3.0 {
+			t.Errorf("observedGeneration = %v, want 3", st["observedGeneration"])
+		}
+	})
+}

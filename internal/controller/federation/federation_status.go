@@ -30,6 +30,7 @@ type Reachability struct {
 // not heard from.
 var staleConditions = []string{
 	computev1alpha.ConditionAvailable, computev1alpha.ConditionProgressing, computev1alpha.ConditionReplicasReady,
+	computev1alpha.ConditionAutoscalingReady, computev1alpha.ConditionAutoscalingLimited,
 }
 
 // projectConditions are the conditions of a project WorkloadDeployment the
@@ -39,7 +40,7 @@ var projectConditions = []string{computev1alpha.ConditionFederated, computev1alp
 // MirrorStatus returns the status project should report given its hub copy
 // (nil when there is none to read), its Federated condition and what is
 // known about its city's cell. The hub's counts, conditions, location,
-// selector, template hash, suspended and notReady are copied; the hub's observedGeneration is
+// selector, template hash, suspended, notReady and autoscaling are copied; the hub's observedGeneration is
 // translated into project's generation (UpstreamGeneration); the project's
 // own Federated condition is kept and updated. While the cell is
 // unreachable the counts stay the last known, the cell's conditions are
@@ -58,6 +59,7 @@ func MirrorStatus(project, hubCopy *computev1alpha.WorkloadDeployment, federated
 		out.TemplateHash = hs.TemplateHash
 		out.Suspended = hs.Suspended
 		out.NotReady = hs.NotReady.DeepCopy()
+		out.Autoscaling = hs.Autoscaling.DeepCopy()
 		var conds []metav1.Condition
 		for _, c := range hs.Conditions {
 			if slices.Contains(projectConditions, c.Type) {

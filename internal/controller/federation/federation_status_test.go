@@ -129,6 +129,30 @@ func TestMirrorStatus(t *testing.T) {
 		}
 	})
 
+	t.Run("the city's autoscaler and its verdicts are mirrored, and stale while the city is unreachable", func(t *testing.T) {
+		scaling := hubCopy.DeepCopy()
+		scaling.Status.Autoscaling = &computev1alpha.AutoscalingStatus{MinReplicas: 1, MaxReplicas: 4, DesiredReplicas: 3, CurrentReplicas: 2}
+		scaling.Status.Conditions = append(scaling.Status.Conditions,
+			metav1.Condition{Type: computev1alpha.ConditionAutoscalingReady, Status: metav1.ConditionTrue, Reason: computev1alpha.ReasonAutoscalerReady, LastTransitionTime: earlier},
+			metav1.Condition{Type: computev1alpha.ConditionAutoscalingLimited, Status: metav1.ConditionFalse, Reason: "DesiredWithinRange", LastTransitionTime: earlier})
+		st := MirrorStatus(project, scaling, federatedCondition("ns-1"), Reachability{}, now)
+		if diff := cmp.Diff(scaling.Status.Autoscaling, st.Autoscaling); diff != "" {
+			t.Errorf("status.autoscaling (-hub +project):\n%s", diff)
+		}
+		if c := meta.FindStatusCondition(st.Conditions, computev1alpha.ConditionAutoscalingReady); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != 4 {
+			t.Errorf("AutoscalingReady = %+v", c)
+		}
+		st = MirrorStatus(project, scaling, federatedCondition("ns-1"), Reachability{Unreachable: true, LastSeen: earlier.Time, Message: "no heartbeat"}, now)
+		for _, ct := range []string{computev1alpha.ConditionAutoscalingReady, computev1alpha.ConditionAutoscalingLimited} {
+			if c := meta.FindStatusCondition(st.Conditions, ct); c == nil || c.Status != metav1.ConditionUnknown || c.Reason != computev1alpha.ReasonCellUnreachable {
+				t.Errorf("%s of an unreachable city = %+v", ct, c)
+			}
+		}
+		if st := MirrorStatus(project, hubCopy, federatedCondition("ns-1"), Reachability{}, now); st.Autoscaling != nil {
+			t.Errorf("autoscaling removed in the hub stays in the project: %+v", st.Autoscaling)
+		}
+	})
+
 	t.Run("an unreachable city keeps its last known counts and says it is stale, without churning", func(t *testing.T) {
 		seen := earlier.Add(-time.Minute)
 		reach := Reachability{Unreachable: true, LastSeen: seen, Message: "no heartbeat from cell cell-dfw since then"}
