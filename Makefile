@@ -107,7 +107,7 @@ images: ## Build the container images into ./bin/images (OCI layout + docker arc
 ##@ Local platform
 
 .PHONY: up
-up: tools-platform ## Start the local platform: project plane, Karmada federation plane, cells DFW/LHR/SIN.
+up: tools-platform ## Start the local platform: project plane, Karmada federation plane, cells DFW/LHR/SIN (DFW with a real node and metrics-server when this machine can run one).
 	go run ./cmd/compute-local up
 
 .PHONY: down
@@ -117,7 +117,7 @@ down: ## Stop the local platform.
 ##@ Toolchain
 
 .PHONY: tools
-tools: ## Build kube-apiserver, kube-controller-manager, kubelet, kube-scheduler, etcd, Karmada, controller-gen, golangci-lint, kustomize, goreleaser and promtool into the cache; install containerd, runc and the CNI plugins with apt-get (root) when missing.
+tools: ## Build kube-apiserver, kube-controller-manager, kubelet, kube-scheduler, etcd, Karmada, metrics-server, controller-gen, golangci-lint, kustomize, goreleaser and promtool into the cache; install containerd, runc and the CNI plugins with apt-get (root) when missing.
 	bash $(TOOLS) all
 
 .PHONY: tools-goreleaser
@@ -129,7 +129,7 @@ tools-promtool: ## Build only promtool (the alerts' unit tests of make test, con
 	bash $(TOOLS) promtool
 
 .PHONY: tools-platform
-tools-platform: ## Build only the control-plane binaries the tests and the platform run.
+tools-platform: ## Build only the control-plane binaries the tests and the platform run (with metrics-server, for the cells with a real node).
 	bash $(TOOLS) platform
 
 ##@ Test

@@ -60,7 +60,7 @@ watch the other take over.`,
 	f := cmd.Flags()
 	f.StringVar(&o.projects, "projects", platform.DefaultProject, "Comma-separated project names; each gets a project plane")
 	f.StringVar(&o.cities, "cities", strings.Join(platform.DefaultCities, ","), "Comma-separated city codes; each gets a cell")
-	f.StringVar(&o.nodes, "nodes", "auto", `Cities whose cell gets a real node (containerd, runc, CNI, kubelet) and runs the Kubernetes runtime provider: a comma-separated list, "all", "none", or "auto" (DFW, or the first city, when this machine can run a node; none otherwise, with a warning)`)
+	f.StringVar(&o.nodes, "nodes", "auto", `Cities whose cell gets a real node (containerd, runc, CNI, kubelet, and metrics-server serving metrics.k8s.io) and runs the Kubernetes runtime provider: a comma-separated list, "all", "none", or "auto" (DFW, or the first city, when this machine can run a node; none otherwise, with a warning)`)
 	f.StringVar(&o.managers, "managers", "auto", `compute-manager: "auto" (build or find it, start without it if impossible), "required" or "off"`)
 	f.StringVar(&o.identities, "identities", string(platform.IdentitiesOverlay), `Whom compute-manager and compute-quota run as: "overlay" (the overlays' ServiceAccounts and RBAC) or "admin" (admin kubeconfigs, for debugging)`)
 	f.StringVar(&o.cfg.ManagerBinary, "manager-binary", "", "compute-manager binary to run instead of building ./cmd/compute-manager")

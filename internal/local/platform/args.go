@@ -2,6 +2,7 @@ package platform
 
 import (
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -179,4 +180,35 @@ func kcmHealthArgs(port int) map[string]string {
 		"secure-port":  strconv.Itoa(port),
 		"bind-address": "127.0.0.1",
 	}
+}
+
+// hpaController is kube-controller-manager's name for the
+// HorizontalPodAutoscaler controller.
+const hpaController = "horizontalpodautoscaling"
+
+// cellControllers are the kube-controller-manager controllers of a cell:
+// the planes' defaults and the HorizontalPodAutoscaler controller (per-city
+// autoscaling; it reads metrics.k8s.io, which only a cell with a real node
+// serves); with a real node also nodelifecycle (a node that stops
+// reporting is NotReady, and its Pods not Ready, within
+// nodeMonitorGracePeriod), and deployment and replicaset, for people trying
+// things on the node and the runtime benchmark's baseline.
+func cellControllers(node bool) []string {
+	controllers := append(slices.Clone(planes.DefaultControllers), hpaController)
+	if node {
+		controllers = append(controllers, "nodelifecycle", "deployment", "replicaset")
+	}
+	return controllers
+}
+
+// hpaControllerArgs tune the cells' HorizontalPodAutoscaler controller for
+// a laptop: it reads metrics every 5 s instead of 15 s, and scales down
+// after 30 s of lower recommendations instead of 5 minutes (scaling up is
+// immediate either way). It runs with kube-controller-manager's own
+// credentials (system:masters, no --use-service-account-credentials), so
+// it may read and update the scale subresource of any kind, compute's
+// included.
+var hpaControllerArgs = map[string]string{
+	"horizontal-pod-autoscaler-sync-period":             "5s",
+	"horizontal-pod-autoscaler-downscale-stabilization": "30s",
 }

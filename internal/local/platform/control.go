@@ -112,7 +112,7 @@ func ourBinary(args []string) bool {
 	switch filepath.Base(args[0]) {
 	case "etcd", "kube-apiserver", "kube-controller-manager", "karmada-aggregated-apiserver", "karmada-webhook",
 		"karmada-controller-manager", "karmada-scheduler", managerBinaryName, quotaBinaryName,
-		componentContainerd, componentKubelet, componentKubeScheduler:
+		componentContainerd, componentKubelet, componentKubeScheduler, componentMetricsServer:
 		return true
 	}
 	return false

@@ -67,6 +67,13 @@ type nodePlan struct {
 	cell                                        string
 	kubeletPort, kubeletHealth, schedulerPort   int
 	containerdConfig, kubeletConfig, cniConfDir string
+	// address is the node's InternalIP, where its kubelet serves (with a
+	// certificate of the platform CA) so that metrics-server, which
+	// dials a node's address, reaches it; 127.0.0.1 when this machine has
+	// no other address.
+	address string
+	// metricsPort is the secure port of the cell's metrics-server.
+	metricsPort int
 }
 
 // NodePrerequisites reports what this machine lacks to run a real node, as
@@ -99,12 +106,16 @@ func NodePrerequisites() error {
 // planNodes lays out the nodes of Config.Nodes.
 func (p *Platform) planNodes() ([]nodePlan, error) {
 	sock := socketDir(p.cfg.StateDir)
+	address := hostIP()
+	if address == "" {
+		address = "127.0.0.1"
+	}
 	out := make([]nodePlan, 0, len(p.cfg.Nodes))
 	for i, city := range p.cfg.Cities {
 		if !p.cfg.hasNode(city) {
 			continue
 		}
-		ports, err := planes.FreePorts(3)
+		ports, err := planes.FreePorts(4)
 		if err != nil {
 			return nil, err
 		}
@@ -122,6 +133,8 @@ func (p *Platform) planNodes() ([]nodePlan, error) {
 			kubeletPort:      ports[0],
 			kubeletHealth:    ports[1],
 			schedulerPort:    ports[2],
+			metricsPort:      ports[3],
+			address:          address,
 			containerdConfig: filepath.Join(dir, "containerd.toml"),
 			kubeletConfig:    filepath.Join(dir, "kubelet.yaml"),
 			cniConfDir:       filepath.Join(dir, "cni"),
@@ -172,6 +185,9 @@ func (p *Platform) startNodes(ctx context.Context) error {
 	}
 	for _, n := range plans {
 		if err := p.startKubeletAndScheduler(ctx, n); err != nil {
+			return err
+		}
+		if err := p.startMetricsServer(ctx, n); err != nil {
 			return err
 		}
 	}
@@ -251,6 +267,11 @@ func (p *Platform) startKubeletAndScheduler(ctx context.Context, n nodePlan) err
 	}
 	kubeletKubeconfig := filepath.Join(n.Dir, "kubelet.kubeconfig")
 	if err := writePlaneKubeconfig(pl, kubeletKubeconfig, "system:node:"+n.Name, nodeGroup); err != nil {
+		return err
+	}
+	// Its serving certificate names the node's address: metrics-server
+	// verifies it against the platform CA.
+	if _, _, err := p.writeServingCert(kubeletServingDir(n), n.Name, n.address); err != nil {
 		return err
 	}
 	if err := writeFile(n.kubeletConfig, kubeletConfig(n, p.env.CAPath())); err != nil {
@@ -411,16 +432,23 @@ func cniConfig(n nodePlan) string {
 `, n.Bridge, n.Bridge, n.PodCIDR, filepath.Join(n.Dir, "cni-ipam"))
 }
 
-// kubeletConfig is a node's kubelet configuration: loopback only, its
-// containerd, cgroupfs without per-QoS cgroups, no swap check, and
-// eviction and image garbage collection out of the way of a shared
-// development machine.
+// kubeletServingDir holds a node's kubelet serving certificate, tls.crt and
+// tls.key.
+func kubeletServingDir(n nodePlan) string { return filepath.Join(n.Dir, "serving") }
+
+// kubeletConfig is a node's kubelet configuration: its API on the node's
+// address only (clients need a certificate of the platform CA), health on
+// loopback, its containerd, cgroupfs without per-QoS cgroups, no swap
+// check, and eviction and image garbage collection out of the way of a
+// shared development machine.
 func kubeletConfig(n nodePlan, caPath string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: %[6]s
 port: %[1]d
 readOnlyPort: 0
+tlsCertFile: %[7]q
+tlsPrivateKeyFile: %[8]q
 healthzBindAddress: 127.0.0.1
 healthzPort: %[2]d
 authentication:
@@ -455,7 +483,8 @@ nodeStatusUpdateFrequency: 2s
 nodeStatusReportFrequency: 10s
 syncFrequency: 10s
 fileCheckFrequency: 20s
-`, n.kubeletPort, n.kubeletHealth, caPath, n.Socket, n.PodCIDR)
+`, n.kubeletPort, n.kubeletHealth, caPath, n.Socket, n.PodCIDR, n.address,
+		filepath.Join(kubeletServingDir(n), "tls.crt"), filepath.Join(kubeletServingDir(n), "tls.key"))
 }
 
 // hostIP is this machine's first IPv4 address that is neither loopback nor

@@ -39,7 +39,7 @@ func TestANodesConfigurationsNameItsOwnDirectoriesSocketAndRange(t *testing.T) {
 	n := nodePlan{
 		NodeRecord: NodeRecord{Name: "node-dfw", City: "DFW", Dir: "/s/nodes/dfw", Socket: "/run/compute-local-1/dfw.sock",
 			RuncRoot: "/s/nodes/dfw/runc", Bridge: "compute-dfw", PodCIDR: "10.244.1.0/24"},
-		kubeletPort: 10250, kubeletHealth: 10248, cniConfDir: "/s/nodes/dfw/cni",
+		kubeletPort: 10250, kubeletHealth: 10248, cniConfDir: "/s/nodes/dfw/cni", address: "192.0.2.7",
 	}
 	var cni struct {
 		Plugins []struct {
@@ -63,7 +63,8 @@ func TestANodesConfigurationsNameItsOwnDirectoriesSocketAndRange(t *testing.T) {
 	}
 	for k, want := range map[string]any{
 		"containerRuntimeEndpoint": "unix:///run/compute-local-1/dfw.sock", "cgroupsPerQOS": false, "failCgroupV1": false,
-		"podCIDR": "10.244.1.0/24", "address": "127.0.0.1", "port": float64(10250), "healthzPort": float64(10248),
+		"podCIDR": "10.244.1.0/24", "address": "192.0.2.7", "port": float64(10250), "healthzPort": float64(10248),
+		"healthzBindAddress": "127.0.0.1", "tlsCertFile": "/s/nodes/dfw/serving/tls.crt", "tlsPrivateKeyFile": "/s/nodes/dfw/serving/tls.key",
 	} {
 		if kubelet[k] != want {
 			t.Errorf("kubelet %s = %v, want %v", k, kubelet[k], want)

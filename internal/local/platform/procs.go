@@ -57,7 +57,8 @@ func stopTier(c ComponentRecord) int {
 		return 1
 	case strings.HasPrefix(c.Name, "kube-controller-manager-"):
 		return 2
-	case strings.HasPrefix(c.Name, "karmada-aggregated-apiserver"), strings.HasPrefix(c.Name, "karmada-webhook"):
+	case strings.HasPrefix(c.Name, "karmada-aggregated-apiserver"), strings.HasPrefix(c.Name, "karmada-webhook"),
+		strings.HasPrefix(c.Name, componentMetricsServer+"-"):
 		return 3
 	default:
 		return 4

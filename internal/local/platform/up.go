@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,35 +222,14 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 		Aggregation:       true,
 	})
 	for _, city := range p.cfg.Cities {
-		name := CellPlane(city)
-		token, err := newToken()
-		if err != nil {
-			return nil, err
-		}
-		p.tokens[name] = token
-		tokenFile := filepath.Join(p.cfg.StateDir, "karmada", "tokens", name+".csv")
-		if err := writeTokenFile(tokenFile, token); err != nil {
-			return nil, fmt.Errorf("failed to write the token file of %s: %w", name, err)
-		}
 		cellCRDs := []string{computeCRDs}
 		if p.cfg.networkingIntegration() {
 			// The networking contract's kinds (NetworkBinding, …).
 			cellCRDs = append(cellCRDs, externalCRDs)
 		}
-		spec := planes.PlaneSpec{
-			Name:              name,
-			ControllerManager: true,
-			CRDDirs:           cellCRDs,
-			// Karmada's push mode authenticates to members with a bearer
-			// token only.
-			ExtraArgs: map[string]string{"token-auth-file": tokenFile},
-		}
-		if p.cfg.hasNode(city) {
-			// A node that stops reporting is marked NotReady, and its Pods
-			// not Ready, within nodeMonitorGracePeriod.
-			// Deployments and ReplicaSets are for people trying things on
-			// the node, and the runtime benchmark's baseline.
-			spec.Controllers = append(slices.Clone(planes.DefaultControllers), "nodelifecycle", "deployment", "replicaset")
+		spec, err := p.cellSpec(city, cellCRDs)
+		if err != nil {
+			return nil, err
 		}
 		specs = append(specs, spec)
 	}
@@ -266,8 +246,38 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 			specs[i].ControllerManagerArgs["node-monitor-grace-period"] = nodeMonitorGracePeriod.String()
 			specs[i].ControllerManagerArgs["node-monitor-period"] = "2s"
 		}
+		if slices.Contains(specs[i].Controllers, hpaController) {
+			maps.Copy(specs[i].ControllerManagerArgs, hpaControllerArgs)
+		}
 	}
 	return specs, nil
+}
+
+// cellSpec describes a city's cell plane and writes the token Karmada
+// reaches it with.
+func (p *Platform) cellSpec(city string, crdDirs []string) (planes.PlaneSpec, error) {
+	name := CellPlane(city)
+	token, err := newToken()
+	if err != nil {
+		return planes.PlaneSpec{}, err
+	}
+	p.tokens[name] = token
+	tokenFile := filepath.Join(p.cfg.StateDir, "karmada", "tokens", name+".csv")
+	if err := writeTokenFile(tokenFile, token); err != nil {
+		return planes.PlaneSpec{}, fmt.Errorf("failed to write the token file of %s: %w", name, err)
+	}
+	node := p.cfg.hasNode(city)
+	return planes.PlaneSpec{
+		Name:        name,
+		Controllers: cellControllers(node),
+		CRDDirs:     crdDirs,
+		// A cell with a real node serves metrics.k8s.io through its
+		// aggregator (metrics-server).
+		Aggregation: node,
+		// Karmada's push mode authenticates to members with a bearer
+		// token only.
+		ExtraArgs: map[string]string{"token-auth-file": tokenFile},
+	}, nil
 }
 
 // seedProjects creates Locations and LocationBindings in every project.
@@ -325,7 +335,15 @@ func (p *Platform) planeRecord(name, role, project, city string) PlaneRecord {
 // (over HTTPS with a certificate of its own making when selfSigned), and
 // records it.
 func (p *Platform) startComponent(ctx context.Context, spec planes.ComponentSpec, health string, selfSigned bool) error {
-	spec.Ready = func(ctx context.Context) (bool, error) { return p.prober.probe(ctx, health, selfSigned) }
+	return p.startComponentUntil(ctx, spec, health, health, selfSigned)
+}
+
+// startComponentUntil starts a component, waits until started answers 200
+// and records health as its readiness endpoint: for a component whose
+// readiness comes later than Up needs to wait for (metrics-server's, after
+// its second scrape).
+func (p *Platform) startComponentUntil(ctx context.Context, spec planes.ComponentSpec, started, health string, selfSigned bool) error {
+	spec.Ready = func(ctx context.Context) (bool, error) { return p.prober.probe(ctx, started, selfSigned) }
 	spec.Timeout = p.cfg.Timeout
 	proc, err := p.env.StartComponent(ctx, spec)
 	if err != nil {
