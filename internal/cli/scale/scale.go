@@ -1,11 +1,16 @@
-// Package scale implements `datumctl compute scale NAME --min N [--city C]`.
+// Package scale implements `datumctl compute scale NAME --min N [--city C]`
+// and `scale NAME --min N --max M --cpu P` (autoscaling).
 //
 // Without --city it sets minReplicas of the workload's placements (all of
 // them, or the one named by --placement): N instances in every city. With
 // --city it sets the replicas of that one city through the scale
 // subresource of the city's WorkloadDeployment, an override the
-// Reconciler is the WorkloadReconciler: it keeps across reconciles; a later scale without --city
+// WorkloadReconciler keeps across reconciles; a later scale without --city
 // clears the overrides of the placements it scales.
+//
+// --max, --cpu and --memory edit the placements' autoscaling (maxReplicas
+// and the cpu and memory utilization targets), --no-autoscale removes it;
+// they apply to every city of a placement, never with --city.
 package scale
 
 import (
@@ -41,6 +46,8 @@ type Options struct {
 	// DryRun is --dry-run: none, client (say what would change and stop)
 	// or server (also have the server check it without storing it).
 	DryRun string
+	// Autoscale are --max, --cpu, --memory and --no-autoscale.
+	Autoscale
 
 	minSet bool
 }
@@ -55,17 +62,23 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), wait.DefaultTimeout)}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
-		Use:   "scale NAME --min N",
-		Short: "Change how many instances a workload runs per city",
+		Use:   "scale NAME --min N [--max M --cpu PERCENT]",
+		Short: "Change how many instances a workload runs per city, or how it autoscales",
 		Long: "Set the number of instances per city. Without --city every city of the workload (or of --placement)\n" +
 			"runs N instances; with --city only that city changes, and keeps its number until the next scale\n" +
-			"without --city.",
+			"without --city.\n\n" +
+			"--max and --cpu (or --memory) autoscale each city of the placements between --min and --max\n" +
+			"instances on the Instances' average cpu (or memory) utilization, in percent of their requests;\n" +
+			"each flag changes only what it names. --no-autoscale removes autoscaling: every city runs --min\n" +
+			"instances again. `status` shows each city's autoscaler.",
 		Example: "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait\n" +
-			"  datumctl compute scale web --replicas 2 --dry-run=server",
+			"  datumctl compute scale web --replicas 2 --dry-run=server\n" +
+			"  datumctl compute scale web --min 1 --max 4 --cpu 50\n  datumctl compute scale web --no-autoscale --min 2",
 	}, o, o.Output)
-	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city (required).")
+	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city; while autoscaling, the fewest.")
 	// kubectl users type --replicas; it means the same here.
 	cmd.Flags().Int32Var(&o.Min, "replicas", 0, "Same as --min (kubectl's name for it).")
+	o.Autoscale.addFlags(cmd)
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	o.AddCityFlag(cmd, f, "Scale only this city (a city code such as DFW).")
 	cmd.Flags().StringVar(&o.Placement, "placement", "", "Scale only this placement (needed when a city is in several).")
@@ -81,16 +94,25 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 		return cmdutil.UsageErrorf("--replicas is another name for --min: give one of them")
 	}
 	o.minSet = cmd.Flags().Changed("min") || cmd.Flags().Changed("replicas")
+	o.Autoscale.complete(cmd)
 	return o.WorkloadRef.Complete(cmd, args)
 }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
 	switch {
-	case !o.minSet:
-		return cmdutil.UsageErrorf("scale needs --min (or --replicas): the number of instances per city, e.g. --min 3")
-	case o.Min < 0 || o.Min > MaxReplicas:
+	case !o.minSet && !o.Autoscale.set():
+		return cmdutil.UsageErrorf("scale needs --min (or --replicas): the number of instances per city, e.g. --min 3; " +
+			"or --max, --cpu, --memory or --no-autoscale to change autoscaling")
+	case o.minSet && (o.Min < 0 || o.Min > MaxReplicas):
 		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", MaxReplicas, o.Min)
+	case o.City != "" && o.Autoscale.set():
+		return cmdutil.UsageErrorf("--max, --cpu, --memory and --no-autoscale change the autoscaling of every city of a placement: drop --city")
+	case o.minSet && o.maxSet && o.Min > o.Max:
+		return cmdutil.UsageErrorf("--min %d is above --max %d", o.Min, o.Max)
+	}
+	if err := o.Autoscale.validate(); err != nil {
+		return err
 	}
 	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
 		return err
@@ -131,19 +153,21 @@ func (o *Options) scalePlacements(ctx context.Context, c *cmdutil.Clients, w *co
 	scaled := make([]string, 0, len(updated.Spec.Placements))
 	var patch cmdutil.JSONPatch
 	patch.GuardGeneration(w.Generation)
+	var autoscaled []string
 	for i := range updated.Spec.Placements {
 		p := &updated.Spec.Placements[i]
 		if o.Placement != "" && p.Name != o.Placement {
 			continue
 		}
-		if m := p.ScaleSettings.MaxReplicas; m != nil && o.Min > *m {
-			return "", nil, cmdutil.WithHints(cmdutil.Failf("--min %d is above maxReplicas %d of placement %s", o.Min, *m, p.Name),
-				"Raise maxReplicas in the workload manifest and deploy it with: "+o.Factory.Cmd("deploy -f workload.yaml"))
-		}
-		p.ScaleSettings.MinReplicas = o.Min
 		patch.Test(fmt.Sprintf("/spec/placements/%d/name", i), p.Name)
-		patch.Replace(fmt.Sprintf("/spec/placements/%d/scaleSettings/minReplicas", i), o.Min)
-		scaled = append(scaled, p.Name)
+		if err := o.edit(p, &patch, fmt.Sprintf("/spec/placements/%d/scaleSettings", i)); err != nil {
+			return "", nil, err
+		}
+		if p.ScaleSettings.Autoscales() {
+			autoscaled = append(autoscaled, p.Name)
+		} else {
+			scaled = append(scaled, p.Name)
+		}
 	}
 	result := updated
 	if o.DryRun != cmdutil.DryRunClient {
@@ -154,12 +178,16 @@ func (o *Options) scalePlacements(ctx context.Context, c *cmdutil.Clients, w *co
 			return "", nil, o.PatchError(err, " while scaling", "scale workload "+o.Name)
 		}
 	}
-	cleared, err := cmdutil.ClearReplicaOverrides(ctx, c, w, scaled, o.DryRun)
-	if err != nil {
-		return "", nil, err
+	var cleared []string
+	if o.minSet || o.NoAutoscale {
+		// A city's own number gives way to the placement's; an
+		// autoscaled city's number is its autoscaler's.
+		var err error
+		if cleared, err = cmdutil.ClearReplicaOverrides(ctx, c, w, scaled, o.DryRun); err != nil {
+			return "", nil, err
+		}
 	}
-	msg := fmt.Sprintf("%s %s to %s per city in %s.", cmdutil.Would("Scaled", "scale", o.DryRun), o.Name,
-		cmdutil.Plural(int(o.Min), "instance", "instances"), cmdutil.JoinCities(citiesOf(updated, scaled)))
+	msg := o.describe(updated, scaled, autoscaled)
 	if len(cleared) > 0 {
 		msg += fmt.Sprintf(" %s no longer keep their own number of instances.", cmdutil.JoinCities(cleared))
 		if o.DryRun != cmdutil.DryRunNone {

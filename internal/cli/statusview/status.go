@@ -44,6 +44,9 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"Suspending, Suspended: the management plane's verdict, status.health), its image and current\n" +
 			"revision, a table of its cities with ready and up-to-date instances and the state the management\n" +
 			"plane gives each, and every reason an instance is not serving, with the next step to take.\n" +
+			"For a placement that autoscales, each city's autoscaler: its bounds, current and desired instances\n" +
+			"and each metric against its target (\"autoscaling 1–4, 3 replicas, cpu 72%/50%\"), and why it\n" +
+			"cannot scale (AutoscalingReady False) or is held at a bound (AutoscalingLimited True).\n" +
 			"--watch keeps the view up to date until Ctrl-C or --timeout.",
 		Example: "  datumctl compute status web\n  datumctl compute status web --watch\n  datumctl compute status web -o json",
 	}, o, o.Output)

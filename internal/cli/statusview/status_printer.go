@@ -54,6 +54,9 @@ type View struct {
 	Cities []view.City `json:"cities"`
 	// Blockers are the reasons instances do not serve, worst first.
 	Blockers []Blocker `json:"blockers,omitempty"`
+	// Autoscaling are the placements that autoscale, with their
+	// conditions.
+	Autoscaling []Autoscaling `json:"autoscaling,omitempty"`
 }
 
 // Blocker is a reason something does not serve, with the next steps.
@@ -112,6 +115,7 @@ func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 		v.Blockers = append(v.Blockers, Blocker{City: c.City, Status: c.State, Reason: c.Reason, Message: c.Message,
 			NextSteps: nextSteps(hints, c.City, c.Reason, seen)})
 	}
+	v.Autoscaling = autoscalingOf(w, hints, seen)
 	return v
 }
 
@@ -236,6 +240,7 @@ func (v *View) lines(terminal bool, width int) []string {
 		_ = v.CityTable().Render(&tb, true, width)
 		out = append(out, strings.Split(strings.TrimRight(tb.String(), "\n"), "\n")...)
 	}
+	out = append(out, v.autoscalingLines()...)
 	if len(v.Blockers) > 0 {
 		out = append(out, "", "Blocking:")
 		for _, b := range v.Blockers {

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
@@ -103,4 +104,49 @@ func TestStatusShowsARetiringInstanceType(t *testing.T) {
 	if !strings.Contains(js.String(), `"instanceType": {`) || !strings.Contains(js.String(), "please migrate to 'datumcloud-d1-standard-16'") {
 		t.Errorf("-o json lacks the instance type condition:\n%s", js.String())
 	}
+}
+
+// autoscaled is web autoscaling 1–4 at 50 % cpu in its three cities:
+// DFW at 3 replicas and 72 %, LHR scaling from 1 to 2, SIN in a cell
+// without metrics (the placement's AutoscalingReady False, with the
+// registry's next step).
+func autoscaled() view.Snapshot {
+	s := snapshot(nil)
+	w := s.Workload
+	w.Spec.Placements[0].ScaleSettings = computev1alpha.HorizontalScaleSettings{MinReplicas: 1, MaxReplicas: ptr.To[int32](4),
+		Metrics: []computev1alpha.MetricSpec{{Resource: &computev1alpha.ResourceMetricSource{Name: "cpu",
+			Target: computev1alpha.MetricTarget{AverageUtilization: ptr.To[int32](50)}}}}}
+	cpu := func(current *int32) []computev1alpha.AutoscalingMetricStatus {
+		return []computev1alpha.AutoscalingMetricStatus{{Name: "cpu", Target: w.Spec.Placements[0].ScaleSettings.Metrics[0].Resource.Target,
+			CurrentAverageUtilization: current}}
+	}
+	reports := map[string]*computev1alpha.AutoscalingStatus{
+		"DFW": {MinReplicas: 1, MaxReplicas: 4, DesiredReplicas: 3, CurrentReplicas: 3, Metrics: cpu(ptr.To[int32](72))},
+		"LHR": {MinReplicas: 1, MaxReplicas: 4, DesiredReplicas: 2, CurrentReplicas: 1, Metrics: cpu(ptr.To[int32](95))},
+		"SIN": {MinReplicas: 1, MaxReplicas: 4, DesiredReplicas: 1, CurrentReplicas: 1, Metrics: cpu(nil)},
+	}
+	ps := &w.Status.Placements[0]
+	for i := range ps.Cities {
+		ps.Cities[i].Autoscaling = reports[ps.Cities[i].CityCode]
+	}
+	ps.Conditions = append(ps.Conditions,
+		metav1.Condition{Type: computev1alpha.ConditionAutoscalingReady, Status: metav1.ConditionFalse, Reason: computev1alpha.ReasonMetricsUnavailable,
+			Message: "SIN: the SIN cell serves no resource metrics; the deployment is held at minReplicas"},
+		metav1.Condition{Type: computev1alpha.ConditionAutoscalingLimited, Status: metav1.ConditionFalse, Reason: computev1alpha.ReasonWithinScalingLimits,
+			Message: "within minReplicas and maxReplicas in DFW, LHR, SIN"})
+	return s
+}
+
+func TestStatusShowsEachCitysAutoscaler(t *testing.T) {
+	v := Build(autoscaled(), cmd)
+	var b strings.Builder
+	if err := v.Render(&b, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Golden(t, "status-autoscaling-pipe", b.String())
+	var js strings.Builder
+	if err := cmdutil.PrintView(&js, cmdutil.OutputJSON, v); err != nil {
+		t.Fatal(err)
+	}
+	clitest.Golden(t, "status-autoscaling-json", js.String())
 }

@@ -104,6 +104,10 @@ type City struct {
 	// city it runs replicas for.
 	Failover    *computev1alpha.CityFailoverStatus `json:"failover,omitempty"`
 	FailoverFor string                             `json:"failoverFor,omitempty"`
+	// Autoscaling is what the city's autoscaler reports (bounds,
+	// desired and current replicas, each metric against its target),
+	// while its placement autoscales.
+	Autoscaling *computev1alpha.AutoscalingStatus `json:"autoscaling,omitempty"`
 }
 
 // StateText is the city's state with its failover, for a table.
@@ -226,7 +230,8 @@ func readCity(placement string, cs computev1alpha.WorkloadCityStatus, exp Expect
 		Desired: cs.DesiredReplicas, Ready: cs.ReadyReplicas, Updated: cs.UpdatedReplicas, Replicas: cs.Replicas,
 		Status: cs.State, Reason: cs.Reason, Message: cs.Message, NotReady: cs.NotReady.DeepCopy(),
 		Wave: cs.Wave, Revision: cs.Revision, Rollout: string(cs.Rollout), Failover: cs.Failover.DeepCopy(),
-		Done: cs.State.Done(), Failed: cs.State == computev1alpha.CityStateFailed}
+		Autoscaling: cs.Autoscaling.DeepCopy(),
+		Done:        cs.State.Done(), Failed: cs.State == computev1alpha.CityStateFailed}
 	if cs.FailoverFor != nil {
 		c.FailoverFor = cs.FailoverFor.CityCode
 	}
