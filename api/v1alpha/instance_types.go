@@ -215,6 +215,25 @@ type SandboxContainer struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=32
 	Ports []NamedPort `json:"ports,omitempty"`
+
+	// ReadinessProbe says when the container is ready to serve: until it
+	// passes, and whenever it fails, the instance is not Available (and
+	// not Ready), so rollouts, waves and failover wait on it. compute's
+	// extension of Datum's API.
+	//
+	// +optional
+	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
+
+	// LivenessProbe restarts the container when it fails.
+	//
+	// +optional
+	LivenessProbe *Probe `json:"livenessProbe,omitempty"`
+
+	// StartupProbe holds the other probes until it passes once; failing,
+	// it restarts the container.
+	//
+	// +optional
+	StartupProbe *Probe `json:"startupProbe,omitempty"`
 }
 
 // EnvVar is an environment variable: a literal value or a value read from

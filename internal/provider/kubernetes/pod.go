@@ -194,6 +194,9 @@ func container(c *computev1alpha.SandboxContainer, volumes map[string]corev1.Vol
 		}
 		out.VolumeMounts = append(out.VolumeMounts, corev1.VolumeMount{Name: a.Name, MountPath: *a.MountPath, ReadOnly: true})
 	}
+	if err := probes(c, &out); err != nil {
+		return corev1.Container{}, err
+	}
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -256,6 +257,39 @@ func TestPodForEnvFromSecurityContextAndClass(t *testing.T) {
 	}
 }
 
+func TestPodForProbes(t *testing.T) {
+	inst := makeInst().first(func(c *computev1alpha.SandboxContainer) {
+		c.Ports = []computev1alpha.NamedPort{{Name: "http", Port: 8080}}
+		c.ReadinessProbe = &computev1alpha.Probe{HTTPGet: &computev1alpha.HTTPGetProbe{Path: "/healthz", Port: intstr.FromString("http"),
+			HTTPHeaders: []corev1.HTTPHeader{{Name: "X-Probe", Value: "1"}}}, PeriodSeconds: 2, FailureThreshold: 1}
+		c.LivenessProbe = &computev1alpha.Probe{TCPSocket: &computev1alpha.TCPSocketProbe{Port: intstr.FromInt32(8080)},
+			InitialDelaySeconds: 5, TerminationGracePeriodSeconds: ptr.To[int64](3)}
+		c.StartupProbe = &computev1alpha.Probe{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/started"}}, FailureThreshold: 30}
+	}).build()
+	pod, err := podFor(inst, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pod.Spec.Containers[0]
+	want := []*corev1.Probe{
+		{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080),
+			HTTPHeaders: []corev1.HTTPHeader{{Name: "X-Probe", Value: "1"}}}}, PeriodSeconds: 2, FailureThreshold: 1},
+		{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
+			InitialDelaySeconds: 5, TerminationGracePeriodSeconds: ptr.To[int64](3)},
+		{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/started"}}}, FailureThreshold: 30},
+	}
+	if diff := cmp.Diff(want, []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe}); diff != "" {
+		t.Errorf("probes, the port name resolved to its number and never a host (-want +got):\n%s", diff)
+	}
+	plain, err := podFor(makeInst().build(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := plain.Spec.Containers[0]; p.ReadinessProbe != nil || p.LivenessProbe != nil || p.StartupProbe != nil {
+		t.Errorf("a container without probes got some: %+v %+v %+v", p.ReadinessProbe, p.LivenessProbe, p.StartupProbe)
+	}
+}
+
 func TestPodForRefuses(t *testing.T) {
 	tests := map[string]struct {
 		inst *computev1alpha.Instance
@@ -310,6 +344,18 @@ func TestPodForRefuses(t *testing.T) {
 				c.SecurityContext = &computev1alpha.SecurityContext{SeccompProfile: &computev1alpha.SeccompProfile{Type: computev1alpha.SeccompProfileTypeUnconfined}}
 			}).build(),
 			want: `container "app" asks for seccomp profile Unconfined`,
+		},
+		"a probe on a port the container does not declare": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.ReadinessProbe = &computev1alpha.Probe{TCPSocket: &computev1alpha.TCPSocketProbe{Port: intstr.FromString("admin")}}
+			}).build(),
+			want: `the readiness probe of container "app" names port "admin", which the container does not declare`,
+		},
+		"a probe with no check": {
+			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {
+				c.LivenessProbe = &computev1alpha.Probe{PeriodSeconds: 3}
+			}).build(),
+			want: `container "app" has a liveness probe with no check`,
 		},
 		"a mount of a volume that does not exist": {
 			inst: makeInst().first(func(c *computev1alpha.SandboxContainer) {

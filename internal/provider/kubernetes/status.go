@@ -158,7 +158,9 @@ func podConditions(pod *corev1.Pod) (programmed, available metav1.Condition) {
 			fmt.Sprintf("the pod is running and ready on node %s", node))
 	case pod.Status.Phase == corev1.PodRunning:
 		msg := "the pod is running but not ready"
-		if ready != nil && ready.Message != "" {
+		if probing := unreadyProbed(pod); probing != "" {
+			msg += ": the readiness probe of " + probing + " does not pass (yet)"
+		} else if ready != nil && ready.Message != "" {
 			msg += ": " + ready.Message
 		}
 		return programmed, condition(computev1alpha.ConditionAvailable, metav1.ConditionFalse, computev1alpha.ReasonNotAvailable, msg)
@@ -412,4 +414,20 @@ func refused(msg string) outcome {
 // condition builds a provider condition.
 func condition(typ string, st metav1.ConditionStatus, reason, msg string) metav1.Condition {
 	return metav1.Condition{Type: typ, Status: st, Reason: reason, Message: msg}
+}
+
+// unreadyProbed names the running containers of a Pod that have a
+// readiness probe and are not ready, comma-separated; empty for none.
+func unreadyProbed(pod *corev1.Pod) string {
+	probed := map[string]bool{}
+	for _, c := range pod.Spec.Containers {
+		probed[c.Name] = c.ReadinessProbe != nil
+	}
+	var names []string
+	for _, cs := range pod.Status.ContainerStatuses {
+		if probed[cs.Name] && !cs.Ready && cs.State.Running != nil {
+			names = append(names, "container "+cs.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }

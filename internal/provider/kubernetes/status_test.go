@@ -193,6 +193,13 @@ func TestPodConditions(t *testing.T) {
 			want: want{programmed: "True/Programmed", available: "False/NotAvailable",
 				says: []string{"the pod is running but not ready: containers with unready status: [app]"}},
 		},
+		"running, not ready, with a readiness probe: the probe is named": {
+			pod: makePod().on("node-a").running(false).with(func(p *corev1.Pod) {
+				p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{}}}
+			}).build(),
+			want: want{programmed: "True/Programmed", available: "False/NotAvailable",
+				says: []string{"the pod is running but not ready: the readiness probe of container app does not pass (yet)"}},
+		},
 		"the node lifecycle controller turned Ready False: the node is not reachable": {
 			pod:  makePod().on("node-a").running(true).readyCondition(corev1.ConditionFalse, "").build(),
 			want: want{programmed: "True/Programmed", available: "False/NodeUnreachable", says: []string{"node node-a is not reachable"}},

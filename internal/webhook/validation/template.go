@@ -165,6 +165,7 @@ func validateSandbox(sb *computev1alpha.SandboxRuntime, p *field.Path, volumes m
 			errs = append(errs, validateContainerResources(r, ip.Child("resources"))...)
 		}
 		errs = append(errs, ports.validate(c.Ports, ip.Child("ports"), "container "+c.Name)...)
+		errs = append(errs, validateProbes(c, ip)...)
 		errs = append(errs, validateMounts(c.VolumeAttachments, ip.Child("volumeAttachments"), volumes)...)
 	}
 
