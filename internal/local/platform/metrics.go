@@ -90,9 +90,13 @@ func metricsServerObjects(port int, caBundle string) ([]*unstructured.Unstructur
 
 // startMetricsServer starts the metrics-server of a node's cell, registers
 // it and waits until the cell's aggregator reports the APIService
-// Available. It is recorded ready once it has scraped the kubelet twice
-// (its /readyz), which takes one metricResolution: up does not wait for
-// that, `start` and `status` do.
+// Available.
+//
+// Its readiness endpoint is /livez: serving, its informers synced and its
+// scrape loop on time. Its own /readyz also wants two scrapes with data,
+// 15 to 30 s after it starts, which Up would otherwise wait for (the first
+// rates come then whatever Up does) and `status` would call a problem
+// after every `up`.
 func (p *Platform) startMetricsServer(ctx context.Context, n nodePlan) error {
 	binary, err := toolchain.Path(toolchain.MetricsServer)
 	if err != nil {
@@ -120,11 +124,10 @@ func (p *Platform) startMetricsServer(ctx context.Context, n nodePlan) error {
 			return fmt.Errorf("%s: %w", n.cell, err)
 		}
 	}
-	base := "https://" + hostPort(n.metricsPort)
-	if err := p.startComponentUntil(ctx, planes.ComponentSpec{
+	if err := p.startComponent(ctx, planes.ComponentSpec{
 		Name: metricsServerComponent(n.City), Plane: n.cell, Binary: binary, Port: n.metricsPort,
 		Args: metricsServerArgs(files, n.metricsPort),
-	}, base+"/livez", base+"/readyz", false); err != nil {
+	}, "https://"+hostPort(n.metricsPort)+"/livez", false); err != nil {
 		return err
 	}
 	if err := p.waitMetricsAPIAvailable(ctx, c, n); err != nil {

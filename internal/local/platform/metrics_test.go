@@ -60,9 +60,9 @@ func TestMetricsServerIsRegisteredAsTheMetricsAPIWithItsRBAC(t *testing.T) {
 		}
 	}
 	want := map[string]bool{
-		"ClusterRole system:aggregated-metrics-reader":           true,
-		"ClusterRole system:metrics-server":                      true,
-		"ClusterRoleBinding system:metrics-server":               true,
+		"ClusterRole system:aggregated-metrics-reader":            true,
+		"ClusterRole system:metrics-server":                       true,
+		"ClusterRoleBinding system:metrics-server":                true,
 		"ClusterRoleBinding metrics-server:system:auth-delegator": true,
 		"RoleBinding kube-system/metrics-server-auth-reader":      true,
 		"Service kube-system/metrics-server":                      true,

@@ -335,15 +335,7 @@ func (p *Platform) planeRecord(name, role, project, city string) PlaneRecord {
 // (over HTTPS with a certificate of its own making when selfSigned), and
 // records it.
 func (p *Platform) startComponent(ctx context.Context, spec planes.ComponentSpec, health string, selfSigned bool) error {
-	return p.startComponentUntil(ctx, spec, health, health, selfSigned)
-}
-
-// startComponentUntil starts a component, waits until started answers 200
-// and records health as its readiness endpoint: for a component whose
-// readiness comes later than Up needs to wait for (metrics-server's, after
-// its second scrape).
-func (p *Platform) startComponentUntil(ctx context.Context, spec planes.ComponentSpec, started, health string, selfSigned bool) error {
-	spec.Ready = func(ctx context.Context) (bool, error) { return p.prober.probe(ctx, started, selfSigned) }
+	spec.Ready = func(ctx context.Context) (bool, error) { return p.prober.probe(ctx, health, selfSigned) }
 	spec.Timeout = p.cfg.Timeout
 	proc, err := p.env.StartComponent(ctx, spec)
 	if err != nil {
