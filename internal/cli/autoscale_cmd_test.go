@@ -42,6 +42,12 @@ func TestScaleTurnsAutoscalingOnAndOff(t *testing.T) {
 	}
 	mustContain(t, "status", status.Stdout, "Autoscaling:\n", "  DFW: autoscaling 1–4", "  LHR: autoscaling 1–4")
 
+	// One city's count is its autoscaler's.
+	if res = h.Run(main, clitest.RunOptions{}, "scale", "web", "--city", "DFW", "--min", "3"); res.Code != cmdutil.ExitFailure {
+		t.Errorf("scale --city on an autoscaling placement: exit %d, want %d: %s", res.Code, cmdutil.ExitFailure, res.Stderr)
+	}
+	mustContain(t, "stderr", res.Stderr, "placement default autoscales DFW between 1 and 4 instances", "--no-autoscale")
+
 	res = h.Run(main, clitest.RunOptions{}, "scale", "web", "--memory", "80")
 	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("--memory: exit %d: %s", res.Code, res.Stderr)

@@ -70,7 +70,8 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"--max and --cpu (or --memory) autoscale each city of the placements between --min and --max\n" +
 			"instances on the Instances' average cpu (or memory) utilization, in percent of their requests;\n" +
 			"each flag changes only what it names. --no-autoscale removes autoscaling: every city runs --min\n" +
-			"instances again. `status` shows each city's autoscaler.",
+			"instances again. While a placement autoscales, --city is refused: the city's count is its\n" +
+			"autoscaler's. `status` shows each city's autoscaler.",
 		Example: "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait\n" +
 			"  datumctl compute scale web --replicas 2 --dry-run=server\n" +
 			"  datumctl compute scale web --min 1 --max 4 --cpu 50\n  datumctl compute scale web --no-autoscale --min 2",
@@ -228,6 +229,12 @@ func (o *Options) scaleCity(ctx context.Context, c *cmdutil.Clients, w *computev
 		return "", nil, cmdutil.UsageErrorf("%s runs in %s in placements %s: choose one with --placement", o.Name, o.City, strings.Join(names, ", "))
 	}
 	wd := match[0]
+	if s := placementSettings(w, wd); s.Autoscales() {
+		return "", nil, cmdutil.WithHints(cmdutil.Failf("placement %s autoscales %s between %d and %d instances: its autoscaler sets the count",
+			wd.Spec.PlacementName, o.City, s.MinReplicas, *s.MaxReplicas),
+			"Change the bounds of every city with: "+o.Factory.Cmd("scale %s --min N --max M", o.Name),
+			"Or stop autoscaling with: "+o.Factory.Cmd("scale %s --no-autoscale --min N", o.Name))
+	}
 	if m := wd.Spec.ScaleSettings.MaxReplicas; m != nil && o.Min > *m {
 		return "", nil, cmdutil.Failf("--min %d is above maxReplicas %d of placement %s", o.Min, *m, wd.Spec.PlacementName)
 	}
@@ -264,4 +271,15 @@ func placementNames(w *computev1alpha.Workload) string {
 		names = append(names, p.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// placementSettings are the scale settings of wd's placement as the
+// workload asks them now (the deployment may not carry them yet).
+func placementSettings(w *computev1alpha.Workload, wd *computev1alpha.WorkloadDeployment) computev1alpha.HorizontalScaleSettings {
+	for _, p := range w.Spec.Placements {
+		if p.Name == wd.Spec.PlacementName {
+			return p.ScaleSettings
+		}
+	}
+	return wd.Spec.ScaleSettings
 }
