@@ -62,19 +62,89 @@ func TestDeployCreatesAWorkloadAndWaitsForEveryCity(t *testing.T) {
 	}
 }
 
+// TestDeployRefusesACityThatIsNotEnabledAndListsTheEnabledOnes runs on the
+// live plane: the server's admission webhooks check the cities, and the
+// CLI names the flag that set the field the server refused.
 func TestDeployRefusesACityThatIsNotEnabledAndListsTheEnabledOnes(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.BindCities("DFW", "LHR")
+	h := live(t, clilive.Plenty)
 
-	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,SIN")
-	if res.Code != cmdutil.ExitFailure {
-		t.Fatalf("exit %d, want 1: %+v", res.Code, res)
+	for _, dryRun := range []string{"none", "server"} {
+		res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,NRT", "--dry-run="+dryRun)
+		if res.Code != cmdutil.ExitFailure {
+			t.Fatalf("--dry-run=%s: exit %d, want 1: %+v", dryRun, res.Code, res)
+		}
+		mustContain(t, "stderr", res.Stderr, "Error: workload web is not valid:\n  --city NRT: city NRT is not enabled for this project; enabled cities: DFW, LHR, SIN")
 	}
-	mustContain(t, "stderr", res.Stderr, "--city SIN: city SIN is not enabled for this project; enabled cities: DFW, LHR")
+	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--instance-type", "datumcloud/d9-huge")
+	if res.Code != cmdutil.ExitFailure {
+		t.Fatalf("an unknown instance type: exit %d, want 1: %+v", res.Code, res)
+	}
+	mustContain(t, "stderr", res.Stderr, "  --instance-type datumcloud/d9-huge: supported values: ", "→ Instance types: ", "(datumctl-compute instance-types)")
 	var list computev1alpha.WorkloadList
 	if err := h.Client.List(context.Background(), &list, client.InNamespace(h.Namespace)); err != nil || len(list.Items) != 0 {
 		t.Errorf("nothing may be created: %v %v", list.Items, err)
+	}
+}
+
+// TestDeployServerDryRunPrintsTheServersDefaultedWorkload runs on the live
+// plane, where admission defaults the workload: the dry run prints what
+// the server would store, and its warnings, and stores nothing.
+func TestDeployServerDryRunPrintsTheServersDefaultedWorkload(t *testing.T) {
+	t.Parallel()
+	h := live(t, clilive.Plenty)
+	if _, err := clitest.EnsureLocation(h.Ctx(), h.Client, "YUL", false); err != nil {
+		t.Fatal(err)
+	}
+	h.BindCities("YUL")
+
+	res := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW,YUL", "--dry-run=server", "-o", "yaml")
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	}
+	mustContain(t, "stderr", res.Stderr, "Create workload web", "DFW ×1, YUL ×1 (2 instances)",
+		"Warning: Location yul (YUL) is bound but not ready", "Server dry run: the server accepted the change; nothing was stored.")
+	// Admission's defaults and its rewrite of cityCodes into a selector.
+	mustContain(t, "stdout", res.Stdout, "revisionHistoryLimit: 10", "instanceManagementPolicy: OrderedReady",
+		"key: topology.datum.net/city-code", "- DFW", "- YUL")
+	if strings.Contains(res.Stdout, "cityCodes") {
+		t.Errorf("the server's answer keeps cityCodes:\n%s", res.Stdout)
+	}
+	var w computev1alpha.Workload
+	if err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w); !apierrors.IsNotFound(err) {
+		t.Fatalf("a server dry run stored the workload: %v", err)
+	}
+}
+
+// TestDeployClientDryRunSendsNothing renders the workload of the flags
+// against a server that cannot be reached.
+func TestDeployClientDryRunSendsNothing(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	kubeconfig := filepath.Join(t.TempDir(), "unreachable.kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: me, user: {token: t}}]
+contexts: [{name: gone, context: {cluster: gone, user: me}}]
+current-context: gone
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := clitest.RunOptions{Factory: func(f *cmdutil.Factory) { f.Kubeconfig = kubeconfig }}
+
+	res := h.Run(main, unreachable, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--dry-run=client", "-o", "yaml")
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	}
+	mustContain(t, "stderr", res.Stderr, "Workload web for namespace "+h.Namespace, "built offline", "cities         DFW ×1 (1 instance)",
+		"Dry run: nothing was changed.")
+	mustContain(t, "stdout", res.Stdout, "kind: Workload", "- cityCodes:\n    - DFW")
+	if bad := h.Run(main, unreachable, "deploy", "web", "--image", "ghcr.io/acme/web:2.0", "--dry-run=client"); bad.Code != cmdutil.ExitUsage {
+		t.Errorf("a change without --city: exit %d, want a usage error: %s", bad.Code, bad.Stderr)
+	}
+	if res := h.Run(main, unreachable, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--dry-run=server"); res.Code != cmdutil.ExitFailure {
+		t.Errorf("--dry-run=server asks the server: exit %d, want 1: %s", res.Code, res.Stderr)
 	}
 }
 
@@ -88,7 +158,8 @@ func TestDeployDryRunShowsThePlanAndChangesNothing(t *testing.T) {
 	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
 	}
-	mustContain(t, "stdout", res.Stdout, "~ image: ghcr.io/acme/web:1.0 → ghcr.io/acme/web:2.0", "+ env MODE: canary", "Dry run: nothing was changed.")
+	mustContain(t, "stdout", res.Stdout, "~ image: ghcr.io/acme/web:1.0 → ghcr.io/acme/web:2.0", "+ env MODE: canary",
+		"Server dry run: the server accepted the change; nothing was stored.")
 	var w computev1alpha.Workload
 	_ = h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "web"}, &w)
 	if img := w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image; img != "ghcr.io/acme/web:1.0" {
@@ -175,14 +246,14 @@ func TestDeployDryRunWithOutputYAMLWritesAManifestToKeep(t *testing.T) {
 	h := harness(t)
 	h.BindCities("DFW")
 
-	dry := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--port", "8080", "--dry-run", "-o", "yaml")
+	dry := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--port", "8080", "--dry-run=client", "-o", "yaml")
 	if dry.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d: %s", dry.Code, dry.Stderr)
 	}
 	if !strings.HasPrefix(dry.Stdout, "apiVersion: compute.datumapis.com/v1alpha\nkind: Workload\n") {
 		t.Fatalf("stdout is the manifest:\n%s", dry.Stdout)
 	}
-	mustContain(t, "stderr", dry.Stderr, "Create workload web", "Dry run: nothing was changed.")
+	mustContain(t, "stderr", dry.Stderr, "Workload web for namespace", "Dry run: nothing was changed.")
 
 	applied := h.Run(main, clitest.RunOptions{Stdin: dry.Stdout}, "deploy", "-f", "-", "--detach", "-o", "json")
 	if applied.Code != cmdutil.ExitOK {
@@ -256,7 +327,7 @@ func TestDeployReadsSecretsAndConfigMapsFromFlagsAndChangesOnlyWhatIsGiven(t *te
 		t.Fatalf("exit %d: %s", dry.Code, dry.Stderr)
 	}
 	mustContain(t, "stdout", dry.Stdout, "- mount secret-tls: /etc/tls", "- image pull secret: regcred", "- volume secret-tls: Secret tls",
-		"Dry run: nothing was changed.")
+		"Server dry run: the server accepted the change; nothing was stored.")
 
 	update := h.Run(main, clitest.RunOptions{}, "deploy", "web", "--detach", "--mount-secret", "tls-", "--pull-secret", "regcred-",
 		"--env", "DB_PASSWORD-")
@@ -287,10 +358,12 @@ func storedTemplate(t *testing.T, h *clitest.Harness, name string) *computev1alp
 	return &w.Spec.Template.Spec
 }
 
+// TestDeployAppliesEveryWorkloadOfAMultiDocumentManifest runs on the live
+// plane: the server's admission refuses the document in a city the project
+// has not enabled.
 func TestDeployAppliesEveryWorkloadOfAMultiDocumentManifest(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	h.BindCities("DFW", "LHR")
+	h := live(t, clilive.Plenty)
 	doc := func(name, city string) string {
 		return `apiVersion: compute.datumapis.com/v1alpha
 kind: Workload
@@ -330,7 +403,7 @@ spec:
 	// A file: the second document runs in a city the project does not
 	// have; the first is deployed, the error names the second.
 	path := filepath.Join(t.TempDir(), "shop.yaml")
-	if err := os.WriteFile(path, []byte(doc("cart", "DFW")+"---\n"+doc("search", "SIN")), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(doc("cart", "DFW")+"---\n"+doc("search", "NRT")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	bad := h.Run(main, clitest.RunOptions{}, "deploy", "-f", path, "--detach")
@@ -338,6 +411,7 @@ spec:
 		t.Fatalf("exit %d, want 1:\n%s%s", bad.Code, bad.Stdout, bad.Stderr)
 	}
 	mustContain(t, "stderr", bad.Stderr, "Error: "+path+" document 2, workload search: workload search is not valid",
+		"spec.placements[0].locationSelector",
 		"→ Document 1 was deployed; fix this one and run the command again")
 	var cart computev1alpha.Workload
 	if err := h.Client.Get(context.Background(), client.ObjectKey{Namespace: h.Namespace, Name: "cart"}, &cart); err != nil {

@@ -38,7 +38,7 @@ func run(m *testing.M) int {
 	defer env.Stop()
 	// The controllers' logs would drown the test output.
 	ctrl.SetLogger(logr.Discard())
-	stopControllers, err := clilive.StartControllers(env.Plane(clilive.Plane), env.Dir())
+	stopControllers, err := clilive.StartControllers(env)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -212,6 +212,9 @@ func (f *Factory) connect() (*Clients, error) {
 	}
 	cfg.UserAgent = "datumctl-compute/" + f.Build.Version
 	cfg.QPS, cfg.Burst = 50, 100
+	// The server's warnings (admission's: a Location not ready, a
+	// deprecated instance type) reach the user as kubectl shows them.
+	cfg.WarningHandler = rest.NewWarningWriter(f.Streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
 	scheme := NewScheme()
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {

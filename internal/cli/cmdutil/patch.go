@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -86,8 +88,14 @@ func (p JSONPatch) Apply(ctx context.Context, c client.Client, obj client.Object
 }
 
 // isTestFailure reports whether the server refused a patch because a test
-// operation failed.
+// operation failed (not because admission or the schema refused a field:
+// those errors name the field).
 func isTestFailure(err error) bool {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Details != nil &&
+		slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool { return c.Field != "" }) {
+		return false
+	}
 	msg := err.Error()
 	return (apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || strings.Contains(msg, "unprocessable")) &&
 		strings.Contains(msg, "test")

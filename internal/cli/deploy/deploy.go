@@ -1,20 +1,19 @@
 // Package deploy implements `datumctl compute deploy`: create or update a
-// workload from flags or a manifest, validate it locally and against the
-// project's enabled cities, show the plan, ask, apply, and wait for the
-// rollout with live per-city progress.
+// workload from flags or a manifest, have the server default and check it
+// in a dry run (its admission webhooks), show the plan, ask, apply, and
+// wait for the rollout with live per-city progress.
 package deploy
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -22,9 +21,7 @@ import (
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
 	"github.com/citycells/compute/internal/cli/wait"
-	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/revision"
-	"github.com/citycells/compute/internal/webhook/validation"
 )
 
 // Options are the options of `deploy`.
@@ -94,8 +91,8 @@ type Options struct {
 	// Placement is --placement.
 	Placement string
 
-	// DryRun is --dry-run: none, client (show the plan and stop) or server
-	// (also have the server check the change without storing it).
+	// DryRun is --dry-run: none, server (a bare --dry-run: stop after the
+	// plan) or client (render the workload offline).
 	DryRun string
 	// Detach is --detach: do not wait for the rollout.
 	Detach bool
@@ -184,6 +181,9 @@ func (o *Options) addFlags(cmd *cobra.Command, f *cmdutil.Factory) {
 	fl.BoolVar(&o.Detach, "detach", false, "Return once applied, without waiting for the rollout.")
 	o.WaitFlags.AddTimeoutFlag(cmd, "How long to wait for the rollout (exit 3 when it passes).")
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "the plan")
+	// deploy previews through the server: a bare --dry-run means server.
+	fl.Lookup("dry-run").NoOptDefVal, fl.Lookup("dry-run").Usage = cmdutil.DryRunServer, "\"server\" (or a bare --dry-run) "+
+		"shows the plan the server checked, storing nothing;\n\"client\" renders the workload offline: no request, no defaults, no checks."
 	_ = cmd.RegisterFlagCompletionFunc("city", cmdutil.CompleteCities(f))
 	_ = cmd.RegisterFlagCompletionFunc("instance-type", cmdutil.CompleteInstanceTypes(f))
 	_ = cmd.RegisterFlagCompletionFunc("placement", cmdutil.CompletePlacements(f))
@@ -194,14 +194,14 @@ func (o *Options) addFlags(cmd *cobra.Command, f *cmdutil.Factory) {
 
 // deployLong is the deploy command's help.
 const deployLong = "Deploy a container image to one or more cities, or apply a Workload manifest with -f.\n\n" +
-	"deploy checks the workload locally and against the cities enabled for the project, shows what it\n" +
-	"will create or change, asks for confirmation on a terminal (not with -y, or when stdin is not a\n" +
-	"terminal), applies it and waits for the rollout with live per-city progress. It stops early with\n" +
-	"exit 1 when an instance fails in a way waiting will not fix, with exit 3 at --timeout, and on\n" +
-	"Ctrl-C with exit 130 — the rollout continues on the server. --detach returns once applied.\n\n" +
+	"deploy has the server check the workload in a dry run (its schema, admission and defaults; errors\n" +
+	"name the flags), shows what it will create or change, asks for confirmation on a terminal (not\n" +
+	"with -y, or when stdin is not a terminal), applies it and waits for the rollout with live per-city\n" +
+	"progress. It stops early with exit 1 when an instance fails in a way waiting will not fix, with\n" +
+	"exit 3 at --timeout, and on Ctrl-C with exit 130 — the rollout continues on the server.\n\n" +
 	"When the workload exists, only the flags given change it: --image replaces the image, --city the\n" +
 	"cities of the placement, --env NAME=value sets a variable (NAME- removes it), --port replaces the\n" +
-	"ports. Without NAME the workload is named after the image.\n\n" +
+	"ports. Without NAME the workload is named after the image. --detach returns once applied.\n\n" +
 	"-f takes one Workload, or several: separated by --- lines, the items of a List, several -f, or a\n" +
 	"directory's .yaml, .yml and .json files in name order (with -R, its subdirectories' too);\n" +
 	"-f - reads standard input. Each is planned, confirmed, applied and rolled out in turn, and the\n" +
@@ -214,7 +214,9 @@ const deployLong = "Deploy a container image to one or more cities, or apply a W
 	"--mount-configmap CONFIGMAP:PATH mount every key as a file under PATH in a volume named\n" +
 	"secret-SECRET or configmap-CONFIGMAP (SECRET- or CONFIGMAP- removes the mount and its volume; a\n" +
 	"new PATH moves it); --pull-secret SECRET pulls the images with a registry Secret (SECRET- stops).\n" +
-	"deploy names the objects, never their values; compute delivers them to the cities."
+	"deploy names the objects, never their values; compute delivers them to the cities.\n\n" +
+	"--dry-run (=server) stops after the plan; -o prints the server's answer. --dry-run=client sends\n" +
+	"nothing: it renders the workload of the flags (--image and --city) or files as written."
 
 // deployExample are the deploy command's examples.
 const deployExample = "  # Two instances in DFW and LHR each\n" +
@@ -298,9 +300,12 @@ func (o *Options) readManifests() error {
 	return nil
 }
 
+// maxReplicas is the API's bound on minReplicas and maxReplicas.
+const maxReplicas = 1000
+
 // Validate checks the flags, without the server.
 func (o *Options) Validate() error {
-	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
+	if err := o.validateDryRun(); err != nil {
 		return err
 	}
 	if len(o.Filenames) > 0 {
@@ -325,11 +330,11 @@ func (o *Options) Validate() error {
 	if where := (o.changed & whereChanges).flags(); len(where) > 1 {
 		return cmdutil.UsageErrorf("%s say where to run in different ways: give one of them", strings.Join(where, " and "))
 	}
-	if o.changed.has(changeMin) && (o.Min < 0 || o.Min > validation.MaxReplicas) {
-		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", validation.MaxReplicas, o.Min)
+	if o.changed.has(changeMin) && (o.Min < 0 || o.Min > maxReplicas) {
+		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", maxReplicas, o.Min)
 	}
-	if o.changed.has(changeMax) && (o.Max < o.Min || o.Max > validation.MaxReplicas) {
-		return cmdutil.UsageErrorf("--max must be between --min (%d) and %d, got %d", o.Min, validation.MaxReplicas, o.Max)
+	if o.changed.has(changeMax) && (o.Max < o.Min || o.Max > maxReplicas) {
+		return cmdutil.UsageErrorf("--max must be between --min (%d) and %d, got %d", o.Min, maxReplicas, o.Max)
 	}
 	switch computev1alpha.InstanceManagementPolicyType(o.Policy) {
 	case "", computev1alpha.OrderedReadyInstanceManagementPolicy, computev1alpha.ParallelInstanceManagementPolicy:
@@ -342,6 +347,19 @@ func (o *Options) Validate() error {
 	return o.Output.Validate()
 }
 
+// validateDryRun checks --dry-run: client builds the workload offline, so
+// without -f it needs every flag a new workload needs.
+func (o *Options) validateDryRun() error {
+	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
+		return err
+	}
+	if o.DryRun != cmdutil.DryRunClient || len(o.Filenames) > 0 || (o.Image != "" && o.changed.has(whereChanges)) {
+		return nil
+	}
+	return cmdutil.UsageErrorf("--dry-run=client builds the workload from the flags alone, without reading it from the server: " +
+		"give --image and --city (or --location, --location-selector), or -f; to preview a change, use --dry-run=server")
+}
+
 // workloadName is the name of the workload being deployed.
 func (o *Options) workloadName() string {
 	if o.manifest != nil {
@@ -351,20 +369,30 @@ func (o *Options) workloadName() string {
 }
 
 // Resolve connects to the project (ProjectRef.Resolve), chooses the
-// namespace and reads the workload when it exists.
-func (o *Options) Resolve(ctx context.Context) error {
-	if err := o.ProjectRef.Resolve(ctx); err != nil {
+// namespace and reads the workload when it exists. With --dry-run=client
+// it only reads the kubeconfig: nothing is sent.
+func (o *Options) Resolve(ctx context.Context) (err error) {
+	if o.DryRun == cmdutil.DryRunClient {
+		o.Clients, err = o.Factory.Clients()
+	} else {
+		err = o.ProjectRef.Resolve(ctx)
+	}
+	if err != nil {
 		return err
 	}
 	return o.resolveWorkload(ctx)
 }
 
 // resolveWorkload chooses the namespace of the workload being deployed
-// and reads it when it exists.
+// and reads it when it exists (not with --dry-run=client).
 func (o *Options) resolveWorkload(ctx context.Context) error {
 	ns, err := o.chooseNamespace(o.Clients)
 	if err != nil {
 		return err
+	}
+	o.namespace, o.existing = ns, nil
+	if o.DryRun == cmdutil.DryRunClient {
+		return nil
 	}
 	name := o.workloadName()
 	existing := &computev1alpha.Workload{}
@@ -372,9 +400,9 @@ func (o *Options) resolveWorkload(ctx context.Context) error {
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("cannot read workload %s: %w", name, err)
 		}
-		existing = nil
+		return nil
 	}
-	o.namespace, o.existing = ns, existing
+	o.existing = existing
 	return nil
 }
 
@@ -415,23 +443,39 @@ func (o *Options) Run(ctx context.Context) error {
 	return nil
 }
 
-// runOne deploys the workload of the flags or of o.manifest.
+// runOne deploys the workload of the flags or of o.manifest: the server
+// defaults and checks it in a dry run, the plan compares its answer with
+// the stored workload, and unless --dry-run it is written and followed.
+// --dry-run=client only renders the workload built from the flags or the
+// manifest, offline.
 func (o *Options) runOne(ctx context.Context) error {
-	f, c, ns, existing := o.Factory, o.Clients, o.namespace, o.existing
-	name := o.workloadName()
-	desired, p, cities, warn, err := o.plan(ctx, c, existing, ns)
+	f, c := o.Factory, o.Clients
+	built, err := o.desired(o.existing, o.namespace)
 	if err != nil {
 		return err
 	}
 	out, terminal := f.Human(o.Output)
-	if p.Empty() {
-		_, _ = fmt.Fprintf(out, "%s is up to date: nothing to deploy.\n", name)
-		_, _ = fmt.Fprintf(out, "See its state with: %s\n", f.Cmd("status %s", name))
-		return f.PrintResult(o.Output, existing, c.Scheme)
+	if o.DryRun == cmdutil.DryRunClient {
+		RenderOffline(out, built, c.Target)
+		return f.DryRunDone(out, o.DryRun, o.Output, built, c.Scheme)
 	}
-	RenderPlan(out, desired, c.Target, p, notReady(desired, cities), warn)
-	if o.DryRun != cmdutil.DryRunNone {
-		return o.dryRun(ctx, out, desired)
+	checked, err := o.write(ctx, built, cmdutil.DryRunServer)
+	if err != nil {
+		return err
+	}
+	var before *computev1alpha.WorkloadSpec
+	if o.existing != nil {
+		before = &o.existing.Spec
+	}
+	p := plan.Compute(before, &checked.Spec)
+	if p.Empty() {
+		_, _ = fmt.Fprintf(out, "%s is up to date: nothing to deploy.\n", built.Name)
+		_, _ = fmt.Fprintf(out, "See its state with: %s\n", f.Cmd("status %s", built.Name))
+		return f.PrintResult(o.Output, o.existing, c.Scheme)
+	}
+	RenderPlan(out, checked, c.Target, p)
+	if o.DryRun == cmdutil.DryRunServer {
+		return f.DryRunDone(out, o.DryRun, o.Output, checked, c.Scheme)
 	}
 	if !f.Yes && f.CanPrompt() {
 		ok, err := f.Confirm(ctx, "Deploy?")
@@ -442,9 +486,10 @@ func (o *Options) runOne(ctx context.Context) error {
 			return cmdutil.Failf("deploy cancelled: nothing was changed")
 		}
 	}
-	if err := o.apply(ctx, c, existing, desired); err != nil {
+	if _, err := o.write(ctx, built, cmdutil.DryRunNone); err != nil {
 		return err
 	}
+	ns, name := o.namespace, built.Name
 	if o.Detach {
 		_, _ = fmt.Fprintf(out, "Deployed %s. Watch the rollout with: %s\n", name, f.Cmd("rollout status %s", name))
 	} else {
@@ -464,53 +509,6 @@ func (o *Options) runOne(ctx context.Context) error {
 	return f.PrintResult(o.Output, w, c.Scheme)
 }
 
-// dryRun ends a --dry-run after the plan: client prints the workload that
-// would be applied; server has the server check the change first.
-func (o *Options) dryRun(ctx context.Context, out io.Writer, desired *computev1alpha.Workload) error {
-	f, c := o.Factory, o.Clients
-	if o.DryRun == cmdutil.DryRunClient {
-		_, _ = fmt.Fprintln(out, "Dry run: nothing was changed.")
-		return f.PrintResult(o.Output, desired, c.Scheme)
-	}
-	// apply fills in the server's answer: desired when creating, the copy
-	// of existing when patching.
-	var current *computev1alpha.Workload
-	checked := desired
-	if o.existing != nil {
-		current = o.existing.DeepCopy()
-		checked = current
-	}
-	if err := o.apply(ctx, c, current, desired); err != nil {
-		return err
-	}
-	_, _ = fmt.Fprintln(out, "Server dry run: the server accepted the change; nothing was stored.")
-	return f.PrintResult(o.Output, checked, c.Scheme)
-}
-
-// plan builds the workload to apply, defaults and validates it (against
-// the cities enabled for the namespace, which it returns with a warning
-// when they could not be read), and computes what applying it changes.
-func (o *Options) plan(ctx context.Context, c *cmdutil.Clients, existing *computev1alpha.Workload, ns string) (
-	*computev1alpha.Workload, plan.Plan, locations.Cities, string, error) {
-	desired, err := o.desired(existing, ns)
-	if err != nil {
-		return nil, plan.Plan{}, nil, "", err
-	}
-	validation.DefaultWorkload(desired)
-	cities, warn := o.enabledCities(ctx, c, ns)
-	types := instanceTypeCatalog(ctx, c)
-	if err := o.validate(desired, existing, cities, types); err != nil {
-		return nil, plan.Plan{}, nil, "", err
-	}
-	var before *computev1alpha.WorkloadSpec
-	if existing != nil {
-		current := existing.DeepCopy()
-		validation.DefaultWorkload(current)
-		before = &current.Spec
-	}
-	return desired, plan.Compute(before, &desired.Spec), cities, warn, nil
-}
-
 // chooseNamespace returns the namespace to deploy to: the manifest's,
 // unless -n says otherwise.
 func (o *Options) chooseNamespace(c *cmdutil.Clients) (string, error) {
@@ -523,44 +521,82 @@ func (o *Options) chooseNamespace(c *cmdutil.Clients) (string, error) {
 	return o.manifest.Namespace, nil
 }
 
-// enabledCities reads the cities bound to the namespace. When they cannot
-// be read the server's admission check still applies: the returned
-// warning says so.
-func (o *Options) enabledCities(ctx context.Context, c *cmdutil.Clients, ns string) (locations.Cities, string) {
-	cities, err := locations.Load(ctx, c.Client, ns)
-	if err != nil {
-		return nil, "the project's enabled cities could not be read, so cities are checked when the workload is applied"
+// write sends built, the workload of the flags or the manifest: a create,
+// or a replacement of the existing workload's spec guarded by the
+// generation it was read at (status writes by controllers do not
+// interfere; a concurrent spec change does). With dryRun server the
+// server's admission defaults and checks it and nothing is stored. It
+// returns the server's answer.
+func (o *Options) write(ctx context.Context, built *computev1alpha.Workload, dryRun string) (*computev1alpha.Workload, error) {
+	c, desired := o.Clients, built.DeepCopy()
+	annotations := map[string]string{revision.ChangeCauseAnnotation: o.cause}
+	if o.existing == nil {
+		desired.Annotations = merge(desired.Annotations, annotations)
+		if err := c.Client.Create(ctx, desired, cmdutil.CreateOptions(dryRun)...); err != nil {
+			return nil, o.writeError(ctx, err, desired.Name)
+		}
+		return desired, nil
 	}
-	return cities, ""
+	var labels map[string]string
+	if o.manifest != nil {
+		annotations = merge(o.manifest.Annotations, annotations)
+		labels = o.manifest.Labels
+	}
+	current := o.existing.DeepCopy()
+	var p cmdutil.JSONPatch
+	p.GuardGeneration(current.Generation)
+	p.Replace("/spec", desired.Spec)
+	p.SetMapEntries("/metadata/annotations", current.Annotations, annotations)
+	p.SetMapEntries("/metadata/labels", current.Labels, labels)
+	if err := p.Apply(ctx, c.Client, current, cmdutil.PatchOptions(dryRun)...); err != nil {
+		return nil, o.writeError(ctx, err, desired.Name)
+	}
+	if o.changed.has(changeMin) && dryRun == cmdutil.DryRunNone {
+		var placements []string
+		for _, pl := range desired.Spec.Placements {
+			placements = append(placements, pl.Name)
+		}
+		if _, err := cmdutil.ClearReplicaOverrides(ctx, c, o.existing, placements, cmdutil.DryRunNone); err != nil {
+			return nil, err
+		}
+	}
+	return current, nil
 }
 
-// instanceTypeCatalog reads the project's InstanceTypes; nil when they
-// cannot be read, and the server's admission check still applies.
-func instanceTypeCatalog(ctx context.Context, c *cmdutil.Clients) catalog.Catalog {
-	types, err := catalog.Load(ctx, c.Client)
-	if err != nil {
-		return nil
+// writeError explains a failed write: the server's field errors name the
+// flags that set the fields when the workload came from flags.
+func (o *Options) writeError(ctx context.Context, err error, name string) error {
+	var status apierrors.APIStatus
+	switch {
+	case errors.Is(err, cmdutil.ErrChanged) || apierrors.IsAlreadyExists(err):
+		return cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else while deploying; nothing was applied", name),
+			"Run the command again to see the new plan.")
+	case apierrors.IsInvalid(err) && errors.As(err, &status):
+		return o.invalid(ctx, name, status.Status())
+	case apierrors.IsForbidden(err):
+		return cmdutil.WithHints(fmt.Errorf("you may not deploy %s: %w", name, err), "Ask a project owner for access to compute.")
 	}
-	return types
+	return fmt.Errorf("cannot deploy %s: %w", name, err)
 }
 
-// validate runs the admission rules locally: every violation at once,
-// named by flag when the workload came from flags. types is the project's
-// InstanceType catalog, nil when it could not be read.
-func (o *Options) validate(desired, existing *computev1alpha.Workload, cities locations.Cities, types catalog.Catalog) error {
-	env := validation.Environment{Cities: cities, SkipCityBindings: cities == nil, InstanceTypes: types, SkipInstanceTypes: types == nil}
-	errs := validation.ValidateWorkloadCreate(desired, env)
-	if existing != nil {
-		errs = validation.ValidateWorkloadUpdate(desired, existing, env)
+// invalid explains the server's refusal of workload name: every field
+// error at once, named by flag when the workload came from flags, and the
+// project's instance types when one of them is about the instance type.
+func (o *Options) invalid(ctx context.Context, name string, st metav1.Status) error {
+	var causes []metav1.StatusCause
+	if st.Details != nil {
+		causes = st.Details.Causes
 	}
-	if len(errs) == 0 {
-		return nil
+	if len(causes) == 0 {
+		return cmdutil.Failf("the server rejected workload %s: %s", name, st.Message)
 	}
 	var hints []string
-	if slices.ContainsFunc(errs, func(e *field.Error) bool { return strings.Contains(e.Field, "instanceType") }) {
-		hints = append(hints, "Instance types: "+strings.Join(types.Names(), ", ")+" (datumctl-compute instance-types).")
+	if slices.ContainsFunc(causes, func(c metav1.StatusCause) bool { return strings.Contains(c.Field, "instanceType") }) {
+		if types, err := catalog.Load(ctx, o.Clients.Client); err == nil {
+			hints = append(hints, "Instance types: "+strings.Join(types.Names(), ", ")+" (datumctl-compute instance-types).")
+		}
 	}
-	return cmdutil.WithHints(fmt.Errorf("workload %s is not valid:\n%s", desired.Name, describeErrors(errs, o.flagOf)), hints...)
+	return cmdutil.WithHints(cmdutil.Failf("workload %s is not valid:\n%s", name, describeCauses(causes, o.flagOf)), hints...)
 }
 
 // flagOf names the flag that set the field at path (flagOf), nil for a
@@ -573,77 +609,4 @@ func (o *Options) flagOf(path string) string {
 		return "--city"
 	}
 	return flagOf(path)
-}
-
-// notReady lists the cities of desired that are enabled but whose location
-// is not ready.
-func notReady(desired *computev1alpha.Workload, cities locations.Cities) []string {
-	var out []string
-	for _, code := range cmdutil.WorkloadCities(desired) {
-		if c, ok := cities[code]; ok && !c.Ready {
-			out = append(out, code)
-		}
-	}
-	return out
-}
-
-// apply creates the workload, or replaces its spec guarded by the
-// generation the plan was made from (status writes by controllers do not
-// interfere; a concurrent spec change does).
-func (o *Options) apply(ctx context.Context, c *cmdutil.Clients, existing, desired *computev1alpha.Workload) error {
-	annotations := map[string]string{revision.ChangeCauseAnnotation: o.cause}
-	if existing == nil {
-		desired.Annotations = merge(desired.Annotations, annotations)
-		if err := c.Client.Create(ctx, desired, cmdutil.CreateOptions(o.DryRun)...); err != nil {
-			return applyError(err, desired.Name)
-		}
-		return nil
-	}
-	var labels map[string]string
-	if o.manifest != nil {
-		annotations = merge(o.manifest.Annotations, annotations)
-		labels = o.manifest.Labels
-	}
-	var p cmdutil.JSONPatch
-	p.GuardGeneration(existing.Generation)
-	p.Replace("/spec", desired.Spec)
-	p.SetMapEntries("/metadata/annotations", existing.Annotations, annotations)
-	p.SetMapEntries("/metadata/labels", existing.Labels, labels)
-	if err := p.Apply(ctx, c.Client, existing, cmdutil.PatchOptions(o.DryRun)...); err != nil {
-		return applyError(err, desired.Name)
-	}
-	if o.changed.has(changeMin) && o.DryRun != cmdutil.DryRunServer {
-		var placements []string
-		for _, pl := range desired.Spec.Placements {
-			placements = append(placements, pl.Name)
-		}
-		if _, err := cmdutil.ClearReplicaOverrides(ctx, c, existing, placements, cmdutil.DryRunNone); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// applyError explains a failed write.
-func applyError(err error, name string) error {
-	var status apierrors.APIStatus
-	switch {
-	case errors.Is(err, cmdutil.ErrChanged) || apierrors.IsAlreadyExists(err):
-		return cmdutil.WithHints(fmt.Errorf("workload %s was changed by someone else while deploying; nothing was applied", name),
-			"Run the command again to see the new plan.")
-	case apierrors.IsInvalid(err) && errors.As(err, &status):
-		var lines []string
-		if d := status.Status().Details; d != nil {
-			for _, cause := range d.Causes {
-				lines = append(lines, fmt.Sprintf("  %s: %s", cause.Field, cause.Message))
-			}
-		}
-		if len(lines) == 0 {
-			lines = append(lines, "  "+status.Status().Message)
-		}
-		return cmdutil.Failf("the server rejected workload %s:\n%s", name, strings.Join(lines, "\n"))
-	case apierrors.IsForbidden(err):
-		return cmdutil.WithHints(fmt.Errorf("you may not deploy %s: %w", name, err), "Ask a project owner for access to compute.")
-	}
-	return fmt.Errorf("cannot deploy %s: %w", name, err)
 }

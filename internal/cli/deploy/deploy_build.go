@@ -191,7 +191,7 @@ func (o *Options) placementOf(w *computev1alpha.Workload) (*computev1alpha.Workl
 }
 
 // applyWhere sets where p runs from the flag given, if any: --city as
-// cityCodes (which DefaultWorkload, like admission, rewrites into the
+// cityCodes (which the server's admission rewrites into the
 // locationSelector on topology.datum.net/city-code), --location by name,
 // --location-selector by topology.
 func (o *Options) applyWhere(p *computev1alpha.WorkloadPlacement) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -214,31 +215,35 @@ func flagOf(path string) string {
 	return ""
 }
 
-// describeErrors renders validation errors, one per line: with the flag
-// that set the field when the workload came from flags, with the field
-// path otherwise.
-func describeErrors(errs field.ErrorList, flagOf func(path string) string) string {
-	lines := make([]string, 0, len(errs))
-	for _, e := range errs {
-		if flagOf == nil {
-			lines = append(lines, "  "+e.Error())
+// describeCauses renders the server's field errors, one per line: with
+// the flag that set the field when flagOf names one ("--city SIN: city
+// SIN is not enabled ..."), with the field path otherwise.
+func describeCauses(causes []metav1.StatusCause, flagOf func(path string) string) string {
+	lines := make([]string, 0, len(causes))
+	for _, c := range causes {
+		fl := flagOf(c.Field)
+		if fl == "" {
+			lines = append(lines, "  "+strings.TrimPrefix(c.Field+": "+c.Message, ": "))
 			continue
 		}
-		if fl := flagOf(e.Field); fl != "" {
-			detail := e.Detail
-			if detail == "" {
-				detail = e.ErrorBody()
-			}
-			bad := ""
-			if s, ok := e.BadValue.(string); ok && s != "" {
-				bad = " " + s
-			}
-			lines = append(lines, fmt.Sprintf("  %s%s: %s", fl, bad, detail))
-			continue
-		}
-		lines = append(lines, "  "+e.Error())
+		bad, detail := splitCause(c)
+		lines = append(lines, "  "+strings.TrimSpace(fl+" "+bad)+": "+detail)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// splitCause takes apart a field error's message (`Invalid value: "SIN":
+// city SIN is ...`): the bad value if a string, and the rest (or all).
+func splitCause(c metav1.StatusCause) (bad, detail string) {
+	detail = strings.TrimPrefix(c.Message, field.ErrorType(c.Type).String()+": ")
+	if q, err := strconv.QuotedPrefix(detail); err == nil {
+		bad, _ = strconv.Unquote(q)
+		detail = strings.TrimPrefix(detail[len(q):], ": ")
+	}
+	if detail == "" {
+		detail = c.Message
+	}
+	return bad, detail
 }
 
 // changedFlags lists the flags set on the command line as

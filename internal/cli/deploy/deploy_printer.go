@@ -77,17 +77,15 @@ func listedWaves(waves []computev1alpha.RolloutWave, cities []string) string {
 	return strings.Join(parts, " → ")
 }
 
-// RenderPlan writes what deploying w does: a summary of a new workload, or
-// the changes to an existing one; notReady lists enabled cities whose
-// location is not ready; warning is a note about the checks (may be
-// empty).
-func RenderPlan(out io.Writer, w *computev1alpha.Workload, target cmdutil.Target, p plan.Plan, notReady []string, warning string) {
+// RenderPlan writes what deploying w (the server's answer to the dry run)
+// does: a summary of a new workload, or the changes to an existing one.
+// The server's warnings (a city whose Location is not ready) go to stderr
+// as they arrive.
+func RenderPlan(out io.Writer, w *computev1alpha.Workload, target cmdutil.Target, p plan.Plan) {
 	var b strings.Builder
 	if p.New {
 		fmt.Fprintf(&b, "Create workload %s in namespace %s (%s):\n", w.Name, w.Namespace, target)
-		for _, r := range summary(w, p) {
-			fmt.Fprintf(&b, "  %-14s %s\n", r[0], r[1])
-		}
+		writeSummary(&b, w, p)
 	} else {
 		fmt.Fprintf(&b, "Update workload %s in namespace %s (%s):\n", w.Name, w.Namespace, target)
 		for _, c := range p.Changes {
@@ -97,13 +95,25 @@ func RenderPlan(out io.Writer, w *computev1alpha.Workload, target cmdutil.Target
 			b.WriteString(WavePlan(w) + "\n")
 		}
 	}
-	for _, c := range notReady {
-		fmt.Fprintf(&b, "Note: %s is enabled but its location is not ready; its instances start once it is.\n", c)
-	}
-	if warning != "" {
-		fmt.Fprintf(&b, "Note: %s.\n", warning)
-	}
 	_, _ = io.WriteString(out, b.String())
+}
+
+// RenderOffline writes the workload --dry-run=client built from the flags
+// or a manifest, which the server has not seen: neither compared with a
+// stored workload, nor defaulted, nor checked.
+func RenderOffline(out io.Writer, w *computev1alpha.Workload, target cmdutil.Target) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Workload %s for namespace %s (%s), built offline: the server has not checked it or filled in its defaults:\n",
+		w.Name, w.Namespace, target)
+	writeSummary(&b, w, plan.Compute(nil, &w.Spec))
+	_, _ = io.WriteString(out, b.String())
+}
+
+// writeSummary writes the summary rows of a new workload.
+func writeSummary(b *strings.Builder, w *computev1alpha.Workload, p plan.Plan) {
+	for _, r := range summary(w, p) {
+		fmt.Fprintf(b, "  %-14s %s\n", r[0], r[1])
+	}
 }
 
 // summary describes a new workload as label/value rows.

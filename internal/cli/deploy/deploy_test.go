@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -16,9 +17,6 @@ import (
 	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
-	"github.com/citycells/compute/internal/locations"
-	"github.com/citycells/compute/internal/placement"
-	"github.com/citycells/compute/internal/webhook/validation"
 )
 
 func TestParsePort(t *testing.T) {
@@ -325,38 +323,57 @@ func TestFlagsBuildTheWorkload(t *testing.T) {
 	}
 }
 
-func TestValidationErrorsNameTheFlag(t *testing.T) {
-	errs := field.ErrorList{
-		field.Invalid(field.NewPath("spec", "placements").Index(0).Child("cityCodes").Index(1), "LAX",
+// invalid is the server's refusal of workload web for errs, as a
+// validating webhook answers it.
+func invalid(errs field.ErrorList) []metav1.StatusCause {
+	err := apierrors.NewInvalid(computev1alpha.GroupVersion.WithKind(computev1alpha.WorkloadKind).GroupKind(), "web", errs)
+	return err.Status().Details.Causes
+}
+
+func TestTheServersFieldErrorsNameTheFlag(t *testing.T) {
+	placement := field.NewPath("spec", "placements").Index(0)
+	causes := invalid(field.ErrorList{
+		field.Invalid(placement.Child("locationSelector", "matchExpressions").Index(0).Child("values").Index(1), "LAX",
 			"city LAX is not enabled for this project; enabled cities: DFW, LHR"),
 		field.Invalid(field.NewPath("spec", "template", "spec", "runtime", "sandbox", "containers").Index(0).Child("image"), "",
 			"must be a fully qualified image"),
+		field.Invalid(placement.Child("scaleSettings", "minReplicas"), int32(5000), "must be between 0 and 1000"),
+		field.Required(placement.Child("scaleSettings", "instanceManagementPolicy"), "OrderedReady or Parallel"),
+		field.Duplicate(placement.Child("locations").Index(1).Child("name"), "dfw-a"),
 		field.Invalid(field.NewPath("spec", "template", "spec", "volumes"), "x", "volumes are unused"),
-	}
-	want := "  --city LAX: city LAX is not enabled for this project; enabled cities: DFW, LHR\n" +
+	})
+	want := "  --location-selector LAX: city LAX is not enabled for this project; enabled cities: DFW, LHR\n" +
 		"  --image: must be a fully qualified image\n" +
+		"  --min: 5000: must be between 0 and 1000\n" +
+		"  --policy: OrderedReady or Parallel\n" +
+		"  --location dfw-a: Duplicate value: \"dfw-a\"\n" +
 		"  spec.template.spec.volumes: Invalid value: \"x\": volumes are unused"
-	if diff := cmp.Diff(want, describeErrors(errs, flagOf)); diff != "" {
+	if diff := cmp.Diff(want, describeCauses(causes, flagOf)); diff != "" {
 		t.Error(diff)
+	}
+	o := &Options{changed: changeCity}
+	if got := describeCauses(causes[:1], o.flagOf); !strings.HasPrefix(got, "  --city LAX: ") {
+		t.Errorf("a selector written by --city names --city: %s", got)
+	}
+	o.manifest = clitest.NewWorkload("web").Build()
+	if got := describeCauses(causes[1:2], o.flagOf); got != "  spec.template.spec.runtime.sandbox.containers[0].image: Invalid value: \"\": must be a fully qualified image" {
+		t.Errorf("a manifest's errors name the fields: %s", got)
 	}
 }
 
 func TestThePlan(t *testing.T) {
 	newWeb := clitest.NewWorkload("web").Env("MODE", "prod").Build()
-	validation.DefaultWorkload(newWeb)
 	changed := newWeb.DeepCopy()
 	changed.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "ghcr.io/acme/web:1.1"
 	changed.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Env = []computev1alpha.EnvVar{{Name: "MODE", Value: "staging"}}
-	changed.Spec.Placements[0].LocationSelector = placement.CityCodesSelector([]string{"DFW", "SIN"})
+	changed.Spec.Placements[0].CityCodes = []string{"DFW", "SIN"}
 	changed.Spec.Placements[0].ScaleSettings.MinReplicas = 3
 	target := cmdutil.Target{Project: "p1"}
 	for name, tc := range map[string]struct {
 		before, after *computev1alpha.Workload
-		notReady      []string
-		warning       string
 	}{
-		"new":    {after: newWeb, notReady: []string{"LHR"}},
-		"update": {before: newWeb, after: changed, warning: "the project's enabled cities could not be read, so cities are checked when the workload is applied"},
+		"new":    {after: newWeb},
+		"update": {before: newWeb, after: changed},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var before *computev1alpha.WorkloadSpec
@@ -364,17 +381,8 @@ func TestThePlan(t *testing.T) {
 				before = &tc.before.Spec
 			}
 			var b strings.Builder
-			RenderPlan(&b, tc.after, target, plan.Compute(before, &tc.after.Spec), tc.notReady, tc.warning)
+			RenderPlan(&b, tc.after, target, plan.Compute(before, &tc.after.Spec))
 			clitest.Golden(t, "plan-"+name, b.String())
 		})
-	}
-}
-
-func TestNotReadyCitiesAreNoted(t *testing.T) {
-	w := clitest.NewWorkload("web").Build()
-	cities := locations.ReadyCities("l", "DFW")
-	cities.Bind(locations.Location{CityCode: "LHR"})
-	if got := notReady(w, cities); len(got) != 1 || got[0] != "LHR" {
-		t.Errorf("got %v", got)
 	}
 }
