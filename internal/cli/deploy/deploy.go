@@ -588,7 +588,7 @@ func (o *Options) invalid(ctx context.Context, name string, st metav1.Status) er
 		causes = st.Details.Causes
 	}
 	if len(causes) == 0 {
-		return cmdutil.Failf("the server rejected workload %s: %s", name, st.Message)
+		return cmdutil.Failf("the server rejected workload %s:\n  %s", name, st.Message)
 	}
 	var hints []string
 	if slices.ContainsFunc(causes, func(c metav1.StatusCause) bool { return strings.Contains(c.Field, "instanceType") }) {
