@@ -141,7 +141,7 @@ func (o *Options) edit(p *computev1alpha.WorkloadPlacement, patch *cmdutil.JSONP
 // placements that do not autoscale, the instances per city; otherwise each
 // placement's bounds and targets.
 func (o *Options) describe(w *computev1alpha.Workload, scaled, autoscaled []string) string {
-	if !o.Autoscale.set() && len(autoscaled) == 0 {
+	if !o.set() && len(autoscaled) == 0 {
 		return fmt.Sprintf("%s %s to %s per city in %s.", cmdutil.Would("Scaled", "scale", o.DryRun), o.Name,
 			cmdutil.Plural(int(o.Min), "instance", "instances"), cmdutil.JoinCities(citiesOf(w, scaled)))
 	}

@@ -79,7 +79,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city; while autoscaling, the fewest.")
 	// kubectl users type --replicas; it means the same here.
 	cmd.Flags().Int32Var(&o.Min, "replicas", 0, "Same as --min (kubectl's name for it).")
-	o.Autoscale.addFlags(cmd)
+	o.addFlags(cmd)
 	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	o.AddCityFlag(cmd, f, "Scale only this city (a city code such as DFW).")
 	cmd.Flags().StringVar(&o.Placement, "placement", "", "Scale only this placement (needed when a city is in several).")
@@ -95,24 +95,24 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 		return cmdutil.UsageErrorf("--replicas is another name for --min: give one of them")
 	}
 	o.minSet = cmd.Flags().Changed("min") || cmd.Flags().Changed("replicas")
-	o.Autoscale.complete(cmd)
+	o.complete(cmd)
 	return o.WorkloadRef.Complete(cmd, args)
 }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
 	switch {
-	case !o.minSet && !o.Autoscale.set():
+	case !o.minSet && !o.set():
 		return cmdutil.UsageErrorf("scale needs --min (or --replicas): the number of instances per city, e.g. --min 3; " +
 			"or --max, --cpu, --memory or --no-autoscale to change autoscaling")
 	case o.minSet && (o.Min < 0 || o.Min > MaxReplicas):
 		return cmdutil.UsageErrorf("--min must be between 0 and %d, got %d", MaxReplicas, o.Min)
-	case o.City != "" && o.Autoscale.set():
+	case o.City != "" && o.set():
 		return cmdutil.UsageErrorf("--max, --cpu, --memory and --no-autoscale change the autoscaling of every city of a placement: drop --city")
 	case o.minSet && o.maxSet && o.Min > o.Max:
 		return cmdutil.UsageErrorf("--min %d is above --max %d", o.Min, o.Max)
 	}
-	if err := o.Autoscale.validate(); err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
 	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {

@@ -33,7 +33,7 @@ type Autoscaling struct {
 // autoscalingOf lists the placements of w that autoscale. seen holds the
 // reasons whose next steps were already given.
 func autoscalingOf(w *computev1alpha.Workload, hints status.Hints, seen map[string]bool) []Autoscaling {
-	var out []Autoscaling
+	out := make([]Autoscaling, 0, len(w.Spec.Placements))
 	for _, p := range w.Spec.Placements {
 		if !p.ScaleSettings.Autoscales() {
 			continue
@@ -49,6 +49,9 @@ func autoscalingOf(w *computev1alpha.Workload, hints status.Hints, seen map[stri
 			a.NextSteps = nextSteps(hints, "", a.Ready.Reason, seen)
 		}
 		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil // -o json: no autoscaling key
 	}
 	return out
 }
