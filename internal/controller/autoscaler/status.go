@@ -106,7 +106,7 @@ func metricStatuses(spec []computev1alpha.MetricSpec, current []autoscalingv2.Me
 	if len(current) == 0 {
 		return nil
 	}
-	var out []computev1alpha.AutoscalingMetricStatus
+	out := make([]computev1alpha.AutoscalingMetricStatus, 0, len(spec))
 	for _, m := range spec {
 		if m.Resource == nil {
 			continue
@@ -124,6 +124,10 @@ func metricStatuses(spec []computev1alpha.MetricSpec, current []autoscalingv2.Me
 			}
 		}
 		out = append(out, ms)
+	}
+	if len(out) == 0 {
+		// As the API server returns it (omitempty): no status churn.
+		return nil
 	}
 	return out
 }
