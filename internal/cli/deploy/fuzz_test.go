@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/citycells/compute/internal/cli/cmdutil"
 )
@@ -160,6 +162,25 @@ func FuzzParseReferences(f *testing.F) {
 			t.Errorf("ParsePullSecret(%q) error %q does not name the flag and value", s, err)
 		} else if err == nil && p.Name+map[bool]string{true: "-"}[p.Remove] != s {
 			t.Errorf("ParsePullSecret(%q) = %+v does not read back", s, p)
+		}
+	})
+}
+
+// FuzzSplitCause checks that the server's field errors come apart into
+// the value the user gave and what is wrong with it, whatever they hold.
+func FuzzSplitCause(f *testing.F) {
+	for _, s := range [][2]string{{"SIN", "city SIN is not enabled for this project"}, {"", "must be a fully qualified image"},
+		{"a: \"b\"", "x: y"}, {"dfw-a", ""}, {"\x00", "\\"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, value, detail string) {
+		causes := invalid(field.ErrorList{field.Invalid(field.NewPath("spec", "x"), value, detail)})
+		bad, got := splitCause(causes[0])
+		if bad != value {
+			t.Errorf("splitCause(%q) gives the value %q, want %q", causes[0].Message, bad, value)
+		}
+		if want := cmp.Or(detail, causes[0].Message); got != want {
+			t.Errorf("splitCause(%q) gives the detail %q, want %q", causes[0].Message, got, want)
 		}
 	})
 }
