@@ -145,7 +145,13 @@ func (r *Reconciler) decide(ctx context.Context, wd *computev1alpha.WorkloadDepl
 		return &verdict{status: metav1.ConditionUnknown, reason: computev1alpha.ReasonAwaitingAutoscaler,
 			message: fmt.Sprintf("the autoscaler could not be written: %v", err)}, ctrl.Result{}, err
 	}
-	return &verdict{hpa: hpa}, ctrl.Result{}, nil
+	v := &verdict{hpa: hpa}
+	if ready, _ := v.conditions(); ready.Status == metav1.ConditionFalse {
+		// An HPA that cannot scale may have lost the metrics API: look
+		// again when the discovery answer is due, as no event would come.
+		result.RequeueAfter = r.RecheckAfter
+	}
+	return v, result, nil
 }
 
 // ensureHPA creates the deployment's HPA, or updates the one it owns when
