@@ -172,7 +172,7 @@ func apiServiceAvailable(ctx context.Context, c client.Client, name string) (boo
 		if cond["status"] == "True" {
 			return true, nil
 		}
-		return false, fmt.Errorf("Available=%v: %v: %v", cond["status"], cond["reason"], cond["message"])
+		return false, fmt.Errorf("condition Available=%v: %v: %v", cond["status"], cond["reason"], cond["message"])
 	}
 	return false, errors.New("no Available condition yet")
 }
