@@ -219,11 +219,14 @@ func (r *Reconciler) writeStatus(ctx context.Context, wd *computev1alpha.Workloa
 		return nil
 	}
 	// The lock keeps a status computed from an old read from undoing what
-	// the WorkloadDeployment controller wrote meanwhile: a conflict is
-	// retried on the newer object.
+	// the WorkloadDeployment controller wrote meanwhile. A conflict is not
+	// an error: the newer object's event brings the deployment back.
 	_, err := patch.Status(ctx, r.Client, wd, func(wd *computev1alpha.WorkloadDeployment) {
 		wd.Status.Conditions = conds
 		wd.Status.Autoscaling = st
 	}, patch.WithOptimisticLock())
+	if apierrors.IsConflict(err) {
+		return nil
+	}
 	return err
 }

@@ -137,3 +137,30 @@ func TestADeploymentWithoutStatusOrAnnotationsIsNoProblem(t *testing.T) {
 	r, _ = newReconciler(t, &metricsAnswer{available: true})
 	reconcileOnce(t, r)
 }
+
+func TestAStatusOfAnOlderReadIsNotWritten(t *testing.T) {
+	r, c := newReconciler(t, &metricsAnswer{}, autoscalingWD())
+	ctx := context.Background()
+	stale := &computev1alpha.WorkloadDeployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, stale); err != nil {
+		t.Fatal(err)
+	}
+	// The WorkloadDeployment controller writes meanwhile.
+	newer := stale.DeepCopy()
+	newer.Status.Replicas = 2
+	if err := c.Status().Update(ctx, newer); err != nil {
+		t.Fatal(err)
+	}
+	v := &verdict{status: metav1.ConditionFalse, reason: computev1alpha.ReasonMetricsUnavailable, message: "no metrics"}
+	if err := r.writeStatus(ctx, stale, v); err != nil {
+		t.Fatalf("a conflict is an error: %v", err)
+	}
+	if readyOf(t, c) != nil {
+		t.Error("a status computed from an older read was written")
+	}
+	// The newer object's event brings the deployment back.
+	reconcileOnce(t, r)
+	if cond := readyOf(t, c); cond == nil || cond.Reason != computev1alpha.ReasonMetricsUnavailable {
+		t.Errorf("AutoscalingReady = %+v", cond)
+	}
+}
