@@ -91,7 +91,7 @@ func NodePrerequisites() error {
 	if _, err := os.Stat(filepath.Join(cniBinDir, "bridge")); err != nil {
 		missing = append(missing, "the CNI plugins in "+cniBinDir)
 	}
-	for _, b := range []string{toolchain.Kubelet, toolchain.KubeScheduler} {
+	for _, b := range []string{toolchain.Kubelet, toolchain.KubeScheduler, toolchain.MetricsServer} {
 		if _, err := toolchain.Path(b); err != nil {
 			missing = append(missing, b+" (make tools)")
 		}
