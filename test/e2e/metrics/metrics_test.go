@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,6 +117,36 @@ func TestOnlyACellWithARealNodeServesTheMetricsAPI(t *testing.T) {
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "APIService v1beta1.metrics.k8s.io in %s: %v", platform.CellPlane(plainCity), err)
 	_, err = plain.Get().AbsPath("/apis/metrics.k8s.io/v1beta1/pods").DoRaw(t.Context())
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "metrics.k8s.io in %s: %v", platform.CellPlane(plainCity), err)
+}
+
+// TestMetricsServerStoppedAndStartedAgain: while the cell's metrics-server
+// is stopped (compute-local stop) the metrics API answers 503, never stale
+// numbers; started again, it serves the node's metrics.
+func TestMetricsServerStoppedAndStartedAgain(t *testing.T) {
+	g := NewWithT(t)
+	cell := cells[nodeCity]
+	name := "metrics-server-" + strings.ToLower(nodeCity)
+	const nodes = "/apis/metrics.k8s.io/v1beta1/nodes/node-dfw"
+	g.Eventually(func() error {
+		_, err := cell.CoreV1().RESTClient().Get().AbsPath(nodes).DoRaw(t.Context())
+		return err
+	}).WithTimeout(wait).WithPolling(poll).Should(Succeed(), "no NodeMetrics before the stop")
+
+	g.Expect(local.StopComponent(name, platform.StopOptions{})).To(Succeed())
+	stopped := time.Now()
+	g.Eventually(func() bool {
+		_, err := cell.CoreV1().RESTClient().Get().AbsPath(nodes).DoRaw(t.Context())
+		return apierrors.IsServiceUnavailable(err)
+	}).WithTimeout(wait).WithPolling(poll).Should(BeTrue(), "the metrics API still answers with %s stopped", name)
+	t.Logf("the metrics API answered 503 %s after the stop", time.Since(stopped).Round(100*time.Millisecond))
+
+	g.Expect(local.StartComponent(t.Context(), name)).To(Succeed())
+	started := time.Now()
+	g.Eventually(func() error {
+		_, err := cell.CoreV1().RESTClient().Get().AbsPath(nodes).DoRaw(t.Context())
+		return err
+	}).WithTimeout(wait).WithPolling(poll).Should(Succeed(), "no NodeMetrics after the start")
+	t.Logf("NodeMetrics served again %s after the start", time.Since(started).Round(100*time.Millisecond))
 }
 
 // runDemo runs the demo image in a Pod of the cell's default namespace and
