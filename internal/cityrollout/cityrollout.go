@@ -150,8 +150,8 @@ type Halt struct {
 	Key, Name, Reason, Message string
 }
 
-// Plan is the decision for every city.
-type Plan struct {
+// Schedule is the decision for every city.
+type Schedule struct {
 	// Waves are the city keys of each wave, in order.
 	Waves [][]string
 	// Cities are the decisions, in the order of Input.Cities.
@@ -170,13 +170,13 @@ type Plan struct {
 }
 
 // Make plans in.
-func Make(in Input) Plan {
+func Make(in Input) Schedule {
 	st := in.Strategy
 	if !st.Halting {
 		// No spec.rollout: every city at once, as before rollouts existed.
 		st = Strategy{Kind: computev1alpha.AllAtOnceCityRollout}
 	}
-	p := &planner{in: in, st: st, plan: Plan{Cities: make([]CityPlan, len(in.Cities))}}
+	p := &planner{in: in, st: st, plan: Schedule{Cities: make([]CityPlan, len(in.Cities))}}
 	p.waveOf, p.plan.Waves = order(st, in.Cities)
 	updating := p.soak()
 
@@ -202,7 +202,7 @@ func Make(in Input) Plan {
 type planner struct {
 	in   Input
 	st   Strategy
-	plan Plan
+	plan Schedule
 	// waveOf is each city's wave (from 0); active the active wave.
 	waveOf []int
 	active int

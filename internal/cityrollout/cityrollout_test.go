@@ -94,7 +94,7 @@ type outcome struct {
 	Halt      string
 }
 
-func summarize(p Plan) outcome {
+func summarize(p Schedule) outcome {
 	o := outcome{Phase: p.Phase, Wave: p.Wave, Revisions: map[string]string{}, States: map[string]computev1alpha.CityRolloutState{}}
 	for _, c := range p.Cities {
 		o.Revisions[c.Key[len("edge/"):]] = c.Revision

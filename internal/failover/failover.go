@@ -131,8 +131,8 @@ type Decision struct {
 	ReturningSince string
 }
 
-// Plan is the failover of a Workload.
-type Plan struct {
+// Outcome is the failover of a Workload.
+type Outcome struct {
 	// Decisions are per target of a placement with failover, in the order
 	// of the placements and targets: only targets that are, or were,
 	// unreachable.
@@ -143,7 +143,7 @@ type Plan struct {
 }
 
 // Starts counts the decisions that move replicas.
-func (p Plan) Starts() int {
+func (p Outcome) Starts() int {
 	n := 0
 	for i := range p.Decisions {
 		if p.Decisions[i].Start {
@@ -156,7 +156,7 @@ func (p Plan) Starts() int {
 // Hold keeps every move of p waiting (the platform's failover rate): a
 // first failover becomes Pending with why, a move keeps the fallback it
 // would leave. retry is when the rate allows the next move.
-func (p *Plan) Hold(why string, retry time.Duration) {
+func (p *Outcome) Hold(why string, retry time.Duration) {
 	for i := range p.Decisions {
 		d := &p.Decisions[i]
 		if !d.Start {
@@ -178,7 +178,7 @@ func (p *Plan) Hold(why string, retry time.Duration) {
 }
 
 // Fallbacks returns the targets of the fallbacks the plan keeps or makes.
-func (p Plan) Fallbacks() []placement.Target {
+func (p Outcome) Fallbacks() []placement.Target {
 	var out []placement.Target
 	for i := range p.Decisions {
 		if fb := p.Decisions[i].Fallback; fb != nil {
@@ -189,7 +189,7 @@ func (p Plan) Fallbacks() []placement.Target {
 }
 
 // ByTarget returns the decisions by their target's key.
-func (p Plan) ByTarget() map[string]*Decision {
+func (p Outcome) ByTarget() map[string]*Decision {
 	out := make(map[string]*Decision, len(p.Decisions))
 	for i := range p.Decisions {
 		out[p.Decisions[i].Target.Key()] = &p.Decisions[i]
@@ -197,7 +197,7 @@ func (p Plan) ByTarget() map[string]*Decision {
 	return out
 }
 
-func (p *Plan) requeue(after time.Duration) {
+func (p *Outcome) requeue(after time.Duration) {
 	if after <= 0 {
 		after = time.Second
 	}
@@ -207,9 +207,9 @@ func (p *Plan) requeue(after time.Duration) {
 }
 
 // Make plans the failover of in.Workload.
-func Make(in Input) Plan {
+func Make(in Input) Outcome {
 	w := in.Workload
-	var plan Plan
+	var plan Outcome
 	if !slices.ContainsFunc(w.Spec.Placements, func(p computev1alpha.WorkloadPlacement) bool { return p.Failover != nil }) {
 		// Nothing to plan, on the path of every Workload's reconcile: a
 		// fallback left from a failover since removed is not a target, so
@@ -294,7 +294,7 @@ type planner struct {
 	placement string
 	// own are the names of the placement's own Locations.
 	own  map[string]bool
-	plan *Plan
+	plan *Outcome
 }
 
 // decide plans target t, run by wd, with the fallback deployments that

@@ -73,7 +73,7 @@ func (wd *world) city(code string) *computev1alpha.WorkloadDeployment {
 	return nil
 }
 
-func (wd *world) plan(now time.Time) Plan {
+func (wd *world) plan(now time.Time) Outcome {
 	return Make(Input{
 		Workload: wd.w, Targets: placement.Targets(wd.w, wd.cities, wd.deployments), Deployments: wd.deployments,
 		Cities: wd.cities, Reachable: func(c string) bool { return !wd.unreachable[c] }, Now: now,
@@ -82,7 +82,7 @@ func (wd *world) plan(now time.Time) Plan {
 
 // apply creates the plan's new fallbacks and deletes the fallbacks it no
 // longer keeps, as the Workload controller's Diff does.
-func (wd *world) apply(p Plan, created time.Time) {
+func (wd *world) apply(p Outcome, created time.Time) {
 	keep := map[string]bool{}
 	for _, fb := range placement.Expand(wd.w, p.Fallbacks(), nil) {
 		keep[fb.Name] = true
@@ -132,7 +132,7 @@ func (wd *world) fallbacks() []computev1alpha.WorkloadDeployment {
 	return out
 }
 
-func onlyDecision(t *testing.T, p Plan) Decision {
+func onlyDecision(t *testing.T, p Outcome) Decision {
 	t.Helper()
 	if len(p.Decisions) != 1 {
 		t.Fatalf("want one decision, got %d: %+v", len(p.Decisions), p.Decisions)

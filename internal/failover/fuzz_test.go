@@ -84,7 +84,7 @@ func FuzzFailoverKeepsItsPromises(f *testing.F) {
 	})
 }
 
-func check(t *testing.T, wd *world, spec *Spec, before map[string]computev1alpha.WorkloadDeployment, p Plan, now time.Time) {
+func check(t *testing.T, wd *world, spec *Spec, before map[string]computev1alpha.WorkloadDeployment, p Outcome, now time.Time) {
 	t.Helper()
 	for _, d := range p.Decisions {
 		src := before[d.Target.Name]

@@ -114,9 +114,9 @@ type Current struct {
 	TemplateHash string
 }
 
-// Plan is what to do to record the Workload's current template and trim
+// Changes is what to do to record the Workload's current template and trim
 // the history.
-type Plan struct {
+type Changes struct {
 	// Current is the revision of the Workload's template once the plan is
 	// applied.
 	Current Current
@@ -131,7 +131,7 @@ type Plan struct {
 
 // Compute plans the revisions of w. existing are the revisions that belong
 // to w (see Owned). now stamps RecordedAtAnnotation.
-func Compute(w *computev1alpha.Workload, existing []appsv1.ControllerRevision, now time.Time) (Plan, error) {
+func Compute(w *computev1alpha.Workload, existing []appsv1.ControllerRevision, now time.Time) (Changes, error) {
 	hash := names.TemplateHash(&w.Spec.Template)
 	revs := make([]*appsv1.ControllerRevision, 0, len(existing))
 	for i := range existing {
@@ -160,7 +160,7 @@ func Compute(w *computev1alpha.Workload, existing []appsv1.ControllerRevision, n
 		}
 	}
 
-	var plan Plan
+	var plan Changes
 	switch {
 	case match != nil && match.Revision == maxNumber:
 		plan.Current = Current{Name: match.Name, Number: match.Revision, TemplateHash: hash}
@@ -173,7 +173,7 @@ func Compute(w *computev1alpha.Workload, existing []appsv1.ControllerRevision, n
 	default:
 		data, err := Encode(&w.Spec.Template)
 		if err != nil {
-			return Plan{}, err
+			return Changes{}, err
 		}
 		r := &appsv1.ControllerRevision{
 			ObjectMeta: metav1.ObjectMeta{

@@ -52,7 +52,7 @@ type Input struct {
 	// replacement.
 	InstanceType *computev1alpha.InstanceType
 	// Failover are the failover decisions by target key
-	// (failover.Plan.ByTarget): each city's failover, and the FailedOver
+	// (failover.Outcome.ByTarget): each city's failover, and the FailedOver
 	// condition of a Workload with a placement that has failover.
 	Failover map[string]*failover.Decision
 }

@@ -81,7 +81,7 @@ func listedWaves(waves []computev1alpha.RolloutWave, cities []string) string {
 // does: a summary of a new workload, or the changes to an existing one.
 // The server's warnings (a city whose Location is not ready) go to stderr
 // as they arrive.
-func RenderPlan(out io.Writer, w *computev1alpha.Workload, target cmdutil.Target, p plan.Plan) {
+func RenderPlan(out io.Writer, w *computev1alpha.Workload, target cmdutil.Target, p plan.Diff) {
 	var b strings.Builder
 	if p.New {
 		fmt.Fprintf(&b, "Create workload %s in namespace %s (%s):\n", w.Name, w.Namespace, target)
@@ -110,14 +110,14 @@ func RenderOffline(out io.Writer, w *computev1alpha.Workload, target cmdutil.Tar
 }
 
 // writeSummary writes the summary rows of a new workload.
-func writeSummary(b *strings.Builder, w *computev1alpha.Workload, p plan.Plan) {
+func writeSummary(b *strings.Builder, w *computev1alpha.Workload, p plan.Diff) {
 	for _, r := range summary(w, p) {
 		fmt.Fprintf(b, "  %-14s %s\n", r[0], r[1])
 	}
 }
 
 // summary describes a new workload as label/value rows.
-func summary(w *computev1alpha.Workload, p plan.Plan) [][2]string {
+func summary(w *computev1alpha.Workload, p plan.Diff) [][2]string {
 	spec := &w.Spec.Template.Spec
 	var rows [][2]string
 	if sb := spec.Runtime.Sandbox; sb != nil {

@@ -30,8 +30,8 @@ type Change struct {
 // String renders the change as "~ image: a → b".
 func (c Change) String() string { return c.Op + " " + c.Text }
 
-// Plan is what applying a spec changes.
-type Plan struct {
+// Diff is what applying a spec changes.
+type Diff struct {
 	// New is set when the workload does not exist yet.
 	New bool `json:"new"`
 	// Changes are the differences, cities first, then the template.
@@ -44,12 +44,12 @@ type Plan struct {
 }
 
 // Empty reports whether nothing changes.
-func (p Plan) Empty() bool { return !p.New && len(p.Changes) == 0 }
+func (p Diff) Empty() bool { return !p.New && len(p.Changes) == 0 }
 
 // Compute returns the plan that turns old into desired; old nil means the
 // workload is new.
-func Compute(old, desired *computev1alpha.WorkloadSpec) Plan {
-	p := Plan{New: old == nil, Instances: instances(desired)}
+func Compute(old, desired *computev1alpha.WorkloadSpec) Diff {
+	p := Diff{New: old == nil, Instances: instances(desired)}
 	if old == nil {
 		return p
 	}

@@ -45,7 +45,7 @@ func NewFailoverLimiter(perSecond float64) *rate.Limiter {
 // s.workload's placements over their targets at s.now, holding every move
 // back while the platform's rate does not allow one (one token a Workload
 // and pass).
-func (r *Reconciler) planFailover(s *scope, targets []placement.Target) failover.Plan {
+func (r *Reconciler) planFailover(s *scope, targets []placement.Target) failover.Outcome {
 	plan := failover.Make(failover.Input{
 		Workload: s.workload, Targets: targets, Deployments: s.deployments,
 		Cities: s.cities, Reachable: r.Reachable, Now: s.now,
@@ -88,7 +88,7 @@ func fallbackAnnotations(annotations map[string]string, d *failover.Decision) ma
 }
 
 // recordFailover emits an event for each move the plan made.
-func recordFailover(s *scope, plan failover.Plan) {
+func recordFailover(s *scope, plan failover.Outcome) {
 	for i := range plan.Decisions {
 		d := &plan.Decisions[i]
 		switch {

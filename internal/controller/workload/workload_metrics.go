@@ -130,7 +130,7 @@ type rolloutTimings struct {
 // each city's AppliedAt (revision-applied-at); a rollout without a recorded
 // start, or one that started and ended between two writes of the same
 // revision, shows nothing.
-func timingsOf(prev, next *computev1alpha.WorkloadRolloutStatus, plan cityrollout.Plan, cities []cityrollout.City, now time.Time) rolloutTimings {
+func timingsOf(prev, next *computev1alpha.WorkloadRolloutStatus, plan cityrollout.Schedule, cities []cityrollout.City, now time.Time) rolloutTimings {
 	var out rolloutTimings
 	if prev == nil || next == nil || prev.TemplateHash == "" || prev.TemplateHash != next.TemplateHash || finished(prev.Phase) {
 		return out

@@ -17,7 +17,7 @@ func TestTimingsOf(t *testing.T) {
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	// Two waves: DFW (wave 1) got the target 10 minutes ago, LHR and SIN
 	// (wave 2) 4 and 3 minutes ago.
-	plan := cityrollout.Plan{
+	plan := cityrollout.Schedule{
 		Waves:  [][]string{{"p/DFW"}, {"p/LHR", "p/SIN"}},
 		Cities: []cityrollout.CityPlan{{Key: "p/DFW", Wave: 1}, {Key: "p/LHR", Wave: 2}, {Key: "p/SIN", Wave: 2}},
 	}

@@ -24,10 +24,10 @@ type planned struct {
 	// revisions records the template as the current revision and trims
 	// the history; revErr says why the template could not be planned as a
 	// revision (nothing is written then).
-	revisions revision.Plan
+	revisions revision.Changes
 	revErr    error
 	// failover are the failover decisions over the placements' targets.
-	failover failover.Plan
+	failover failover.Outcome
 	// rollout says which revision each city runs.
 	rollout *rollout
 	// targets are the placements' targets, then the fallbacks', each with
@@ -67,7 +67,7 @@ func (r *Reconciler) plan(s *scope) planned {
 // template and annotations of the revision the rollout gives its city, and
 // on a fallback's deployment the failover's bookkeeping
 // (fallbackAnnotations). targets is not changed.
-func expand(w *computev1alpha.Workload, targets []placement.Target, fo failover.Plan, ro *rollout) []placement.Target {
+func expand(w *computev1alpha.Workload, targets []placement.Target, fo failover.Outcome, ro *rollout) []placement.Target {
 	byTarget := fo.ByTarget()
 	revisionOf := func(t *placement.Target) placement.Revision {
 		rev := ro.revisionOf(t)

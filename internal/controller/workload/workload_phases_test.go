@@ -143,7 +143,7 @@ func TestExpandGivesFallbacksTheFailoverBookkeeping(t *testing.T) {
 	fb := placement.Fallback("edge", "DFW", targets[0].Location, s.cities, &own, "web-edge-dfw-failover")
 	existing := &computev1alpha.WorkloadDeployment{}
 	existing.Annotations = map[string]string{computev1alpha.FailoverReturningSinceAnnotation: "2026-11-24T00:00:00Z"}
-	fo := failover.Plan{Decisions: []failover.Decision{{Target: own, Fallback: &fb, Existing: existing, MovedFrom: "SIN: quota"}}}
+	fo := failover.Outcome{Decisions: []failover.Decision{{Target: own, Fallback: &fb, Existing: existing, MovedFrom: "SIN: quota"}}}
 	ro := planRollout(s, targets, nil, fo)
 
 	got := expand(s.workload, targets, fo, ro)

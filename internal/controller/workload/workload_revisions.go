@@ -15,7 +15,7 @@ import (
 // writeRevisions records the current revision of plan and trims the
 // history. recorded is false when the current revision could not be
 // recorded (the error says why); a failed trim leaves it recorded.
-func writeRevisions(ctx context.Context, s *scope, plan revision.Plan) (recorded bool, err error) {
+func writeRevisions(ctx context.Context, s *scope, plan revision.Changes) (recorded bool, err error) {
 	w := s.workload
 	switch {
 	case plan.Create != nil:

@@ -36,7 +36,7 @@ const (
 // rollout is the plan of the rollout across cities and what it decided
 // each city runs.
 type rollout struct {
-	plan cityrollout.Plan
+	plan cityrollout.Schedule
 	// workload is the Workload planned for; now the time of the plan.
 	workload *computev1alpha.Workload
 	now      time.Time
@@ -65,7 +65,7 @@ type rollout struct {
 // stands in for runs) runs, from the cities as observed at s.now and fo,
 // the failover decisions; revisionOf then gives each city's deployment the
 // template and annotations of that revision.
-func planRollout(s *scope, targets []placement.Target, current *revision.Current, fo failover.Plan) *rollout {
+func planRollout(s *scope, targets []placement.Target, current *revision.Current, fo failover.Outcome) *rollout {
 	w := s.workload
 	ro := &rollout{
 		workload:  w,

@@ -80,8 +80,8 @@ func TestPlanRolloutGivesEachCityTheRevisionItsWaveAllows(t *testing.T) {
 	s, targets := rolloutScope(t)
 	// A restart of LHR alone reaches LHR on the revision it keeps.
 	s.workload.Annotations = map[string]string{computev1alpha.CityRestartedAtAnnotationPrefix + "LHR": "2026-11-24T00:30:00Z"}
-	ro := planRollout(s, targets, nil, failover.Plan{})
-	targets = expand(s.workload, targets, failover.Plan{}, ro)
+	ro := planRollout(s, targets, nil, failover.Outcome{})
+	targets = expand(s.workload, targets, failover.Outcome{}, ro)
 
 	got := map[string]string{}
 	for _, tg := range targets {
@@ -110,9 +110,9 @@ func TestRolloutStatusDoesNotChurn(t *testing.T) {
 	s.deployments[0].Status.Conditions[0].Status = metav1.ConditionFalse
 	s.deployments[0].Status.Conditions[0].Reason = computev1alpha.ReasonImageUnavailable
 	s.deployments[0].Annotations[computev1alpha.RevisionHashAnnotation] = names.TemplateHash(&s.workload.Spec.Template)
-	ro := planRollout(s, targets, nil, failover.Plan{})
+	ro := planRollout(s, targets, nil, failover.Outcome{})
 	in := workloadstatus.Input{Workload: s.workload, Rollout: ro.status(nil), Settled: true, Now: metav1.NewTime(rolloutNow)}
-	for i, tg := range expand(s.workload, targets, failover.Plan{}, ro) {
+	for i, tg := range expand(s.workload, targets, failover.Outcome{}, ro) {
 		in.Cities = append(in.Cities, workloadstatus.City{Target: tg, Deployment: &s.deployments[i]})
 	}
 
