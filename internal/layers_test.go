@@ -34,7 +34,7 @@ var layers = []struct {
 		"internal/placement", "internal/probes", "internal/planes", "internal/projects", "internal/quota",
 		"internal/referenceddata", "internal/revision", "internal/serving", "internal/status", "internal/toolchain", "internal/workloadstatus",
 	}},
-	{"controllers and webhooks", []string{"internal/controller/", "internal/standin/", "internal/provider/", "internal/webhook"}},
+	{"controllers and webhooks", []string{"internal/controller/", "internal/standin/", "internal/provider/", "internal/webhook", "internal/debugapi"}},
 	{"role wiring", []string{"internal/manager/"}},
 	{"programs' insides", []string{"internal/manager", "internal/local/platform", "internal/local/cmd", "internal/cli", "internal/images", "internal/release"}},
 	{"programs, tools and tests", []string{"cmd/", "hack/", "test/", "config/"}},

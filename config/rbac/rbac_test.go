@@ -39,6 +39,7 @@ var Roles = map[string]string{
 	"cell-writeback":      "the hub (cells' identities)",
 	"quota-claims":        "each quota plane (cells' identities)",
 	"quota":               "each quota plane (quota service)",
+	"debug-relay":         "each cell running the Kubernetes runtime provider (the debug API's relay, impersonated by Karmada)",
 }
 
 // perm is one verb on one resource of one group.
@@ -291,6 +292,11 @@ func TestRolesStayInTheirFence(t *testing.T) {
 			t.Errorf("%s has no rules", role)
 		}
 	}
+	for p := range rolePerms(t, "debug-relay") {
+		if p.group != "" || (p.resource != "pods/log" && p.resource != "pods/exec") {
+			t.Errorf("debug-relay holds %q on %s/%s: the relay may reach the log and exec of Pods only", p.verb, p.group, p.resource)
+		}
+	}
 	for p := range rolePerms(t, "quota-claims") {
 		if p.group != "quota.miloapis.com" || p.resource != "resourceclaims" {
 			t.Errorf("quota-claims holds %q on %s/%s: the cells' quota identity may touch ResourceClaims only", p.verb, p.group, p.resource)
@@ -314,7 +320,16 @@ func TestRolesStayInTheirFence(t *testing.T) {
 // wildcard — and compute-viewer writes nothing. The install suite proves
 // the aggregation on a real project plane.
 func TestTenantRolesWriteWorkloadsOnly(t *testing.T) {
+	// The debug API's subresources (docs/debugging.md): logs are read,
+	// exec is created.
+	debug := map[perm]bool{
+		{"compute.datumapis.com", "instances/log", "get"}:     true,
+		{"compute.datumapis.com", "instances/exec", "create"}: true,
+	}
 	for p := range rolePerms(t, "tenant") {
+		if debug[p] {
+			continue
+		}
 		if p.group != "compute.datumapis.com" || p.verb == "*" || p.resource == "*" || strings.Contains(p.resource, "/") {
 			t.Errorf("a tenant role holds %q on %s/%s", p.verb, p.group, p.resource)
 		}

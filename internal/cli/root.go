@@ -23,6 +23,7 @@ import (
 	"github.com/citycells/compute/internal/cli/destroy"
 	"github.com/citycells/compute/internal/cli/instances"
 	"github.com/citycells/compute/internal/cli/instancetypes"
+	"github.com/citycells/compute/internal/cli/logs"
 	"github.com/citycells/compute/internal/cli/quotausage"
 	"github.com/citycells/compute/internal/cli/restart"
 	"github.com/citycells/compute/internal/cli/rollout"
@@ -86,6 +87,7 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 		workloads.NewCommand(f),
 		statusview.NewCommand(f),
 		instances.NewCommand(f),
+		logs.NewCommand(f),
 		scale.NewCommand(f),
 		restartCmd,
 		suspend.NewSuspendCommand(f),

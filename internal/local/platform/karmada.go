@@ -332,6 +332,10 @@ func (p *Platform) registerClusters(ctx context.Context, c client.Client) error 
 			cluster.Spec.SyncMode = clusterv1alpha1.Push
 			cluster.Spec.APIEndpoint = p.linkURL(HubPlane, name)
 			cluster.Spec.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: karmadaClusterNamespace, Name: name}
+			// Karmada's cluster proxy (the debug API's path to a Pod's log
+			// and exec) impersonates the caller in the cell with this
+			// token: the cell's RBAC then judges the caller, not Karmada.
+			cluster.Spec.ImpersonatorSecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: karmadaClusterNamespace, Name: name}
 		}); err != nil {
 			return fmt.Errorf("failed to register cluster %s: %w", name, err)
 		}

@@ -102,6 +102,10 @@ type managerRole struct {
 	// leaderElect makes the replicas elect a leader.
 	replica     int
 	leaderElect bool
+	// debugAPIPort and debugAPICertDir configure the management role's
+	// debug API (its first replica only); zero serves none.
+	debugAPIPort    int
+	debugAPICertDir string
 }
 
 // leaderElectionArgs are the leader election flags of compute-manager and
@@ -185,6 +189,7 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 			optional["webhook-port"] = strconv.Itoa(r.webhookPort)
 			optional["webhook-host"] = "127.0.0.1"
 		}
+		maps.Copy(optional, debugAPIArgs(r))
 	}
 	for k, v := range optional {
 		if flags[k] {
@@ -327,6 +332,9 @@ func (p *Platform) startManagers(ctx context.Context, found <-chan managerResult
 			if err != nil {
 				return err
 			}
+			if err := p.withDebugAPI(&r, flags); err != nil {
+				return err
+			}
 			roles = append(roles, r)
 		}
 	}
@@ -410,8 +418,14 @@ func (p *Platform) runManagerRoles(ctx context.Context, binary string, flags man
 			err := p.startComponent(gctx, planes.ComponentSpec{
 				Name: r.name, Plane: r.plane, Binary: binary, Args: args, Port: ports.probe,
 			}, "http://"+hostPort(ports.probe)+"/readyz", false)
-			if err != nil || r.webhookCertDir == "" || r.replica != 0 {
+			if err != nil || r.replica != 0 {
 				return err
+			}
+			if err := p.registerDebugAPI(gctx, r); err != nil {
+				return err
+			}
+			if r.webhookCertDir == "" {
+				return nil
 			}
 			return p.registerWebhooks(gctx, r)
 		})

@@ -213,6 +213,8 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 			Name:              ProjectPlane(project),
 			ControllerManager: true,
 			CRDDirs:           []string{computeCRDs, externalCRDs},
+			// The debug API is an aggregated API of the project plane.
+			Aggregation: true,
 		})
 	}
 	specs = append(specs, planes.PlaneSpec{

@@ -86,6 +86,10 @@ type Options struct {
 	// generation before the federator asks Karmada to collect it again
 	// (federation.DefaultStatusResyncAfter when zero; tests shorten it).
 	StatusResyncAfter time.Duration
+	// DebugAPI configures the debug API (instances' log and exec); it
+	// serves only in single mode, where the local manager's plane is the
+	// project plane whose aggregator forwards to it.
+	DebugAPI DebugAPIOptions
 }
 
 // WebhookOptions configure the admission webhook server.
@@ -130,6 +134,7 @@ func NewOptions() Options {
 // AddFlags binds the options, except Manager, to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Projects.AddFlags(fs)
+	o.DebugAPI.AddFlags(fs)
 	fs.BoolVar(&o.Webhook.Disabled, "disable-webhooks", o.Webhook.Disabled,
 		"Do not serve the admission webhooks (development only).")
 	fs.StringVar(&o.Webhook.Host, "webhook-host", o.Webhook.Host, "Address the admission webhook server binds (all when empty).")
@@ -148,7 +153,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // Validate reports every configuration error at once, each naming its flag.
 func (o Options) Validate() error {
-	errs := []error{o.Projects.Validate()}
+	errs := []error{o.Projects.Validate(), o.DebugAPI.Validate()}
+	if o.DebugAPI.BindAddress != "" && o.Projects.Mode != projects.ModeSingle {
+		errs = append(errs, errors.New("--debug-api-bind-address serves one project plane: it needs the single project mode"))
+	}
 	if !o.Webhook.Disabled {
 		if o.Webhook.CertDir == "" {
 			errs = append(errs, errors.New("--webhook-cert-dir is required unless --disable-webhooks is set"))
@@ -204,6 +212,9 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 		return nil, err
 	}
 	if err := setupControllers(mgr, opts); err != nil {
+		return nil, err
+	}
+	if err := setupDebugAPI(local, cfg, opts.Federation, opts.DebugAPI); err != nil {
 		return nil, err
 	}
 	if !opts.Webhook.Disabled {
