@@ -14,6 +14,9 @@
 //	                 for metrics-server and the autoscaler to see. At most
 //	                 maxBurners cores burn at once; more answers 429.
 //
+// Every request to / is logged on stdout, one line each ("GET /?env=X
+// from 10.0.0.1:5000"); /healthz and /burn are not.
+//
 // It listens on $PORT (default 8080). With -exit N it exits at once with
 // code N instead: a container that crashes, on demand. The city is $COMPUTE_CITY_CODE, which
 // the Kubernetes runtime provider sets in every container, else $CITY.
@@ -83,6 +86,8 @@ func handler() http.Handler {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = fmt.Fprintln(w, "ok") })
 	mux.Handle("/burn", &burner{})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// One line a request on stdout: something for `logs -f` to follow.
+		fmt.Fprintf(os.Stdout, "%s %s from %s\n", r.Method, r.URL.RequestURI(), r.RemoteAddr)
 		host, _ := os.Hostname()
 		_, _ = fmt.Fprintf(w, "hello from %s in %s\n", host, city())
 		if name := r.URL.Query().Get("env"); name != "" {
