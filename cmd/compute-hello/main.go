@@ -17,6 +17,9 @@
 // Every request to / is logged on stdout, one line each ("GET /?env=X
 // from 10.0.0.1:5000"); /healthz and /burn are not.
 //
+// With -cat FILE it prints the file and exits (the image has nothing but
+// this binary: `exec INSTANCE -- /compute-hello -cat /etc/db/password`).
+//
 // It listens on $PORT (default 8080). With -exit N it exits at once with
 // code N instead: a container that crashes, on demand. The city is $COMPUTE_CITY_CODE, which
 // the Kubernetes runtime provider sets in every container, else $CITY.
@@ -31,6 +34,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -47,7 +51,11 @@ func main() {
 		return
 	}
 	exit := flag.Int("exit", -1, "exit at once with this code instead of serving (a crashing container, on demand)")
+	cat := flag.String("cat", "", "print this file (/dev/stdin for standard input) and exit instead of serving: the image has no shell, and exec needs a command")
 	flag.Parse()
+	if *cat != "" {
+		os.Exit(catFile(*cat))
+	}
 	if *exit >= 0 {
 		fmt.Fprintf(os.Stderr, "compute-hello exiting with code %d as asked (-exit)\n", *exit)
 		os.Exit(*exit)
@@ -56,6 +64,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// catFile copies path to stdout and returns the exit code.
+func catFile(path string) int {
+	f, err := os.Open(filepath.Clean(path))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = f.Close() }()
+	if _, err := io.Copy(os.Stdout, f); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // serve answers on $PORT until SIGINT or SIGTERM.

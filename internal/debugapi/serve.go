@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,9 +47,9 @@ func (r *Runnable) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("debug API: %w", err)
 	}
-	authn, err := RequestHeaderAuthenticator(ctx, cs)
-	if err != nil {
-		return fmt.Errorf("debug API: %w", err)
+	authn, err := r.authenticator(ctx, cs)
+	if err != nil || authn == nil {
+		return err
 	}
 	srv, err := NewServer(Config{
 		Project: r.Project, Reviews: cs.AuthorizationV1().SubjectAccessReviews(), Hub: r.Hub,
@@ -57,6 +59,29 @@ func (r *Runnable) Start(ctx context.Context) error {
 		return err
 	}
 	return r.serve(ctx, srv)
+}
+
+// authenticator reads the front-proxy configuration, retrying (and
+// saying why) until it can: the ConfigMap or the right to read it may come
+// after the manager starts, and the debug API must not stop the manager.
+func (r *Runnable) authenticator(ctx context.Context, cs kubernetes.Interface) (authenticator.Request, error) {
+	var authn authenticator.Request
+	err := wait.PollUntilContextCancel(ctx, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		a, err := RequestHeaderAuthenticator(ctx, cs)
+		if err != nil {
+			logf.FromContext(ctx).Error(err, "The debug API cannot authenticate its aggregator yet; retrying")
+			return false, nil
+		}
+		authn = a
+		return true, nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("debug API: %w", err)
+	}
+	return authn, nil
 }
 
 // serve listens on Addr with TLS, asking for (not requiring) a client
