@@ -42,7 +42,7 @@ func TestProbesDecideReadinessOnTheRealNode(t *testing.T) {
 		g.Expect(cell.Get(ctx, client.ObjectKeyFromObject(&list[0]), pod)).To(Succeed())
 		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
 		g.Expect(available(&list[0])).To(BeFalse())
-		g.Expect(u.runQuiet("instances", "probed", "-o", "json")).To(ContainSubstring("the readiness probe of container app does not pass"))
+		g.Expect(u.runQuiet("instances", "--workload", "probed", "-o", "json", "--yes")).To(ContainSubstring("the readiness probe of container app does not pass"))
 	}).WithTimeout(wait).WithPolling(time.Second).Should(Succeed())
 	g.Consistently(func(g Gomega) {
 		g.Expect(availableCount(g, ns.hub, "probed")).To(BeZero(), "an instance whose readiness probe fails became Available")
