@@ -323,8 +323,9 @@ func TestTenantRolesWriteWorkloadsOnly(t *testing.T) {
 	// The debug API's subresources (docs/debugging.md): logs are read,
 	// exec is created.
 	debug := map[perm]bool{
-		{"compute.datumapis.com", "instances/log", "get"}:     true,
-		{"compute.datumapis.com", "instances/exec", "create"}: true,
+		{"debug.compute.datumapis.com", "instances/log", "get"}:     true,
+		{"debug.compute.datumapis.com", "instances/exec", "get"}:    true,
+		{"debug.compute.datumapis.com", "instances/exec", "create"}: true,
 	}
 	for p := range rolePerms(t, "tenant") {
 		if debug[p] {
@@ -367,7 +368,7 @@ func TestTenantRolesWriteWorkloadsOnly(t *testing.T) {
 		}
 		if role.Name == "viewer" {
 			for p := range perms(role.Rules) {
-				if !slices.Contains([]string{"get", "list", "watch"}, p.verb) {
+				if !slices.Contains([]string{"get", "list", "watch"}, p.verb) || p.resource == "instances/exec" {
 					t.Errorf("viewer holds %q on %s", p.verb, p.resource)
 				}
 			}

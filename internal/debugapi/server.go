@@ -17,8 +17,6 @@ import (
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
 // The API the server serves.
@@ -30,7 +28,8 @@ const (
 	// APIServiceName is the name of its APIService in a project plane.
 	APIServiceName = Version + "." + Group
 	// LogSubresource and ExecSubresource are the subresources of Instances
-	// the tenants' RBAC names (in group compute.datumapis.com).
+	// the tenants' RBAC names, in the debug API's own group: the project
+	// plane's apiserver authorizes the path with it before it proxies.
 	LogSubresource = "log"
 	// ExecSubresource is the exec subresource.
 	ExecSubresource = "exec"
@@ -163,7 +162,7 @@ func (s *Server) authorize(ctx context.Context, u user.Info, verb string, t targ
 	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: extra,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: t.namespace, Verb: verb, Group: computev1alpha.GroupVersion.Group,
+			Namespace: t.namespace, Verb: verb, Group: Group,
 			Resource: "instances", Subresource: t.subresource, Name: t.name,
 		},
 	}}
@@ -175,7 +174,7 @@ func (s *Server) authorize(ctx context.Context, u user.Info, verb string, t targ
 	if !got.Status.Allowed {
 		return http.StatusForbidden, metav1.StatusReasonForbidden, fmt.Sprintf(
 			"instances.%s %q is forbidden: User %q cannot %s resource \"instances/%s\" in API group %q in the namespace %q",
-			computev1alpha.GroupVersion.Group, t.name, u.GetName(), verb, t.subresource, computev1alpha.GroupVersion.Group, t.namespace)
+			Group, t.name, u.GetName(), verb, t.subresource, Group, t.namespace)
 	}
 	return 0, "", ""
 }

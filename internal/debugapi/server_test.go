@@ -113,7 +113,7 @@ func newTestServer(t *testing.T, h *hub, stale bool, allowed map[string][]string
 	cs.PrependReactor("create", "subjectaccessreviews", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		sar := a.(clienttesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
 		ra := sar.Spec.ResourceAttributes
-		ok := ra.Group == "compute.datumapis.com" && ra.Resource == "instances" && ra.Namespace == "default" &&
+		ok := ra.Group == "debug.compute.datumapis.com" && ra.Resource == "instances" && ra.Namespace == "default" &&
 			((ra.Subresource == "log" && ra.Verb == "get") || (ra.Subresource == "exec" && ra.Verb == "create"))
 		sar.Status.Allowed = ok && contains(allowed[sar.Spec.User], ra.Subresource)
 		return true, sar, nil
@@ -199,7 +199,7 @@ func TestRefusals(t *testing.T) {
 	}{
 		"no forwarded identity is unauthorized": {logURL, "", false, http.StatusUnauthorized, "only requests its project plane's aggregator forwards"},
 		"a tenant without the right is forbidden, in kubectl's words": {logURL, "mallory", false, http.StatusForbidden,
-			`User "mallory" cannot get resource "instances/log" in API group "compute.datumapis.com" in the namespace "default"`},
+			`User "mallory" cannot get resource "instances/log" in API group "debug.compute.datumapis.com" in the namespace "default"`},
 		"a log right is no exec right": {prefix + "/namespaces/default/instances/web-dfw-0/exec?command=sh", "alice", false, http.StatusForbidden,
 			`cannot create resource "instances/exec"`},
 		"a missing instance is not found":   {prefix + "/namespaces/default/instances/web-lhr-0/log", "alice", false, http.StatusNotFound, `instance "web-lhr-0" not found`},
