@@ -70,27 +70,8 @@ const city = "DFW"
 var planes = []string{platform.ProjectPlane(platform.DefaultProject), platform.HubPlane, platform.CellPlane(city)}
 
 func BenchmarkRuntime(b *testing.B) {
-	n := 50
-	if v, err := strconv.Atoi(os.Getenv("COMPUTE_BENCH_PODS")); err == nil && v > 0 {
-		n = v
-	}
-	if err := platform.NodePrerequisites(); err != nil {
-		b.Fatalf("this benchmark needs a real node: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "compute-bench-runtime-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	ctx := context.Background()
-	p, err := platform.Up(ctx, platform.Config{
-		StateDir: dir, Cities: []string{city}, Nodes: []string{city}, Managers: platform.ManagersRequired, Log: os.Stderr,
-		QuotaGrant: platform.QuotaGrant{Instances: int64(4*n + 10), VCPU: strconv.Itoa(4*n + 10), Memory: strconv.Itoa(8*(4*n+10)) + "Gi"},
-	})
-	if err != nil {
-		b.Fatalf("failed to start the platform: %v", err)
-	}
-	defer p.Down()
+	n := benchPods()
+	p := sharedPlatform(b)
 	e := newEnv(b, p)
 	image := p.State().Registry + "/" + platform.DemoImage
 
@@ -118,6 +99,56 @@ func BenchmarkRuntime(b *testing.B) {
 	b.ReportMetric(dep.ready.Seconds(), "deployment-s")
 	b.ReportMetric(cmp.ready.Seconds(), "workload-available-s")
 	b.ReportMetric(ratio(cmp.ready, dep.ready), "ratio-x")
+}
+
+// shared is the platform the package's benchmarks share: started by the
+// first that runs, stopped by TestMain.
+var shared struct {
+	once sync.Once
+	p    *platform.Platform
+	dir  string
+	err  error
+}
+
+// benchPods is N, COMPUTE_BENCH_PODS (default 50).
+func benchPods() int {
+	if v, err := strconv.Atoi(os.Getenv("COMPUTE_BENCH_PODS")); err == nil && v > 0 {
+		return v
+	}
+	return 50
+}
+
+// sharedPlatform starts the local platform with DFW and its real node once
+// for the package, with quota for 4N+10 instances.
+func sharedPlatform(b *testing.B) *platform.Platform {
+	if err := platform.NodePrerequisites(); err != nil {
+		b.Fatalf("this benchmark needs a real node: %v", err)
+	}
+	shared.once.Do(func() {
+		if shared.dir, shared.err = os.MkdirTemp("", "compute-bench-runtime-"); shared.err != nil {
+			return
+		}
+		grant := 4*benchPods() + 10
+		shared.p, shared.err = platform.Up(context.Background(), platform.Config{
+			StateDir: shared.dir, Cities: []string{city}, Nodes: []string{city}, Managers: platform.ManagersRequired, Log: os.Stderr,
+			QuotaGrant: platform.QuotaGrant{Instances: int64(grant), VCPU: strconv.Itoa(grant), Memory: strconv.Itoa(8*grant) + "Gi"},
+		})
+	})
+	if shared.err != nil {
+		b.Fatalf("failed to start the platform: %v", shared.err)
+	}
+	return shared.p
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.p != nil {
+		shared.p.Down()
+	}
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
 }
 
 // env holds the clients of the benchmark's planes.
