@@ -6,24 +6,19 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
 	"github.com/citycells/compute/internal/local/platform"
-	"github.com/citycells/compute/internal/names"
-	"github.com/citycells/compute/internal/projects"
 	"github.com/citycells/compute/test/bench/internal/procstat"
 )
 
@@ -109,14 +104,7 @@ func (e *env) autoscaleDeployment(b *testing.B, ns, image string) time.Duration 
 func (e *env) autoscaleWorkload(b *testing.B, ns, image string) (serving, available time.Duration) {
 	ctx := context.Background()
 	project := e.clients[planes[0]]
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{projects.DefaultProjectLabel: platform.DefaultProject}}}
-	must(b, project.Create(ctx, nsObj))
-	bind := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: ns}}
-	bind.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: platform.LocationNamespace, Name: strings.ToLower(city)}
-	must(b, project.Create(ctx, bind))
-	meta.SetStatusCondition(&bind.Status.Conditions, metav1.Condition{Type: networkingv1alpha.LocationBindingConditionReady, Status: metav1.ConditionTrue, Reason: "Bench", Message: "bound by the benchmark"})
-	must(b, project.Status().Update(ctx, bind))
-	cellNS := names.FederationNamespace(nsObj.UID)
+	nsObj, cellNS := e.projectNamespace(b, ns)
 
 	w := &computev1alpha.Workload{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: ns}}
 	w.Spec.Template.Spec.Runtime = computev1alpha.InstanceRuntimeSpec{

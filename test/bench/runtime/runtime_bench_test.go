@@ -236,14 +236,7 @@ func (e *env) runDeployment(b *testing.B, ns, image string, n int) result {
 func (e *env) runWorkload(b *testing.B, ns, image string, n int) result {
 	ctx := context.Background()
 	project := e.clients[planes[0]]
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{projects.DefaultProjectLabel: platform.DefaultProject}}}
-	must(b, project.Create(ctx, nsObj))
-	bind := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: ns}}
-	bind.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: platform.LocationNamespace, Name: strings.ToLower(city)}
-	must(b, project.Create(ctx, bind))
-	meta.SetStatusCondition(&bind.Status.Conditions, metav1.Condition{Type: networkingv1alpha.LocationBindingConditionReady, Status: metav1.ConditionTrue, Reason: "Bench", Message: "bound by the benchmark"})
-	must(b, project.Status().Update(ctx, bind))
-	cellNS := names.FederationNamespace(nsObj.UID)
+	nsObj, cellNS := e.projectNamespace(b, ns)
 
 	w := &computev1alpha.Workload{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: ns}}
 	w.Spec.Template.Spec.Runtime = computev1alpha.InstanceRuntimeSpec{
@@ -269,6 +262,21 @@ func (e *env) runWorkload(b *testing.B, ns, image string, n int) result {
 	e.waitNoPods(b, cellNS)
 	must(b, project.Delete(ctx, nsObj))
 	return r
+}
+
+// projectNamespace creates a project namespace bound to the city and
+// returns it with the federation (and cell) namespace compute maps it to.
+func (e *env) projectNamespace(b *testing.B, ns string) (*corev1.Namespace, string) {
+	ctx := context.Background()
+	project := e.clients[planes[0]]
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{projects.DefaultProjectLabel: platform.DefaultProject}}}
+	must(b, project.Create(ctx, nsObj))
+	bind := &networkingv1alpha.LocationBinding{ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(city), Namespace: ns}}
+	bind.Spec.LocationRef = networkingv1alpha.LocationReference{Namespace: platform.LocationNamespace, Name: strings.ToLower(city)}
+	must(b, project.Create(ctx, bind))
+	meta.SetStatusCondition(&bind.Status.Conditions, metav1.Condition{Type: networkingv1alpha.LocationBindingConditionReady, Status: metav1.ConditionTrue, Reason: "Bench", Message: "bound by the benchmark"})
+	must(b, project.Status().Update(ctx, bind))
+	return nsObj, names.FederationNamespace(nsObj.UID)
 }
 
 // instanceResources are the requests and limits the provider gives an
