@@ -31,13 +31,7 @@ import (
 func TestACityNobodyHearsFromIsMarkedStaleAndComesBack(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
-	ensureNamespace(t, hubClient, cellhealth.Namespace, nil)
-	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{
-		Name: "cell-nrt", Labels: map[string]string{computev1alpha.CityCodeTopologyLabel: "NRT"},
-	}}
-	g.Expect(hubClient.Create(ctx, cluster)).To(Succeed())
-	t.Cleanup(func() { _ = hubClient.Delete(context.Background(), cluster) })
-	setClusterReady(t, cluster.Name, metav1.ConditionTrue)
+	cluster := newReadyCluster(t, "cell-nrt", "NRT")
 
 	ns, hubNS := newNamespace(t)
 	wd := makeWD(ns, "web-nrt", "NRT", 2)
@@ -106,13 +100,7 @@ func TestACityNobodyHearsFromIsMarkedStaleAndComesBack(t *testing.T) {
 func TestACellWhoseAPIServerHangsStopsVouchingForItself(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
-	ensureNamespace(t, hubClient, cellhealth.Namespace, nil)
-	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{
-		Name: "cell-kix", Labels: map[string]string{computev1alpha.CityCodeTopologyLabel: "KIX"},
-	}}
-	g.Expect(hubClient.Create(ctx, cluster)).To(Succeed())
-	t.Cleanup(func() { _ = hubClient.Delete(context.Background(), cluster) })
-	setClusterReady(t, cluster.Name, metav1.ConditionTrue)
+	cluster := newReadyCluster(t, "cell-kix", "KIX")
 
 	// The heartbeat reaches the real cell plane through a link the test can
 	// make hang.
@@ -159,6 +147,20 @@ func TestACellWhoseAPIServerHangsStopsVouchingForItself(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Eventually(fresh, timeout, interval).Should(Succeed())
 	g.Consistently(fresh, 3*time.Second, interval).Should(Succeed())
+}
+
+// newReadyCluster registers a Karmada Cluster of a city, Ready, removed
+// when the test ends.
+func newReadyCluster(t *testing.T, name, city string) *clusterv1alpha1.Cluster {
+	t.Helper()
+	ensureNamespace(t, hubClient, cellhealth.Namespace, nil)
+	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Labels: map[string]string{computev1alpha.CityCodeTopologyLabel: city},
+	}}
+	NewWithT(t).Expect(hubClient.Create(t.Context(), cluster)).To(Succeed())
+	t.Cleanup(func() { _ = hubClient.Delete(context.Background(), cluster) })
+	setClusterReady(t, cluster.Name, metav1.ConditionTrue)
+	return cluster
 }
 
 // startHeartbeat runs a cell's real heartbeat against the hub, renewing
