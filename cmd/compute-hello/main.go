@@ -110,7 +110,7 @@ func handler() http.Handler {
 	mux.Handle("/burn", &burner{})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		// One line a request on stdout: something for `logs -f` to follow.
-		fmt.Fprintf(os.Stdout, "%s %s from %s\n", r.Method, r.URL.RequestURI(), r.RemoteAddr)
+		_, _ = fmt.Fprintf(os.Stdout, "%s %s from %s\n", r.Method, r.URL.RequestURI(), r.RemoteAddr)
 		host, _ := os.Hostname()
 		_, _ = fmt.Fprintf(w, "hello from %s in %s\n", host, city())
 		if name := r.URL.Query().Get("env"); name != "" {

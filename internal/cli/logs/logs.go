@@ -17,7 +17,6 @@ package logs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -148,7 +147,7 @@ func (o *Options) Run(ctx context.Context) error {
 		o.Prefix = true
 	}
 	if len(targets) == 0 {
-		fmt.Fprintf(o.Factory.Streams.ErrOut, "No instances of workload %q%s yet.\n", workload, o.cityText())
+		_, _ = fmt.Fprintf(o.Factory.Streams.ErrOut, "No instances of workload %q%s yet.\n", workload, o.cityText())
 		if !o.Follow {
 			return nil
 		}
@@ -254,9 +253,6 @@ type source interface {
 	instance(ctx context.Context, name string) (instanceRef, bool, error)
 	open(ctx context.Context, name string, req logRequest) (io.ReadCloser, error)
 }
-
-// errGone is a stream's end because its instance is gone.
-var errGone = errors.New("gone")
 
 // apiClient is the subset of the client the source uses.
 type apiClient interface {

@@ -218,5 +218,5 @@ func (s *streamer) copy(r io.Reader, name string) error {
 func (s *streamer) warnf(format string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintf(s.errOut, format+"\n", args...)
+	_, _ = fmt.Fprintf(s.errOut, format+"\n", args...)
 }

@@ -142,7 +142,7 @@ func TestOnlyTheAggregatorIsBelieved(t *testing.T) {
 	// The admin's own client certificate is of the plane's CA, not the
 	// front-proxy CA.
 	cfg.Host = "https://127.0.0.1:" + strconv.Itoa(debugPort)
-	cfg.TLSClientConfig.ServerName = "compute-debug.compute-system.svc"
+	cfg.ServerName = "compute-debug.compute-system.svc"
 	cs, err := kubernetes.NewForConfig(cfg)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	err = cs.CoreV1().RESTClient().Get().
