@@ -15,11 +15,15 @@ import (
 	"github.com/citycells/compute/internal/local/platform"
 )
 
+// KeepEnv, set to anything, keeps the platform's state directory (and its
+// logs) after a pass too, to read what the components did.
+const KeepEnv = "COMPUTE_E2E_KEEP"
+
 // RunPlatform is the body of an end-to-end package's TestMain: it takes the
 // lock, starts a local platform from cfg (StateDir and Log are filled in),
 // lets connect build the package's clients, runs the tests and always stops
-// the platform. The state directory is removed after a pass and kept, with
-// its logs, after a failure. The checks run after the tests pass, on the
+// the platform. The state directory is removed after a pass (unless KeepEnv
+// is set) and kept, with its logs, after a failure. The checks run after the tests pass, on the
 // running platform (its logs, say); one that fails fails the run.
 func RunPlatform(m *testing.M, cfg platform.Config, startTimeout time.Duration, connect func(*platform.Platform) error, checks ...func(*platform.Platform) error) int {
 	unlock, err := Lock()
@@ -47,7 +51,7 @@ func RunPlatform(m *testing.M, cfg platform.Config, startTimeout time.Duration, 
 	code := 1
 	defer func() {
 		platform.Down()
-		if code == 0 {
+		if code == 0 && os.Getenv(KeepEnv) == "" {
 			_ = os.RemoveAll(dir)
 		} else {
 			fmt.Fprintf(os.Stderr, "keeping the platform state for inspection: %s (logs in %s/logs)\n", dir, dir)
