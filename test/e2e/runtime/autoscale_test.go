@@ -97,7 +97,7 @@ func TestAutoscalingOnRealMetrics(t *testing.T) {
 	t.Log("--- the load stops: back to 1 after the stabilization window")
 	g.Eventually(func(g Gomega) {
 		g.Expect(workloadInstances(g, ns.hub, "burn")).To(HaveLen(1))
-	}).WithTimeout(time.Duration(burnSeconds)*time.Second + scaleInWait).WithPolling(time.Second).Should(Succeed(), "the city did not scale back in")
+	}).WithTimeout(time.Duration(burnSeconds)*time.Second+scaleInWait).WithPolling(time.Second).Should(Succeed(), "the city did not scale back in")
 	t.Logf("back to 1 Instance %s after the load began; at most %d at once", time.Since(loaded).Round(time.Second), most.Load())
 	g.Expect(most.Load()).To(BeNumerically("<=", 4), "the city went above maxReplicas")
 	g.Expect(most.Load()).To(BeNumerically(">", 1))

@@ -15,7 +15,7 @@ import (
 	"github.com/citycells/compute/internal/local/platform"
 )
 
-// KeepEnv, set to anything, keeps the platform's state directory (and its
+// KeepEnv names the variable that, set to anything, keeps the platform's state directory (and its
 // logs) after a pass too, to read what the components did.
 const KeepEnv = "COMPUTE_E2E_KEEP"
 
