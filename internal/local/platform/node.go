@@ -274,7 +274,13 @@ func (p *Platform) startKubeletAndScheduler(ctx context.Context, n nodePlan) err
 	if _, _, err := p.writeServingCert(kubeletServingDir(n), n.Name, n.address); err != nil {
 		return err
 	}
-	if err := writeFile(n.kubeletConfig, kubeletConfig(n, p.env.CAPath())); err != nil {
+	// Its clients: metrics-server (platform CA) and the cell's apiserver
+	// (Pod logs and exec, its kubelet client CA).
+	clientCAs, err := p.kubeletClientCAs()
+	if err != nil {
+		return err
+	}
+	if err := writeFile(n.kubeletConfig, kubeletConfig(n, clientCAs)); err != nil {
 		return err
 	}
 	if err := p.startComponent(ctx, planes.ComponentSpec{

@@ -269,6 +269,17 @@ func (p *Platform) cellSpec(city string, crdDirs []string) (planes.PlaneSpec, er
 		return planes.PlaneSpec{}, fmt.Errorf("failed to write the token file of %s: %w", name, err)
 	}
 	node := p.cfg.hasNode(city)
+	// Karmada's push mode authenticates to members with a bearer token
+	// only.
+	extra := map[string]string{"token-auth-file": tokenFile}
+	if node {
+		// Pod logs and exec reach the node's kubelet.
+		kubelet, err := p.kubeletClientArgs()
+		if err != nil {
+			return planes.PlaneSpec{}, err
+		}
+		maps.Copy(extra, kubelet)
+	}
 	return planes.PlaneSpec{
 		Name:        name,
 		Controllers: cellControllers(node),
@@ -276,9 +287,7 @@ func (p *Platform) cellSpec(city string, crdDirs []string) (planes.PlaneSpec, er
 		// A cell with a real node serves metrics.k8s.io through its
 		// aggregator (metrics-server).
 		Aggregation: node,
-		// Karmada's push mode authenticates to members with a bearer
-		// token only.
-		ExtraArgs: map[string]string{"token-auth-file": tokenFile},
+		ExtraArgs:   extra,
 	}, nil
 }
 
