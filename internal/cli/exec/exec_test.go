@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -63,5 +65,36 @@ func TestTheRemoteExitCodeIsTheCLIs(t *testing.T) {
 	}
 	if got := cmdutil.ExitCode(exitError(errors.New("upgrade refused"))); got != cmdutil.ExitCode(cmdutil.Failf("x")) {
 		t.Errorf("a session that fails is a failure, got exit code %d", got)
+	}
+}
+
+func TestTheSizeQueueEndsWithTheSession(t *testing.T) {
+	q := make(sizeQueue, 1)
+	q <- remotecommand.TerminalSize{Width: 120, Height: 40}
+	if got := q.Next(); got == nil || got.Width != 120 || got.Height != 40 {
+		t.Fatalf("got %+v", got)
+	}
+	close(q)
+	if got := q.Next(); got != nil {
+		t.Errorf("a closed queue must end the resizes, got %+v", got)
+	}
+}
+
+func TestWithoutATerminalNothingIsRaw(t *testing.T) {
+	var out strings.Builder
+	f := &cmdutil.Factory{Streams: cmdutil.IOStreams{IOStreams: genericiooptions.IOStreams{In: strings.NewReader("x"), Out: &out, ErrOut: &out}}}
+	o := &Options{Factory: f, Stdin: true, TTY: true}
+	opts, restore, err := o.streams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restore()
+	if opts.TerminalSizeQueue != nil || opts.Stdin == nil || !opts.Tty || opts.Stderr != nil {
+		t.Errorf("-it on a pipe passes stdin and asks for a remote terminal (stderr joins stdout) without resizes: %+v", opts)
+	}
+	o = &Options{Factory: f}
+	opts, _, _ = o.streams()
+	if opts.Stdin != nil || opts.Stderr == nil || opts.Tty {
+		t.Errorf("without -i or -t: no stdin, stderr apart: %+v", opts)
 	}
 }
