@@ -17,8 +17,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -189,7 +187,8 @@ func (o *Options) streams() (remotecommand.StreamOptions, func(), error) {
 	}, nil
 }
 
-// sizeQueue sends the terminal's size at first and on every SIGWINCH.
+// sizeQueue sends the terminal's size at first and whenever it changes
+// (SIGWINCH; polled on Windows).
 type sizeQueue chan remotecommand.TerminalSize
 
 // Next returns the next size; nil when the session ends.
@@ -204,13 +203,18 @@ func (q sizeQueue) Next() *remotecommand.TerminalSize {
 // resizes watches the terminal fd's size until stop.
 func resizes(fd int) (remotecommand.TerminalSizeQueue, func()) {
 	q := make(sizeQueue, 1)
-	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
+	winch, stopEvents := resizeEvents()
 	done := make(chan struct{})
+	var last remotecommand.TerminalSize
 	send := func() {
 		if w, h, err := term.GetSize(fd); err == nil {
+			size := remotecommand.TerminalSize{Width: uint16(w), Height: uint16(h)} //nolint:gosec // a terminal's size fits
+			if size == last {
+				return
+			}
+			last = size
 			select {
-			case q <- remotecommand.TerminalSize{Width: uint16(w), Height: uint16(h)}: //nolint:gosec // a terminal's size fits
+			case q <- size:
 			default:
 			}
 		}
@@ -228,7 +232,7 @@ func resizes(fd int) (remotecommand.TerminalSizeQueue, func()) {
 		}
 	}()
 	return q, func() {
-		signal.Stop(winch)
+		stopEvents()
 		close(done)
 	}
 }
