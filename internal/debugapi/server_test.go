@@ -224,17 +224,17 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// TestACellThatDoesNotAnswerFailsFastNamingTheCity: the hub answers only
+// after a minute, so the 503 naming the city can only come from the
+// server's response timeout (500 ms here); without it the request would
+// get the hub's late answer instead. No clock is read: the status decides.
 func TestACellThatDoesNotAnswerFailsFastNamingTheCity(t *testing.T) {
 	h := &hub{delay: time.Minute}
 	server := newTestServer(t, h, false, map[string][]string{"alice": {"log"}})
-	began := time.Now()
 	rec := get(server, logURL+"?follow=true", "alice")
 	body, _ := io.ReadAll(rec.Body)
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(string(body), "city DFW is unreachable") {
-		t.Errorf("got %d %s", rec.Code, body)
-	}
-	if time.Since(began) > 20*time.Second {
-		t.Errorf("it took %s: the response timeout does not bound the wait", time.Since(began))
+		t.Errorf("got %d %s, want 503 naming the city (the response timeout did not bound the wait)", rec.Code, body)
 	}
 }
 
