@@ -18,7 +18,10 @@
 // from 10.0.0.1:5000"); /healthz and /burn are not.
 //
 // With -cat FILE it prints the file and exits (the image has nothing but
-// this binary: `exec INSTANCE -- /compute-hello -cat /etc/db/password`).
+// this binary, /hello: `exec INSTANCE -- /hello -cat /etc/db/password`).
+// With -sh it is a tiny scripted shell instead (`exec -it INSTANCE -- /hello
+// -sh`): echo, cat, stty size and exit, one command a line, a "$ " prompt on
+// a terminal (see shell).
 //
 // It listens on $PORT (default 8080). With -exit N it exits at once with
 // code N instead: a container that crashes, on demand. The city is $COMPUTE_CITY_CODE, which
@@ -43,6 +46,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/term"
 )
 
 func main() {
@@ -52,9 +57,13 @@ func main() {
 	}
 	exit := flag.Int("exit", -1, "exit at once with this code instead of serving (a crashing container, on demand)")
 	cat := flag.String("cat", "", "print this file (/dev/stdin for standard input) and exit instead of serving: the image has no shell, and exec needs a command")
+	sh := flag.Bool("sh", false, "run a tiny shell on standard input instead of serving (echo, cat, stty size, exit [N]): for exec -it")
 	flag.Parse()
 	if *cat != "" {
 		os.Exit(catFile(*cat))
+	}
+	if *sh {
+		os.Exit(runShell())
 	}
 	if *exit >= 0 {
 		fmt.Fprintf(os.Stderr, "compute-hello exiting with code %d as asked (-exit)\n", *exit)
@@ -79,6 +88,20 @@ func catFile(path string) int {
 		return 1
 	}
 	return 0
+}
+
+// runShell runs the scripted shell on the standard streams, with a prompt
+// when standard input is a terminal.
+func runShell() int {
+	fd := int(os.Stdin.Fd())
+	sh := &shell{out: os.Stdout, errOut: os.Stderr, size: func() (int, int, error) {
+		cols, rows, err := term.GetSize(fd)
+		return rows, cols, err
+	}}
+	if term.IsTerminal(fd) {
+		sh.prompt = "$ "
+	}
+	return sh.run(os.Stdin)
 }
 
 // serve answers on $PORT until SIGINT or SIGTERM.
