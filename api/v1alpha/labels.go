@@ -46,6 +46,10 @@ const (
 	// ProjectionLabel marks an Instance in a project plane as a read-only
 	// projection of an Instance running in a cell.
 	ProjectionLabel = "compute.datumapis.com/projection"
+	// EventSummaryOfLabel, on a project event regarding a Workload, marks
+	// it as the Workload's copy of a Warning event of one of its Instances
+	// (the value is the Instance's name).
+	EventSummaryOfLabel = "compute.datumapis.com/summary-of"
 	// ManagedByLabel, set to ManagedByCompute, marks the federation-plane
 	// objects compute creates and deletes on its own (PropagationPolicies),
 	// so it never touches policies somebody else wrote.

@@ -23,6 +23,9 @@
 // -sh`): echo, cat, stty size and exit, one command a line, a "$ " prompt on
 // a terminal (see shell).
 //
+// With -eat MiB it takes that much memory, touching every page, and holds
+// it: a container killed for memory (OOMKilled) when its limit is lower.
+//
 // It listens on $PORT (default 8080). With -exit N it exits at once with
 // code N instead: a container that crashes, on demand. The city is $COMPUTE_CITY_CODE, which
 // the Kubernetes runtime provider sets in every container, else $CITY.
@@ -58,7 +61,11 @@ func main() {
 	exit := flag.Int("exit", -1, "exit at once with this code instead of serving (a crashing container, on demand)")
 	cat := flag.String("cat", "", "print this file (/dev/stdin for standard input) and exit instead of serving: the image has no shell, and exec needs a command")
 	sh := flag.Bool("sh", false, "run a tiny shell on standard input instead of serving (echo, cat, stty size, exit [N]): for exec -it")
+	eat := flag.Int("eat", 0, "take this many MiB of memory, touching every page, and hold it instead of serving: a container killed for memory under a lower limit")
 	flag.Parse()
+	if *eat > 0 {
+		os.Exit(eatMemory(*eat, os.Stderr))
+	}
 	if *cat != "" {
 		os.Exit(catFile(*cat))
 	}

@@ -78,3 +78,16 @@ func TestBurnRefusesMoreCoresThanItsBound(t *testing.T) {
 		t.Errorf("16 cores then 1 more: %d then %d, want 202 then 429", first.Code, second.Code)
 	}
 }
+
+func TestEatTakesTheMemoryItIsAskedFor(t *testing.T) {
+	hold := eatHold
+	eatHold = nil
+	defer func() { eatHold = hold }()
+	var out strings.Builder
+	if code := eatMemory(8, &out); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if eatMiB != 8 || !strings.Contains(out.String(), "holds 8 MiB") {
+		t.Fatalf("took %d MiB, said %q", eatMiB, out.String())
+	}
+}

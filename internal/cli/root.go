@@ -21,6 +21,7 @@ import (
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/deploy"
 	"github.com/citycells/compute/internal/cli/destroy"
+	"github.com/citycells/compute/internal/cli/events"
 	"github.com/citycells/compute/internal/cli/exec"
 	"github.com/citycells/compute/internal/cli/instances"
 	"github.com/citycells/compute/internal/cli/instancetypes"
@@ -90,6 +91,7 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 		instances.NewCommand(f),
 		logs.NewCommand(f),
 		exec.NewCommand(f),
+		events.NewCommand(f),
 		scale.NewCommand(f),
 		restartCmd,
 		suspend.NewSuspendCommand(f),

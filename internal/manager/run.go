@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/citycells/compute/internal/controller/podevents"
 	"github.com/citycells/compute/internal/features"
 	"github.com/citycells/compute/internal/manager/cell"
 	"github.com/citycells/compute/internal/manager/hub"
@@ -40,6 +41,9 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if err := cell.Setup(mgr, cellOpts); err != nil {
+		return err
+	}
+	if err := o.setupDebugRelay(mgr); err != nil {
 		return err
 	}
 	if err := probes.Add(mgr); err != nil {
@@ -95,6 +99,8 @@ func (o *Options) managerOptions() (ctrl.Options, error) {
 		// cell.
 		mgrOpts.Cache.ByObject = map[client.Object]cache.ByObject{}
 		maps.Copy(mgrOpts.Cache.ByObject, kubernetes.CacheByObject())
+		// Its Pods' events, for the event forwarder.
+		maps.Copy(mgrOpts.Cache.ByObject, podevents.CacheByObject())
 	}
 	return mgrOpts, nil
 }
@@ -169,6 +175,16 @@ func (o *Options) cellProvider() cell.Provider {
 		return cell.KubernetesProvider{AllocationRatio: o.RuntimeAllocationRatio}
 	}
 	return nil
+}
+
+// setupDebugRelay binds the debug API's relay in the cell's federation
+// namespaces when the Kubernetes provider runs the cell's Pods and
+// --debug-relay-user names the relay.
+func (o *Options) setupDebugRelay(mgr ctrl.Manager) error {
+	if o.runtimeProvider() != RuntimeProviderKubernetes || o.DebugRelayUser == "" {
+		return nil
+	}
+	return cell.SetupDebugRelay(mgr, cell.DebugRelayOptions{User: o.DebugRelayUser})
 }
 
 // networkingIntegration is the NetworkingIntegration feature gate.

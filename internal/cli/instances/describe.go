@@ -70,7 +70,7 @@ func (o *DescribeOptions) Run(ctx context.Context) error {
 	// the rest.
 	var events corev1.EventList
 	_ = c.Client.List(ctx, &events, client.InNamespace(c.Namespace),
-		client.MatchingFields{"involvedObject.name": inst.Name, "involvedObject.kind": "Instance"})
+		client.MatchingFields{"involvedObject.name": inst.Name, "involvedObject.kind": "Instance", "involvedObject.uid": string(inst.UID)})
 	// Whether there is something to roll back to, for the next steps.
 	canUndo := false
 	var w computev1alpha.Workload

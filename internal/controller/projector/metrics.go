@@ -36,6 +36,39 @@ var (
 // once: binaries that never project expose none of them.
 func registerMetrics() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(unresolvable, lag)
+		metrics.Registry.MustRegister(unresolvable, lag, eventsProjected, eventsRefused)
 	})
 }
+
+// Event projection metrics, part of compute's operational contract.
+const (
+	// EventsProjectedMetric counts the event projector's project writes by
+	// result.
+	EventsProjectedMetric = "compute_instance_events_projected_total"
+	// EventsRefusedMetric counts hub events the event projector refused to
+	// carry, by reason.
+	EventsRefusedMetric = "compute_instance_events_refused_total"
+)
+
+// ReasonCityMismatch: a hub event's city is not its Instance's (a cell
+// wrote about another city's Instance).
+const ReasonCityMismatch = "CityMismatch"
+
+// Results of a projected event.
+const (
+	resultWritten   = "written"
+	resultUnchanged = "unchanged"
+	resultLimited   = "limited"
+	resultFailed    = "failed"
+)
+
+var (
+	eventsProjected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: EventsProjectedMetric,
+		Help: "Events of Instances carried from the federation plane to their projects, by result (written, unchanged, limited: held back by the write rate, failed).",
+	}, []string{"result"})
+	eventsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: EventsRefusedMetric,
+		Help: "Events of the federation plane not carried to a project, by reason (CityMismatch: the event's city is not its Instance's).",
+	}, []string{"reason"})
+)

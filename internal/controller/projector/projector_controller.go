@@ -120,6 +120,9 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 	if err := r.setupRestorer(mgr, hubCluster); err != nil {
 		return err
 	}
+	if err := (&EventReconciler{Clock: r.Clock}).SetupWithManager(mgr, hubCluster); err != nil {
+		return fmt.Errorf("failed to set up the event projector: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr.GetLocalManager()).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).

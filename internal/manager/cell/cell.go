@@ -7,6 +7,7 @@
 package cell
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/citycells/compute/internal/controller/autoscaler"
 	"github.com/citycells/compute/internal/controller/cellhealth"
 	"github.com/citycells/compute/internal/controller/instance"
+	"github.com/citycells/compute/internal/controller/podevents"
 	"github.com/citycells/compute/internal/controller/workloaddeployment"
 	"github.com/citycells/compute/internal/controller/writeback"
 	"github.com/citycells/compute/internal/manager/hub"
@@ -198,7 +200,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		}
 	}
 	if opts.WriteBack != nil {
-		if err := setupWriteBack(mgr, opts.WriteBack); err != nil {
+		_, pods := opts.Provider.(KubernetesProvider)
+		if err := setupWriteBack(mgr, opts.WriteBack, pods); err != nil {
 			return err
 		}
 	}
@@ -310,15 +313,21 @@ func setupAutoscaler(mgr ctrl.Manager, shared *Options, opts *ControllerOptions)
 }
 
 // setupWriteBack registers the Instance write-back, writing to the
-// federation plane at opts.Config, and the heartbeat when opts name the
-// cell.
-func setupWriteBack(mgr ctrl.Manager, opts *WriteBackOptions) error {
+// federation plane at opts.Config, the forwarder of the Instances' Pod
+// events when pods (the Kubernetes provider runs them), and the heartbeat
+// when opts name the cell.
+func setupWriteBack(mgr ctrl.Manager, opts *WriteBackOptions, pods bool) error {
 	hubCluster, err := hub.AddCluster(mgr, opts.Config, hub.ForCity(opts.City))
 	if err != nil {
 		return err
 	}
 	if err := (&writeback.Reconciler{City: opts.City}).SetupWithManager(mgr, hubCluster); err != nil {
 		return fmt.Errorf("failed to set up the Instance write-back: %w", err)
+	}
+	if pods {
+		if err := (&podevents.Reconciler{City: opts.City}).SetupWithManager(context.Background(), mgr, hubCluster); err != nil {
+			return fmt.Errorf("failed to set up the Pod event forwarder: %w", err)
+		}
 	}
 	if opts.CellName == "" {
 		return nil

@@ -19,6 +19,7 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -97,6 +98,9 @@ func defaults(o *cluster.Options) {
 			&corev1.Namespace{}:                 {Label: labels.NewSelector().Add(*mapped)},
 			&policyv1alpha1.PropagationPolicy{}: {Label: labels.SelectorFromSet(labels.Set{computev1alpha.ManagedByLabel: computev1alpha.ManagedByCompute})},
 			&coordinationv1.Lease{}:             {Namespaces: map[string]cache.Config{cellhealth.Namespace: {}}},
+			// The management plane reads the events regarding Instances
+			// (the cells' Pod events) only.
+			&corev1.Event{}: {Field: fields.OneTermEqualSelector("involvedObject.kind", computev1alpha.InstanceKind)},
 		},
 	}
 }

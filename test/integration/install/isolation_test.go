@@ -34,7 +34,7 @@ const (
 
 // What the policies' refusals say, for cell-dfw.
 const (
-	dfwMayWriteInTheHub = "cell cell-dfw may write only the Instances of city DFW (labelled compute.datumapis.com/city-code=DFW) and its own heartbeat Lease cell-dfw"
+	dfwMayWriteInTheHub = "cell cell-dfw may write only the Instances of city DFW and events regarding them (labelled compute.datumapis.com/city-code=DFW) and its own heartbeat Lease cell-dfw"
 	dfwMayWriteClaims   = "cell cell-dfw may write only the ResourceClaims labelled compute.datumapis.com/source-cluster=cell-dfw"
 )
 
@@ -52,6 +52,24 @@ func hubInstance(namespace, name, city string) *computev1alpha.Instance {
 }
 
 // heartbeat returns a cell's heartbeat Lease in the hub.
+// instanceEvent is a hub event regarding Instance name of namespace,
+// labelled with city (none when empty), as a cell's Pod event forwarder
+// writes it.
+func instanceEvent(namespace, name, instance, city string) *corev1.Event {
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: computev1alpha.GroupVersion.String(), Kind: computev1alpha.InstanceKind, Namespace: namespace, Name: instance,
+		},
+		Reason: "BackOff", Message: "Back-off restarting failed container app", Type: corev1.EventTypeWarning,
+		FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+	}
+	if city != "" {
+		ev.Labels = map[string]string{computev1alpha.CityCodeLabel: city}
+	}
+	return ev
+}
+
 func heartbeat(cell string) *coordinationv1.Lease {
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: heartbeatNamespace, Name: cell},
@@ -152,7 +170,8 @@ func TestACellWritesOnlyItsOwnCityInTheHub(t *testing.T) {
 
 	lhrCopy, noCity := hubInstance(ns, "web-lhr-0", "LHR"), hubInstance(ns, "web-0", "")
 	lhrLease := heartbeat(cellLHR)
-	for _, obj := range []client.Object{lhrCopy, noCity, lhrLease} {
+	lhrEvent := instanceEvent(ns, "web-lhr-0.1", "web-lhr-0", "LHR")
+	for _, obj := range []client.Object{lhrCopy, noCity, lhrLease, lhrEvent} {
 		if err := admin.Create(ctx, obj); err != nil {
 			t.Fatalf("the admin writes %s %s, unconcerned by the policy: %v", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
@@ -195,6 +214,30 @@ func TestACellWritesOnlyItsOwnCityInTheHub(t *testing.T) {
 		}
 	}
 
+	ownEvent := instanceEvent(ns, "web-dfw-0.1", "web-dfw-0", "DFW")
+	count := func(ev *corev1.Event) func() error {
+		return func() error {
+			got := &corev1.Event{}
+			if err := admin.Get(ctx, client.ObjectKeyFromObject(ev), got); err != nil {
+				return err
+			}
+			got.Count++
+			return dfw.Update(ctx, got)
+		}
+	}
+	aboutAPod := instanceEvent(ns, "web-dfw-0.2", "web-dfw-0", "DFW")
+	aboutAPod.InvolvedObject = corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: "web-dfw-0"}
+	expectWrites(t, "cell-dfw in the hub", dfwMayWriteInTheHub,
+		[]write{
+			{"creating an event of LHR", func() error { return dfw.Create(ctx, instanceEvent(ns, "web-lhr-0.2", "web-lhr-0", "LHR"), client.DryRunAll) }},
+			{"creating an event labelled with no city", func() error { return dfw.Create(ctx, instanceEvent(ns, "web-dfw-0.3", "web-dfw-0", ""), client.DryRunAll) }},
+			{"creating an event of its city regarding no Instance", func() error { return dfw.Create(ctx, aboutAPod, client.DryRunAll) }},
+			{"updating LHR's event", count(lhrEvent)},
+		},
+		[]write{
+			{"creating an event of its own Instance", func() error { return dfw.Create(ctx, ownEvent) }},
+			{"updating its own event", count(ownEvent)},
+		})
 	expectWrites(t, "cell-dfw in the hub", dfwMayWriteInTheHub,
 		[]write{
 			{"creating an LHR Instance copy", func() error { return dfw.Create(ctx, hubInstance(ns, "web-lhr-2", "LHR"), client.DryRunAll) }},

@@ -14,6 +14,7 @@ package kubeprovider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -26,7 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/citycells/compute/internal/controller/podevents"
 	"github.com/citycells/compute/internal/manager/cell"
+	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/provider/kubernetes"
 	"github.com/citycells/compute/test/integration/fixtures"
@@ -41,8 +44,8 @@ var (
 	// client, as compute-manager's are not.
 	env *fixtures.Env
 	// k8s is the tests' own client of the cell plane, straight to the
-	// apiserver.
-	k8s client.Client
+	// apiserver; hubClient the hub plane's.
+	k8s, hubClient client.Client
 )
 
 func TestMain(m *testing.M) {
@@ -52,12 +55,17 @@ func TestMain(m *testing.M) {
 		// replacements. The API server runs without ServiceAccount
 		// admission (see internal/planes), so Pods need no "default"
 		// ServiceAccount.
-		Planes:      []planes.PlaneSpec{{Name: "cell", CRDDirs: []string{fixtures.CRDDir()}}},
+		// The "hub" plane receives the Pod events the forwarder carries.
+		Planes:      []planes.PlaneSpec{{Name: "cell", CRDDirs: []string{fixtures.CRDDir()}}, {Name: "hub", CRDDirs: []string{fixtures.CRDDir()}}},
+		KarmadaHubs: []string{"hub"},
 		Unthrottled: true,
 		Setup: func(_ context.Context, e *fixtures.Env) error {
 			env = e
-			k8s = e.Client("cell")
-			return startManager(e.Config("cell"))
+			k8s, hubClient = e.Client("cell"), e.Client("hub")
+			if err := startManager(e.Config("cell")); err != nil {
+				return err
+			}
+			return startForwarder(e.Config("cell"), e.Config("hub"))
 		},
 	}))
 }
@@ -83,5 +91,33 @@ func startManager(cfg *rest.Config) error {
 		return err
 	}
 	env.Go("manager", mgr.Start)
+	return nil
+}
+
+// startForwarder runs the Pod event forwarder of city DFW, as the cell
+// role runs it beside the write-back, from the cell plane to the hub
+// plane: a manager of its own, with the cache compute-manager gives it
+// (the provider's Pods, the events regarding Pods).
+func startForwarder(cellCfg, hubCfg *rest.Config) error {
+	byObject := kubernetes.CacheByObject()
+	maps.Copy(byObject, podevents.CacheByObject())
+	mgr, err := ctrl.NewManager(cellCfg, ctrl.Options{
+		Scheme:                 env.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{ByObject: byObject},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return fmt.Errorf("failed to create the forwarder's manager: %w", err)
+	}
+	hubCluster, err := hub.AddCluster(mgr, hubCfg, hub.ForCity("DFW"))
+	if err != nil {
+		return err
+	}
+	if err := (&podevents.Reconciler{City: "DFW"}).SetupWithManager(context.Background(), mgr, hubCluster); err != nil {
+		return err
+	}
+	env.Go("forwarder", mgr.Start)
 	return nil
 }
