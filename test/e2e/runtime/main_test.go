@@ -5,6 +5,7 @@
 // and kube-scheduler, and its compute-manager runs the Kubernetes runtime
 // provider, so every Instance is a Pod running the demo image from the
 // platform's registry and the tests reach it with HTTP from this machine.
+// LHR is a second cell, simulated, for rollouts across cities.
 //
 //	go test -tags e2e -count=1 ./test/e2e/runtime/...
 //
@@ -31,8 +32,14 @@ import (
 	"github.com/citycells/compute/test/e2e/internal/serial"
 )
 
-// city is the platform's only city; it has the real node.
-const city = "DFW"
+// city has the real node; every test deploys there. simulatedCity is a
+// second city without a node (the simulated provider runs its instances),
+// for what needs two cities: a rollout in waves. Tests name the city they
+// deploy to, and their namespaces are bound to it alone.
+const (
+	city          = "DFW"
+	simulatedCity = "LHR"
+)
 
 var (
 	local *platform.Platform
@@ -46,7 +53,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(serial.RunPlatform(m, platform.Config{
-		Cities:   []string{city},
+		Cities:   []string{city, simulatedCity},
 		Nodes:    []string{city},
 		Managers: platform.ManagersRequired,
 	}, 6*time.Minute, func(p *platform.Platform) error {
