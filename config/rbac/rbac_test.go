@@ -31,15 +31,16 @@ import (
 
 // Roles are the per-role directories and where each is bound.
 var Roles = map[string]string{
-	"management":          "project planes (management role)",
-	"cell":                "each cell (cell role)",
-	"simulated-provider":  "each cell (dev: simulated provider and networking stand-in)",
-	"kubernetes-provider": "each cell running the Kubernetes runtime provider",
-	"federation":          "the hub (management role's identity)",
-	"cell-writeback":      "the hub (cells' identities)",
-	"quota-claims":        "each quota plane (cells' identities)",
-	"quota":               "each quota plane (quota service)",
-	"debug-relay":         "each cell running the Kubernetes runtime provider (the debug API's relay, impersonated by Karmada)",
+	"management":           "project planes (management role)",
+	"cell":                 "each cell (cell role)",
+	"simulated-provider":   "each cell (dev: simulated provider and networking stand-in)",
+	"kubernetes-provider":  "each cell running the Kubernetes runtime provider",
+	"federation":           "the hub (management role's identity)",
+	"cell-writeback":       "the hub (cells' identities)",
+	"quota-claims":         "each quota plane (cells' identities)",
+	"quota":                "each quota plane (quota service)",
+	"debug-relay":          "each cell running the Kubernetes runtime provider (the debug API's relay, impersonated by Karmada; bound per federation namespace)",
+	"debug-relay-bindings": "each cell running the Kubernetes runtime provider (the cell role binding the relay's role in federation namespaces)",
 }
 
 // perm is one verb on one resource of one group.
@@ -144,6 +145,7 @@ var markerRoles = map[string][]string{
 	"internal/controller/writeback":          {"cell", "cell-writeback"},
 	"internal/standin/simprovider":           {"cell", "simulated-provider"},
 	"internal/provider/kubernetes":           {"cell", "kubernetes-provider"},
+	"internal/controller/debugrelay":         {"cell", "debug-relay-bindings"},
 	"internal/standin/simnetwork":            {"cell", "simulated-provider"},
 	"internal/standin/entitlement":           {"quota"},
 	// A directory whose files run as different identities is split by file.
@@ -307,10 +309,114 @@ func TestRolesStayInTheirFence(t *testing.T) {
 			if p.verb == "*" || p.resource == "*" || p.group == "*" {
 				t.Errorf("%s holds a wildcard %v", role, p)
 			}
-			if p.verb == "escalate" || p.verb == "bind" || p.verb == "impersonate" {
-				t.Errorf("%s holds %q", role, p.verb)
+		}
+		for _, problem := range escalations(role, readRules(t, filepath.Join(role, "role.yaml"))) {
+			t.Error(problem)
+		}
+	}
+	if name := clusterRoleName(t, filepath.Join("debug-relay", "role.yaml")); "compute-"+name != relayRole {
+		t.Errorf("debug-relay/role.yaml defines ClusterRole %q, which the overlays name %q; debug-relay-bindings may bind %q only",
+			name, "compute-"+name, relayRole)
+	}
+	bindingsMay := map[perm]bool{
+		{"", "namespaces", "get"}: true, {"", "namespaces", "list"}: true, {"", "namespaces", "watch"}: true,
+		{rbacv1.GroupName, "rolebindings", "create"}: true, {rbacv1.GroupName, "rolebindings", "get"}: true,
+		{rbacv1.GroupName, "rolebindings", "list"}: true, {rbacv1.GroupName, "rolebindings", "watch"}: true,
+		{rbacv1.GroupName, "rolebindings", "update"}: true, {rbacv1.GroupName, "clusterroles", "bind"}: true,
+	}
+	for _, r := range readRules(t, filepath.Join("debug-relay-bindings", "role.yaml")) {
+		for p := range perms([]rbacv1.PolicyRule{r}) {
+			switch {
+			case !bindingsMay[p]:
+				t.Errorf("debug-relay-bindings holds %q on %s/%s: it reads namespaces and writes the relay's RoleBindings only", p.verb, p.group, p.resource)
+			case p.resource == "rolebindings" && p.verb != "create" && !slices.Equal(r.ResourceNames, []string{relayRole}):
+				t.Errorf("debug-relay-bindings holds %q on rolebindings named %v: only on those named %s (create cannot be limited by name)", p.verb, r.ResourceNames, relayRole)
 			}
 		}
+	}
+}
+
+// relayRole is the ClusterRole of the debug API's relay in a cell
+// (debug-relay/role.yaml, after the overlays' compute- prefix): the one
+// role a compute identity may bind.
+const relayRole = "compute-debug-relay"
+
+// escalations says which rules of role let it grant rights it does not
+// hold: escalate and impersonate anywhere, and bind but for one rule of
+// debug-relay-bindings that binds ClusterRole compute-debug-relay and
+// nothing else (bind, on clusterroles, of group rbac.authorization.k8s.io,
+// resourceNames exactly that role).
+func escalations(role string, rules []rbacv1.PolicyRule) []string {
+	var out []string
+	for _, r := range rules {
+		for _, v := range r.Verbs {
+			switch v {
+			case "escalate", "impersonate", "*":
+				out = append(out, fmt.Sprintf("%s holds %q on %v (group %v)", role, v, r.Resources, r.APIGroups))
+			case "bind":
+				if role != "debug-relay-bindings" || !slices.Equal(r.Verbs, []string{"bind"}) ||
+					!slices.Equal(r.APIGroups, []string{rbacv1.GroupName}) || !slices.Equal(r.Resources, []string{"clusterroles"}) ||
+					!slices.Equal(r.ResourceNames, []string{relayRole}) {
+					out = append(out, fmt.Sprintf("%s holds \"bind\" on %v named %v (group %v): only debug-relay-bindings may bind, and only ClusterRole %s, in a rule of its own",
+						role, r.Resources, r.ResourceNames, r.APIGroups, relayRole))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// clusterRoleName returns the name of the one ClusterRole of file.
+func clusterRoleName(t *testing.T, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(data, &role); err != nil || role.Kind != "ClusterRole" {
+		t.Fatalf("%s holds no single ClusterRole (%v)", file, err)
+	}
+	return role.Name
+}
+
+// TestTheBindFenceRefusesEveryOtherBind: the fence of TestRolesStayInTheirFence
+// admits the one bind of debug-relay-bindings and refuses a bind of
+// anything wider — no name, another name besides, another role, another
+// kind, another group, another verb in the rule, another role directory —
+// and escalate and impersonate.
+func TestTheBindFenceRefusesEveryOtherBind(t *testing.T) {
+	relayBind := rbacv1.PolicyRule{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{relayRole}}
+	with := func(change func(r *rbacv1.PolicyRule)) rbacv1.PolicyRule {
+		r := *relayBind.DeepCopy()
+		change(&r)
+		return r
+	}
+	if problems := escalations("debug-relay-bindings", []rbacv1.PolicyRule{relayBind}); len(problems) != 0 {
+		t.Errorf("the relay role's bind: the fence says %q; want nothing", problems)
+	}
+	for name, c := range map[string]struct {
+		role string
+		rule rbacv1.PolicyRule
+	}{
+		"a bind of every ClusterRole":               {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.ResourceNames = nil })},
+		"a bind of the relay role and another":      {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.ResourceNames = append(r.ResourceNames, "compute-cell") })},
+		"a bind of another ClusterRole":             {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.ResourceNames = []string{"cluster-admin"} })},
+		"a bind of Roles of the relay role's name":  {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Resources = []string{"roles"} })},
+		"a bind of Roles and ClusterRoles":          {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Resources = append(r.Resources, "roles") })},
+		"a bind in another group":                   {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.APIGroups = []string{"*"} })},
+		"a bind beside another verb":                {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Verbs = append(r.Verbs, "escalate") })},
+		"the relay role's bind in another role":     {"cell", relayBind},
+		"the relay role's bind in the relay's role": {"debug-relay", relayBind},
+		"an escalate":    {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Verbs = []string{"escalate"} })},
+		"an impersonate": {"management", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"}}},
+		"every verb":     {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Verbs = []string{"*"} })},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if problems := escalations(c.role, []rbacv1.PolicyRule{c.rule}); len(problems) == 0 {
+				t.Errorf("%s in %s: the fence says nothing; want a problem", name, c.role)
+			}
+		})
 	}
 }
 

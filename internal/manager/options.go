@@ -17,6 +17,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/debugrelay"
 	"github.com/citycells/compute/internal/features"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
@@ -33,6 +34,9 @@ const RuntimeProviderFlag = "runtime-provider"
 // RuntimeAllocationRatioFlag sets the Kubernetes provider's allocation
 // ratio.
 const RuntimeAllocationRatioFlag = "runtime-allocation-ratio"
+
+// DebugRelayUserFlag names the debug API relay's user in the cell.
+const DebugRelayUserFlag = "debug-relay-user"
 
 // simulatedProviderFlag is the deprecated alias of
 // --runtime-provider=simulated.
@@ -70,6 +74,11 @@ type Options struct {
 	// ratio: a Pod requests its instance's size divided by it (its limits
 	// are the size); 1 (or zero) makes requests equal limits.
 	RuntimeAllocationRatio float64
+	// DebugRelayUser is, with the Kubernetes provider, the user the debug
+	// API's relay is in the cell (Karmada's cluster proxy impersonates
+	// it): the cell binds ClusterRole compute-debug-relay to it in every
+	// federation namespace. Empty binds nothing.
+	DebugRelayUser string
 	// EnableSimulatedProvider runs the simulated runtime provider in the cell
 	// (local platform and tests only).
 	//
@@ -151,6 +160,7 @@ func NewOptions() *Options {
 		MetricsAddr:                  ":8080",
 		ProbeAddr:                    ":8081",
 		RuntimeAllocationRatio:       1,
+		DebugRelayUser:               debugrelay.DefaultUser,
 		SimulatedProviderDelay:       2 * time.Second,
 		SimulatedProviderCIDR:        "10.128.0.0/16",
 		SimulatedNetworkCIDR:         simnetwork.DefaultCIDR,
@@ -172,6 +182,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		`Runtime provider that runs the cell's Instances: "kubernetes" runs each as a Pod in the cell (needs a scheduler, nodes and a CNI there), "simulated" pretends to (local platform and tests); empty runs none.`)
 	fs.Float64Var(&o.RuntimeAllocationRatio, RuntimeAllocationRatioFlag, o.RuntimeAllocationRatio,
 		"With --runtime-provider=kubernetes: a Pod's limits are its instance type's size and its requests that divided by this ratio (at least 1), so the nodes take ratio times more instances. 1 makes Guaranteed Pods: every instance gets what its type says.")
+	fs.StringVar(&o.DebugRelayUser, DebugRelayUserFlag, o.DebugRelayUser,
+		"With --runtime-provider=kubernetes: the user the debug API's relay is in this cell (Karmada's cluster proxy impersonates the management role's hub identity). The cell binds ClusterRole compute-debug-relay (Pods' log and exec) to it in every federation namespace, and nowhere else; the admission policy compute-debug-relay must name the same user. Empty binds nothing: no logs or exec in this cell.")
 	fs.BoolVar(&o.EnableSimulatedProvider, simulatedProviderFlag, o.EnableSimulatedProvider,
 		"Deprecated: use --runtime-provider=simulated. Run the simulated runtime provider in the cell (local platform and tests).")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,

@@ -1,0 +1,36 @@
+package manager
+
+import (
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/citycells/compute/internal/controller/debugrelay"
+)
+
+// TestTheDebugRelayIsBoundWithTheKubernetesProviderOnly: the cell binds
+// the relay (its default user, today's) only where the Kubernetes provider
+// runs Pods, and not at all with --debug-relay-user="". A manager that
+// binds nothing is never asked for (nil here).
+func TestTheDebugRelayIsBoundWithTheKubernetesProviderOnly(t *testing.T) {
+	o := NewOptions()
+	fs := pflag.NewFlagSet("compute-manager", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if o.DebugRelayUser != debugrelay.DefaultUser {
+		t.Errorf("--%s defaults to %q, want %q", DebugRelayUserFlag, o.DebugRelayUser, debugrelay.DefaultUser)
+	}
+	for name, o := range map[string]*Options{
+		"no provider":                       {DebugRelayUser: debugrelay.DefaultUser},
+		"the simulated provider":            {RuntimeProvider: RuntimeProviderSimulated, DebugRelayUser: debugrelay.DefaultUser},
+		"the Kubernetes one, no relay user": {RuntimeProvider: RuntimeProviderKubernetes},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := o.setupDebugRelay(nil); err != nil {
+				t.Errorf("setupDebugRelay: %v", err)
+			}
+		})
+	}
+}
