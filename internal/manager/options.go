@@ -183,7 +183,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.RuntimeAllocationRatio, RuntimeAllocationRatioFlag, o.RuntimeAllocationRatio,
 		"With --runtime-provider=kubernetes: a Pod's limits are its instance type's size and its requests that divided by this ratio (at least 1), so the nodes take ratio times more instances. 1 makes Guaranteed Pods: every instance gets what its type says.")
 	fs.StringVar(&o.DebugRelayUser, DebugRelayUserFlag, o.DebugRelayUser,
-		"With --runtime-provider=kubernetes: the user the debug API's relay is in this cell (Karmada's cluster proxy impersonates the management role's hub identity). The cell binds ClusterRole compute-debug-relay (Pods' log and exec) to it in every federation namespace, and nowhere else; the admission policy compute-debug-relay must name the same user. Empty binds nothing: no logs or exec in this cell.")
+		"With --runtime-provider=kubernetes: the user the debug API's relay is in this cell (Karmada's cluster proxy impersonates the management role's hub identity). The cell binds ClusterRole compute-debug-relay (Pods' log and exec) to it in every federation namespace, and nowhere else; the admission policy compute-debug-relay-bindings must name the same user (its variable relayUser). Empty binds nothing: no logs or exec in this cell.")
 	fs.BoolVar(&o.EnableSimulatedProvider, simulatedProviderFlag, o.EnableSimulatedProvider,
 		"Deprecated: use --runtime-provider=simulated. Run the simulated runtime provider in the cell (local platform and tests).")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,

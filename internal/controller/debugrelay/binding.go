@@ -41,7 +41,7 @@ const (
 // federation namespace: the cell's copy of a hub namespace ns-<uid>, which
 // carries the upstream labels naming the project cluster (cluster-<name>)
 // and the project namespace it stands for. The ValidatingAdmissionPolicy
-// compute-debug-relay applies the same test to the request's namespace;
+// compute-debug-relay-bindings applies the same test to the request's namespace;
 // keep the two alike.
 func IsFederationNamespace(ns metav1.Object) bool {
 	l := ns.GetLabels()

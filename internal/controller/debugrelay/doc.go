@@ -22,14 +22,15 @@
 // with their namespace when Karmada removes it.
 //
 // Granting the role needs `bind` on exactly that ClusterRole
-// (config/rbac/kubernetes-provider): the manager does not hold pods/log or
-// pods/exec itself. The ValidatingAdmissionPolicy compute-debug-relay
-// (config/rbac/debug-relay/policy.yaml) holds compute's identities in the
-// cell to the bindings this controller writes — named compute-debug-relay,
-// binding that role to the relay's user, labelled as compute's, in a
-// federation namespace, by the same test as IsFederationNamespace — so
-// even a stolen manager token cannot bind the relay role into kube-system,
-// nor bind any other role the manager's own rights would let it.
+// (config/rbac/debug-relay-bindings): the manager does not hold pods/log or
+// pods/exec itself. The ValidatingAdmissionPolicy
+// compute-debug-relay-bindings (config/rbac/debug-relay-bindings/policy.yaml)
+// holds compute's identities in the cell to the bindings this controller
+// writes — named compute-debug-relay, binding that role to the relay's
+// user, labelled as compute's, in a federation namespace, by the same test
+// as IsFederationNamespace — so even a stolen manager token cannot bind the
+// relay role into kube-system, nor bind any other role the manager's own
+// rights would let it.
 //
 // It reads through a cache of its own (NewCache): the metadata of the
 // namespaces carrying the upstream labels, and the RoleBindings named
