@@ -14,7 +14,7 @@ var eatMiB int
 // eatMemory takes mib MiB of memory, writing to every page so the kernel
 // charges it to the container, says so on w and holds it until SIGINT or
 // SIGTERM. Under a lower memory limit the kernel kills it on the way.
-func eatMemory(mib int, w io.Writer) int {
+func eatMemory(mib int, w io.Writer) {
 	held := make([][]byte, 0, mib)
 	for i := 0; i < mib; i++ {
 		b := make([]byte, 1<<20)
@@ -25,11 +25,9 @@ func eatMemory(mib int, w io.Writer) int {
 		eatMiB = len(held)
 	}
 	_, _ = fmt.Fprintf(w, "compute-hello holds %d MiB (-eat)\n", len(held))
-	if eatHold == nil {
-		return 0
+	if eatHold != nil {
+		eatHold()
 	}
-	eatHold()
-	return 0
 }
 
 // eatHold waits for the end: SIGINT or SIGTERM; nil returns at once (the

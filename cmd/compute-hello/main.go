@@ -64,7 +64,8 @@ func main() {
 	eat := flag.Int("eat", 0, "take this many MiB of memory, touching every page, and hold it instead of serving: a container killed for memory under a lower limit")
 	flag.Parse()
 	if *eat > 0 {
-		os.Exit(eatMemory(*eat, os.Stderr))
+		eatMemory(*eat, os.Stderr)
+		return
 	}
 	if *cat != "" {
 		os.Exit(catFile(*cat))

@@ -42,7 +42,10 @@ func oomEvent(pod *corev1.Pod, cs corev1.ContainerStatus, t *corev1.ContainerSta
 	if limit := memoryLimit(pod, cs.Name); limit != "" {
 		msg += " (its limit is " + limit + ")"
 	}
-	msg += fmt.Sprintf("; exit code %d, restarted %d times", t.ExitCode, cs.RestartCount)
+	msg += fmt.Sprintf("; exit code %d", t.ExitCode)
+	if cs.RestartCount > 0 {
+		msg += fmt.Sprintf(", restarted %d times", cs.RestartCount)
+	}
 	return &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: oomName(pod.Name, cs.Name, t.ContainerID)},
 		InvolvedObject: corev1.ObjectReference{

@@ -50,8 +50,8 @@ const (
 	EventsRefusedMetric = "compute_instance_events_refused_total"
 )
 
-// ReasonCityMismatch: a hub event's city is not its Instance's (a cell
-// wrote about another city's Instance).
+// ReasonCityMismatch is the reason a hub event is refused when its city is
+// not its Instance's (a cell wrote about another city's Instance).
 const ReasonCityMismatch = "CityMismatch"
 
 // Results of a projected event.

@@ -41,19 +41,21 @@ func TestTheCellsEventsReachTheProject(t *testing.T) {
 	g.Expect(project.Create(t.Context(), oom)).To(Succeed())
 	inst := expectProjectEvent(t, ns.name, "oom", "OOMKilled", "ran out of memory")
 	t.Logf("OOMKilled reached the project %.1f s after the Workload was created (load %s)", time.Since(began).Seconds(), loadAvg())
-	out := u.run(cmdutil.ExitOK, "events", "oom").Stdout
+	out := u.run(cmdutil.ExitOK, "events", "oom", "--yes").Stdout
 	g.Expect(out).To(ContainSubstring("OOMKilled"))
 	g.Expect(out).To(ContainSubstring("instance/" + inst))
-	g.Expect(u.run(cmdutil.ExitOK, "events", "oom", "--types", "Warning", "-o", "json").Stdout).To(ContainSubstring(`"reason": "OOMKilled"`))
-	g.Expect(u.run(cmdutil.ExitOK, "instances", "describe", inst).Stdout).To(ContainSubstring("OOMKilled"))
+	g.Expect(u.run(cmdutil.ExitOK, "events", "oom", "--types", "Warning", "-o", "json", "--yes").Stdout).To(ContainSubstring(`"reason": "OOMKilled"`))
+	g.Expect(u.run(cmdutil.ExitOK, "instances", "describe", inst, "--yes").Stdout).To(ContainSubstring("OOMKilled"))
 
 	t.Log("--- an image the registry does not have: the kubelet's pull back-off")
 	nopull := clitest.NewWorkload("nopull").Namespace(ns.name).Image(image+"-missing").Placement("default", 1, city).Build()
 	began = time.Now()
 	g.Expect(project.Create(t.Context(), nopull)).To(Succeed())
-	expectProjectEvent(t, ns.name, "nopull", "BackOff", "pulling image")
+	// The kubelet's back-off itself is a Normal event; its Warning says
+	// ImagePullBackOff.
+	expectProjectEvent(t, ns.name, "nopull", "Failed", "ImagePullBackOff")
 	t.Logf("the pull back-off reached the project %.1f s after the Workload was created (load %s)", time.Since(began).Seconds(), loadAvg())
-	g.Expect(u.run(cmdutil.ExitOK, "events", "nopull", "--city", city).Stdout).To(ContainSubstring("Back-off pulling image"))
+	g.Expect(u.run(cmdutil.ExitOK, "events", "nopull", "--city", city, "--yes").Stdout).To(ContainSubstring("Back-off pulling image"))
 
 	u.run(cmdutil.ExitOK, "destroy", "oom", "-y", "--wait", "--timeout", "3m")
 	u.run(cmdutil.ExitOK, "destroy", "nopull", "-y", "--wait", "--timeout", "3m")
