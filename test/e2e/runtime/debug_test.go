@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli"
@@ -39,6 +40,10 @@ import (
 // relayUser is the debug API relay's hub identity, which Karmada
 // impersonates in the cell: the management role's hub ServiceAccount.
 const relayUser = "system:serviceaccount:compute-system:compute-federation"
+
+// relayRole names the relay's ClusterRole in the cell and the RoleBinding
+// of it the cell's compute-manager keeps in each federation namespace.
+const relayRole = "compute-debug-relay"
 
 // TestLogsAndExecWithTheTenantsOwnRights: a viewer follows the demo's log
 // while a request is made (one line a request), reads a crashed
@@ -134,16 +139,25 @@ func followShowsARequest(t *testing.T, u *cliUser, inst *computev1alpha.Instance
 }
 
 // relayIsFenced checks, in the cell, what the relay's identity (as Karmada
-// impersonates it) may do: read a Pod's log, nothing else.
+// impersonates it) may do: read a Pod's log in the federation namespace
+// (where the cell's compute-manager bound it), nothing else, and nothing
+// in kube-system.
 func relayIsFenced(t *testing.T, ns projectNamespace, pod string) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := t.Context()
+	t.Log("--- the cell binds the relay in the federation namespace only")
+	rb := &rbacv1.RoleBinding{}
+	g.Expect(cell.Get(ctx, client.ObjectKey{Namespace: ns.hub, Name: relayRole}, rb)).To(Succeed())
+	g.Expect(rb.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: relayRole}))
+	g.Expect(rb.Subjects).To(Equal([]rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: relayUser}}))
+	err := cell.Get(ctx, client.ObjectKey{Name: relayRole}, &rbacv1.ClusterRoleBinding{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ClusterRoleBinding %s: want none, got %v", relayRole, err)
 	cfg := rest.CopyConfig(local.Config(platform.CellPlane(city)))
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: relayUser, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:compute-system"}}
 	cs, err := kubernetes.NewForConfig(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
-	t.Log("--- the relay's identity in the cell reads Pods' logs and nothing else")
+	t.Log("--- the relay's identity in the cell reads Pods' logs and nothing else, and is refused in kube-system")
 	_, err = cs.CoreV1().Pods(ns.hub).GetLogs(pod, &corev1.PodLogOptions{}).DoRaw(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 	forbidden := func(what string, err error) {
@@ -163,6 +177,21 @@ func relayIsFenced(t *testing.T, ns projectNamespace, pod string) {
 	_, err = cs.CoreV1().Pods(ns.hub).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "intruder"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}, metav1.CreateOptions{})
 	forbidden("creating a Pod", err)
+	// Authorization comes first: a Pod of kube-system, or none, is
+	// Forbidden alike.
+	kubeSystem, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
+	forbidden("listing kube-system's Pods", err)
+	victim := "kube-apiserver"
+	if kubeSystem != nil && len(kubeSystem.Items) > 0 {
+		victim = kubeSystem.Items[0].Name
+	}
+	_, err = cs.CoreV1().Pods("kube-system").GetLogs(victim, &corev1.PodLogOptions{}).DoRaw(ctx)
+	forbidden("reading a log in kube-system", err)
+	err = cs.CoreV1().RESTClient().Post().Namespace("kube-system").Resource("pods").Name(victim).SubResource("exec").
+		Param("command", "true").Param("stdout", "true").Do(ctx).Error()
+	forbidden("exec in kube-system", err)
+	_, err = cs.CoreV1().Pods("compute-system").GetLogs(victim, &corev1.PodLogOptions{}).DoRaw(ctx)
+	forbidden("reading a log in compute-system", err)
 }
 
 // previousAfterACrash reads, as the viewer, the log of a crashed
