@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -138,4 +139,48 @@ func Delay(lim *rate.Limiter, now time.Time) time.Duration {
 		return d
 	}
 	return 0
+}
+
+// Results of a carried copy, the values of the result label of the
+// carriers' counters.
+const (
+	ResultWritten   = "written"
+	ResultUnchanged = "unchanged"
+	ResultLimited   = "limited"
+	ResultFailed    = "failed"
+)
+
+// Carrier writes copies into a plane within a write rate and counts what
+// became of each.
+type Carrier struct {
+	// Limiter bounds the writes; nil does not.
+	Limiter *rate.Limiter
+	// Results counts each copy by result (its one label).
+	Results *prometheus.CounterVec
+	// Now reads the time; time.Now when nil.
+	Now func() time.Time
+}
+
+// Write upserts ev through w and r unless the write rate is spent: wait
+// says then how long to wait, and nothing is written.
+func (c *Carrier) Write(ctx context.Context, w client.Writer, r client.Reader, ev *corev1.Event) (wait time.Duration, err error) {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	if wait := Delay(c.Limiter, now()); wait > 0 {
+		c.Results.WithLabelValues(ResultLimited).Inc()
+		return wait, nil
+	}
+	written, err := Upsert(ctx, w, r, ev)
+	switch {
+	case err != nil:
+		c.Results.WithLabelValues(ResultFailed).Inc()
+		return 0, err
+	case written:
+		c.Results.WithLabelValues(ResultWritten).Inc()
+	default:
+		c.Results.WithLabelValues(ResultUnchanged).Inc()
+	}
+	return 0, nil
 }

@@ -10,14 +10,6 @@ import (
 // ForwardedMetric counts the forwarder's hub event writes by result.
 const ForwardedMetric = "compute_pod_events_forwarded_total"
 
-// Results of a forwarded event.
-const (
-	resultWritten   = "written"
-	resultUnchanged = "unchanged"
-	resultLimited   = "limited"
-	resultFailed    = "failed"
-)
-
 var (
 	forwarded = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: ForwardedMetric,

@@ -101,6 +101,7 @@ type Reconciler struct {
 	// Clock reads the time for the limiter; the real clock when nil.
 	Clock clock.PassiveClock
 
+	carrier eventcopy.Carrier
 	// sent remembers, per Instance, what each of its hub events was last
 	// written with, so an unchanged event costs no request.
 	mu   sync.Mutex
@@ -131,6 +132,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, hub
 		r.Clock = clock.RealClock{}
 	}
 	r.sent = map[client.ObjectKey]map[string]string{}
+	r.carrier = eventcopy.Carrier{Limiter: r.Limiter, Results: forwarded, Now: r.Clock.Now}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Event{}, involvedName, func(o client.Object) []string {
 		return []string{o.(*corev1.Event).InvolvedObject.Name}
 	}); err != nil {
@@ -188,7 +190,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 			now[ev.Name] = sig
 			continue
 		}
-		if wait, err := r.forward(ctx, ev); err != nil || wait > 0 {
+		if wait, err := r.carrier.Write(ctx, r.Hub, r.HubReader, ev); err != nil || wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}, err
 		}
 		now[ev.Name] = sig
@@ -260,26 +262,6 @@ func newestFirst(a, b *corev1.Event) int {
 		return c
 	}
 	return strings.Compare(a.Name, b.Name)
-}
-
-// forward writes ev to the hub within the write rate: wait says how long
-// to wait when the rate is spent.
-func (r *Reconciler) forward(ctx context.Context, ev *corev1.Event) (wait time.Duration, err error) {
-	if wait := eventcopy.Delay(r.Limiter, r.Clock.Now()); wait > 0 {
-		forwarded.WithLabelValues(resultLimited).Inc()
-		return wait, nil
-	}
-	written, err := eventcopy.Upsert(ctx, r.Hub, r.HubReader, ev)
-	switch {
-	case err != nil:
-		forwarded.WithLabelValues(resultFailed).Inc()
-		return 0, err
-	case written:
-		forwarded.WithLabelValues(resultWritten).Inc()
-	default:
-		forwarded.WithLabelValues(resultUnchanged).Inc()
-	}
-	return 0, nil
 }
 
 // remembered returns what the hub events of an Instance were last written

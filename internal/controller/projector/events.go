@@ -65,6 +65,7 @@ type EventReconciler struct {
 	// Clock ages events; the real clock when nil.
 	Clock clock.PassiveClock
 
+	carrier eventcopy.Carrier
 	// sent remembers, per hub event, what its project copies were last
 	// written with (by project cluster, namespace and name), so an
 	// unchanged copy costs no request; an expired hub event's entry goes.
@@ -91,6 +92,7 @@ func (r *EventReconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster clu
 		r.Clock = clock.RealClock{}
 	}
 	r.sent = map[client.ObjectKey]map[string]string{}
+	r.carrier = eventcopy.Carrier{Limiter: r.Limiter, Results: eventsProjected, Now: r.Clock.Now}
 	aboutInstances := predicate.NewTypedPredicateFuncs(func(ev *corev1.Event) bool {
 		return ev.InvolvedObject.Kind == computev1alpha.InstanceKind && ev.Labels[computev1alpha.CityCodeLabel] != ""
 	})
@@ -202,20 +204,9 @@ func (r *EventReconciler) carry(ctx context.Context, hubEvent client.ObjectKey, 
 		if same {
 			continue
 		}
-		if wait := eventcopy.Delay(r.Limiter, r.Clock.Now()); wait > 0 {
-			eventsProjected.WithLabelValues(resultLimited).Inc()
-			return ctrl.Result{RequeueAfter: wait}, nil
+		if wait, err := r.carrier.Write(ctx, cl.GetClient(), cl.GetAPIReader(), ev); err != nil || wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, err
 		}
-		written, err := eventcopy.Upsert(ctx, cl.GetClient(), cl.GetAPIReader(), ev)
-		if err != nil {
-			eventsProjected.WithLabelValues(resultFailed).Inc()
-			return ctrl.Result{}, err
-		}
-		result := resultUnchanged
-		if written {
-			result = resultWritten
-		}
-		eventsProjected.WithLabelValues(result).Inc()
 		r.mu.Lock()
 		if r.sent[hubEvent] == nil {
 			r.sent[hubEvent] = map[string]string{}

@@ -54,14 +54,6 @@ const (
 // not its Instance's (a cell wrote about another city's Instance).
 const ReasonCityMismatch = "CityMismatch"
 
-// Results of a projected event.
-const (
-	resultWritten   = "written"
-	resultUnchanged = "unchanged"
-	resultLimited   = "limited"
-	resultFailed    = "failed"
-)
-
 var (
 	eventsProjected = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: EventsProjectedMetric,
