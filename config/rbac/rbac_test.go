@@ -138,6 +138,7 @@ var markerRoles = map[string][]string{
 	"internal/webhook":                       {"management"},
 	"internal/projects":                      {"management"},
 	"internal/controller/federation":         {"management", "federation"},
+	"internal/controller/podevents":          {"kubernetes-provider", "cell-writeback"},
 	"internal/controller/projector":          {"management", "federation"},
 	"internal/controller/workloaddeployment": {"cell"},
 	"internal/controller/instance":           {"cell"},

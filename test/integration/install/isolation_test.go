@@ -229,8 +229,12 @@ func TestACellWritesOnlyItsOwnCityInTheHub(t *testing.T) {
 	aboutAPod.InvolvedObject = corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: "web-dfw-0"}
 	expectWrites(t, "cell-dfw in the hub", dfwMayWriteInTheHub,
 		[]write{
-			{"creating an event of LHR", func() error { return dfw.Create(ctx, instanceEvent(ns, "web-lhr-0.2", "web-lhr-0", "LHR"), client.DryRunAll) }},
-			{"creating an event labelled with no city", func() error { return dfw.Create(ctx, instanceEvent(ns, "web-dfw-0.3", "web-dfw-0", ""), client.DryRunAll) }},
+			{"creating an event of LHR", func() error {
+				return dfw.Create(ctx, instanceEvent(ns, "web-lhr-0.2", "web-lhr-0", "LHR"), client.DryRunAll)
+			}},
+			{"creating an event labelled with no city", func() error {
+				return dfw.Create(ctx, instanceEvent(ns, "web-dfw-0.3", "web-dfw-0", ""), client.DryRunAll)
+			}},
 			{"creating an event of its city regarding no Instance", func() error { return dfw.Create(ctx, aboutAPod, client.DryRunAll) }},
 			{"updating LHR's event", count(lhrEvent)},
 		},
