@@ -182,12 +182,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	sent := r.remembered(req.NamespacedName)
+	// What is still desired stays remembered, written now or before (a
+	// write held back by the rate keeps its earlier one).
 	now := make(map[string]string, len(desired))
+	for _, ev := range desired {
+		if sig, ok := sent[ev.Name]; ok {
+			now[ev.Name] = sig
+		}
+	}
 	defer func() { r.remember(req.NamespacedName, now) }()
 	for _, ev := range desired {
 		sig := signature(ev)
 		if sent[ev.Name] == sig {
-			now[ev.Name] = sig
 			continue
 		}
 		if wait, err := r.carrier.Write(ctx, r.Hub, r.HubReader, ev); err != nil || wait > 0 {
