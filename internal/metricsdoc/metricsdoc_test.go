@@ -10,6 +10,7 @@ import (
 	"github.com/citycells/compute/internal/buildinfo"
 	"github.com/citycells/compute/internal/controller/cellhealth"
 	"github.com/citycells/compute/internal/controller/instance"
+	"github.com/citycells/compute/internal/controller/podevents"
 	"github.com/citycells/compute/internal/controller/projector"
 	"github.com/citycells/compute/internal/controller/workload"
 	"github.com/citycells/compute/internal/controller/workloaddeployment"
@@ -69,6 +70,7 @@ func TestEveryExportedMetricIsDocumented(t *testing.T) {
 		buildinfo.Metric, cellhealth.ReachableMetric,
 		workload.RolloutsMetric, workload.RolloutDurationMetric, workload.WaveDurationMetric,
 		projector.LagMetric, projector.UnresolvableMetric,
+		projector.EventsProjectedMetric, projector.EventsRefusedMetric, podevents.ForwardedMetric,
 		workloaddeployment.ToCellLagMetric, writeback.LagMetric,
 		instance.QuotaWaitMetric, instance.QuotaRefusalsMetric, instance.GateWaitMetric,
 		quota.EnforcementEnabledMetric, quota.EvalFailuresMetric, quota.ClaimOrphanedMetric,
