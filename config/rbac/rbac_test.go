@@ -146,7 +146,7 @@ var markerRoles = map[string][]string{
 	"internal/controller/writeback":          {"cell", "cell-writeback"},
 	"internal/standin/simprovider":           {"cell", "simulated-provider"},
 	"internal/provider/kubernetes":           {"cell", "kubernetes-provider"},
-	"internal/controller/debugrelay":         {"cell", "debug-relay-bindings"},
+	"internal/controller/nsgrant":            {"cell", "debug-relay-bindings"},
 	"internal/standin/simnetwork":            {"cell", "simulated-provider"},
 	"internal/standin/entitlement":           {"quota"},
 	// A directory whose files run as different identities is split by file.

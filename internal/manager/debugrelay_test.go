@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/citycells/compute/internal/controller/debugrelay"
+	"github.com/citycells/compute/internal/controller/nsgrant"
 )
 
 // TestTheDebugRelayIsBoundWithTheKubernetesProviderOnly: the cell binds
@@ -19,12 +19,12 @@ func TestTheDebugRelayIsBoundWithTheKubernetesProviderOnly(t *testing.T) {
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if o.DebugRelayUser != debugrelay.DefaultUser {
-		t.Errorf("--%s defaults to %q, want %q", DebugRelayUserFlag, o.DebugRelayUser, debugrelay.DefaultUser)
+	if o.DebugRelayUser != nsgrant.DebugRelayUser {
+		t.Errorf("--%s defaults to %q, want %q", DebugRelayUserFlag, o.DebugRelayUser, nsgrant.DebugRelayUser)
 	}
 	for name, o := range map[string]*Options{
-		"no provider":                       {DebugRelayUser: debugrelay.DefaultUser},
-		"the simulated provider":            {RuntimeProvider: RuntimeProviderSimulated, DebugRelayUser: debugrelay.DefaultUser},
+		"no provider":                       {DebugRelayUser: nsgrant.DebugRelayUser},
+		"the simulated provider":            {RuntimeProvider: RuntimeProviderSimulated, DebugRelayUser: nsgrant.DebugRelayUser},
 		"the Kubernetes one, no relay user": {RuntimeProvider: RuntimeProviderKubernetes},
 	} {
 		t.Run(name, func(t *testing.T) {

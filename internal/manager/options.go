@@ -17,7 +17,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/controller/debugrelay"
+	"github.com/citycells/compute/internal/controller/nsgrant"
 	"github.com/citycells/compute/internal/features"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
@@ -160,7 +160,7 @@ func NewOptions() *Options {
 		MetricsAddr:                  ":8080",
 		ProbeAddr:                    ":8081",
 		RuntimeAllocationRatio:       1,
-		DebugRelayUser:               debugrelay.DefaultUser,
+		DebugRelayUser:               nsgrant.DebugRelayUser,
 		SimulatedProviderDelay:       2 * time.Second,
 		SimulatedProviderCIDR:        "10.128.0.0/16",
 		SimulatedNetworkCIDR:         simnetwork.DefaultCIDR,

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/controller/debugrelay"
+	"github.com/citycells/compute/internal/controller/nsgrant"
 	"github.com/citycells/compute/internal/manager"
 )
 
@@ -55,9 +55,9 @@ func installRelayRBAC(t *testing.T) {
 		t.Errorf("the cell-kubernetes overlay renders %v of the relay's and the provider's RBAC, want %v", kinds, want)
 	}
 	if slices.ContainsFunc(objs, func(u *unstructured.Unstructured) bool {
-		return u.GetKind() == "ClusterRoleBinding" && u.GetName() == debugrelay.Name
+		return u.GetKind() == "ClusterRoleBinding" && u.GetName() == nsgrant.DebugRelay
 	}) {
-		t.Errorf("the cell-kubernetes overlay binds ClusterRole %s cluster-wide", debugrelay.Name)
+		t.Errorf("the cell-kubernetes overlay binds ClusterRole %s cluster-wide", nsgrant.DebugRelay)
 	}
 	apply(t, cell, objs, false)
 }
@@ -83,7 +83,7 @@ func federationNamespace(t *testing.T) string {
 
 // relayBinding is the RoleBinding compute keeps in a federation namespace.
 func relayBinding(namespace string) *rbacv1.RoleBinding {
-	return debugrelay.Desired(namespace, relayUser)
+	return nsgrant.Grant{Role: nsgrant.DebugRelay, User: relayUser}.Desired(namespace)
 }
 
 // TestTheDebugRelayIsBoundInFederationNamespacesOnly: with the
@@ -159,7 +159,7 @@ func TestTheDebugRelayIsBoundInFederationNamespacesOnly(t *testing.T) {
 	bound := func(ns string) func() error {
 		return func() error {
 			rb := &rbacv1.RoleBinding{}
-			if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: debugrelay.Name}, rb); err != nil {
+			if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: nsgrant.DebugRelay}, rb); err != nil {
 				return err
 			}
 			if !slices.Equal(rb.Subjects, relayBinding(ns).Subjects) || rb.RoleRef != relayBinding(ns).RoleRef {
@@ -173,8 +173,8 @@ func TestTheDebugRelayIsBoundInFederationNamespacesOnly(t *testing.T) {
 		t.Error(err)
 	}
 	for _, ns := range []string{"kube-system", "compute-system"} {
-		if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: debugrelay.Name}, &rbacv1.RoleBinding{}); !apierrors.IsNotFound(err) {
-			t.Errorf("the RoleBinding %s/%s: want none, got %v", ns, debugrelay.Name, err)
+		if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: nsgrant.DebugRelay}, &rbacv1.RoleBinding{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the RoleBinding %s/%s: want none, got %v", ns, nsgrant.DebugRelay, err)
 		}
 	}
 
@@ -185,7 +185,7 @@ func TestTheDebugRelayIsBoundInFederationNamespacesOnly(t *testing.T) {
 
 	t.Log("a binding changed by somebody is put back; somebody else's is left alone")
 	rb := &rbacv1.RoleBinding{}
-	if err := admin.Get(ctx, client.ObjectKey{Namespace: fedB, Name: debugrelay.Name}, rb); err != nil {
+	if err := admin.Get(ctx, client.ObjectKey{Namespace: fedB, Name: nsgrant.DebugRelay}, rb); err != nil {
 		t.Fatal(err)
 	}
 	rb.Subjects = []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "mallory"}}
@@ -195,7 +195,7 @@ func TestTheDebugRelayIsBoundInFederationNamespacesOnly(t *testing.T) {
 	eventually(t, time.Minute, "the relay bound again in "+fedB, bound(fedB))
 	got := &rbacv1.RoleBinding{}
 	if err := admin.Get(ctx, client.ObjectKeyFromObject(theirs), got); err != nil || !slices.Equal(got.Subjects, theirs.Subjects) {
-		t.Errorf("somebody else's binding %s/%s: %v, subjects %v", fedC, debugrelay.Name, err, got.Subjects)
+		t.Errorf("somebody else's binding %s/%s: %v, subjects %v", fedC, nsgrant.DebugRelay, err, got.Subjects)
 	}
 }
 

@@ -1,4 +1,4 @@
-package debugrelay
+package nsgrant
 
 import (
 	"fmt"
@@ -22,13 +22,19 @@ import (
 )
 
 const (
-	// Name names the ClusterRole of the relay's rights in a cell
-	// (config/rbac/debug-relay, after the overlays' name prefix) and each
-	// RoleBinding that grants it.
-	Name = "compute-debug-relay"
-	// DefaultUser is the relay's user in the cells: the management role's
-	// hub ServiceAccount, which Karmada's cluster proxy impersonates.
-	DefaultUser = "system:serviceaccount:compute-system:compute-federation"
+	// DebugRelay names the ClusterRole of the debug API relay's rights in a
+	// cell (config/rbac/debug-relay, after the overlays' name prefix) and
+	// each RoleBinding that grants it.
+	DebugRelay = "compute-debug-relay"
+	// DebugRelayUser is the relay's user in the cells: the management
+	// role's hub ServiceAccount, which Karmada's cluster proxy
+	// impersonates.
+	DebugRelayUser = "system:serviceaccount:compute-system:compute-federation"
+	// Companions names the ClusterRole of the management role's rights on
+	// the companions of referenced data in the hub (Secrets and ConfigMaps:
+	// config/rbac/federation/companions.yaml) and each RoleBinding that
+	// grants it.
+	Companions = "compute-federation-companions"
 	// federationNamespacePrefix starts the name of every federation
 	// namespace (names.FederationNamespace).
 	federationNamespacePrefix = "ns-"
@@ -37,12 +43,21 @@ const (
 	upstreamClusterPrefix = "cluster-"
 )
 
-// IsFederationNamespace reports whether a namespace of the cell is a
-// federation namespace: the cell's copy of a hub namespace ns-<uid>, which
+// Grant is one ClusterRole granted to one user in every federation
+// namespace, by a RoleBinding of the role's name.
+type Grant struct {
+	// Role names the ClusterRole and each RoleBinding that grants it.
+	Role string
+	// User is the user it is granted to.
+	User string
+}
+
+// IsFederationNamespace reports whether a namespace is a federation
+// namespace: a hub namespace ns-<uid>, or a cell's copy of one, which
 // carries the upstream labels naming the project cluster (cluster-<name>)
-// and the project namespace it stands for. The ValidatingAdmissionPolicy
-// compute-debug-relay-bindings applies the same test to the request's namespace;
-// keep the two alike.
+// and the project namespace it stands for. The ValidatingAdmissionPolicies
+// compute-debug-relay-bindings (cells) and compute-federation-companions
+// (hub) apply the same test to the request's namespace; keep them alike.
 func IsFederationNamespace(ns metav1.Object) bool {
 	l := ns.GetLabels()
 	return strings.HasPrefix(ns.GetName(), federationNamespacePrefix) &&
@@ -51,23 +66,17 @@ func IsFederationNamespace(ns metav1.Object) bool {
 }
 
 // Desired returns the RoleBinding compute keeps in federation namespace
-// namespace: ClusterRole compute-debug-relay bound to user, labelled as
-// compute's.
-func Desired(namespace, user string) *rbacv1.RoleBinding {
+// namespace: ClusterRole g.Role bound to g.User, labelled as compute's.
+func (g Grant) Desired(namespace string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      Name,
+			Name:      g.Role,
 			Namespace: namespace,
 			Labels:    map[string]string{computev1alpha.ManagedByLabel: computev1alpha.ManagedByCompute},
 		},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: Name},
-		Subjects: subjects(user),
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: g.Role},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: g.User}},
 	}
-}
-
-// subjects are the subjects of a binding of user.
-func subjects(user string) []rbacv1.Subject {
-	return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}
 }
 
 // isCompute reports whether compute created a RoleBinding.
@@ -90,9 +99,8 @@ func Namespace() *metav1.PartialObjectMetadata {
 
 // CacheOptions are the options of the controller's cache: the metadata of
 // the namespaces carrying both upstream labels, and the RoleBindings named
-// compute-debug-relay, without managed fields. No other kind may be read
-// from it.
-func CacheOptions(scheme *runtime.Scheme, mapper meta.RESTMapper) cache.Options {
+// role, without managed fields. No other kind may be read from it.
+func CacheOptions(scheme *runtime.Scheme, mapper meta.RESTMapper, role string) cache.Options {
 	upstream := labels.NewSelector()
 	for _, key := range []string{computev1alpha.UpstreamClusterNameLabel, computev1alpha.UpstreamNamespaceLabel} {
 		req, err := labels.NewRequirement(key, selection.Exists, nil)
@@ -106,17 +114,18 @@ func CacheOptions(scheme *runtime.Scheme, mapper meta.RESTMapper) cache.Options 
 		ReaderFailOnMissingInformer: true,
 		ByObject: map[client.Object]cache.ByObject{
 			Namespace():           {Label: upstream},
-			&rbacv1.RoleBinding{}: {Field: fields.OneTermEqualSelector("metadata.name", Name)},
+			&rbacv1.RoleBinding{}: {Field: fields.OneTermEqualSelector("metadata.name", role)},
 		},
 	}
 }
 
-// NewCache returns the controller's cache of the cell at cfg; add it to
-// the manager (mgr.Add) so it runs with the manager's caches.
-func NewCache(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper) (cache.Cache, error) {
-	c, err := cache.New(cfg, CacheOptions(scheme, mapper))
+// NewCache returns the controller's cache of the cluster at cfg, for the
+// RoleBindings named role; add it to the manager (mgr.Add) so it runs with
+// the manager's caches.
+func NewCache(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, role string) (cache.Cache, error) {
+	c, err := cache.New(cfg, CacheOptions(scheme, mapper, role))
 	if err != nil {
-		return nil, fmt.Errorf("failed to create the cache of the debug relay's RoleBindings: %w", err)
+		return nil, fmt.Errorf("failed to create the cache of the RoleBindings %s: %w", role, err)
 	}
 	return c, nil
 }

@@ -1,4 +1,4 @@
-package debugrelay
+package nsgrant
 
 import (
 	"context"
@@ -17,42 +17,44 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// ControllerName names the controller in logs and metrics.
-const ControllerName = "debugrelay"
-
-// Reconciler keeps the RoleBinding compute-debug-relay in every federation
-// namespace of the cell (see the package documentation). A request names
+// Reconciler keeps the RoleBinding of one Grant in every federation
+// namespace of a cluster (see the package documentation). A request names
 // a namespace.
 type Reconciler struct {
-	// Client writes the RoleBindings to the cell.
+	// Name names the controller in logs and metrics; unique per manager.
+	Name string
+	// Client writes the RoleBindings.
 	Client client.Client
 	// Cache reads the namespaces and RoleBindings: a cache with
-	// CacheOptions (NewCache), which the manager runs.
+	// CacheOptions for Grant.Role (NewCache), which the manager runs.
 	Cache cache.Cache
-	// User is the relay's user in the cell (--debug-relay-user); each
-	// binding binds the role to it alone.
-	User string
+	// Grant is the role kept bound, and to whom: each binding binds the
+	// role to Grant.User alone.
+	Grant Grant
 }
 
+// The debug relay's grant in a cell and the companions' grant in the hub.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;update,resourceNames=compute-debug-relay
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=compute-debug-relay
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;update,resourceNames=compute-debug-relay;compute-federation-companions
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=compute-debug-relay;compute-federation-companions
 
 // SetupWithManager checks the reconciler's dependencies and registers the
 // controller: a namespace's changes bring it back, and so do those of the
-// RoleBinding compute-debug-relay in it (someone changed or deleted it).
+// grant's RoleBinding in it (someone changed or deleted it).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	switch {
+	case r.Name == "":
+		return errors.New("namespace grant controller: Name is required")
 	case r.Client == nil:
-		return errors.New("debug relay controller: Client is required")
+		return fmt.Errorf("%s controller: Client is required", r.Name)
 	case r.Cache == nil:
-		return errors.New("debug relay controller: Cache is required")
-	case r.User == "":
-		return errors.New("debug relay controller: User is required")
+		return fmt.Errorf("%s controller: Cache is required", r.Name)
+	case r.Grant.Role == "" || r.Grant.User == "":
+		return fmt.Errorf("%s controller: the grant's Role and User are required", r.Name)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
+		Named(r.Name).
 		WatchesRawSource(source.Kind(r.Cache, Namespace(),
 			&handler.TypedEnqueueRequestForObject[*metav1.PartialObjectMetadata]{})).
 		WatchesRawSource(source.Kind(r.Cache, &rbacv1.RoleBinding{},
@@ -65,9 +67,9 @@ func itsNamespace(_ context.Context, rb *rbacv1.RoleBinding) []reconcile.Request
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: rb.Namespace}}}
 }
 
-// Reconcile keeps the relay's RoleBinding of one namespace: none outside
-// federation namespaces, and inside one, compute's in step with User. It
-// writes only when something differs.
+// Reconcile keeps the grant's RoleBinding of one namespace: none outside
+// federation namespaces, and inside one, compute's in step with the
+// grant. It writes only when something differs.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ns := Namespace()
 	if err := r.Cache.Get(ctx, client.ObjectKey{Name: req.Name}, ns); err != nil {
@@ -76,14 +78,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !ns.DeletionTimestamp.IsZero() || !IsFederationNamespace(ns) {
 		return ctrl.Result{}, nil
 	}
-	log := ctrl.LoggerFrom(ctx).WithValues("namespace", klog.KObj(ns), "roleBinding", Name)
+	log := ctrl.LoggerFrom(ctx).WithValues("namespace", klog.KObj(ns), "roleBinding", r.Grant.Role)
 	ctx = ctrl.LoggerInto(ctx, log)
 
-	want := Desired(ns.Name, r.User)
+	want := r.Grant.Desired(ns.Name)
 	have := &rbacv1.RoleBinding{}
 	if err := r.Cache.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("failed to read the RoleBinding %s/%s: %w", ns.Name, Name, err)
+			return ctrl.Result{}, fmt.Errorf("failed to read the RoleBinding %s/%s: %w", ns.Name, want.Name, err)
 		}
 		return ctrl.Result{}, r.create(ctx, want)
 	}
@@ -98,19 +100,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// A roleRef cannot change, and compute deletes no binding.
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf(
 			"the RoleBinding %s/%s labelled as compute's binds %s %s, not ClusterRole %s: delete it and compute recreates it",
-			ns.Name, Name, have.RoleRef.Kind, have.RoleRef.Name, Name))
+			ns.Name, want.Name, have.RoleRef.Kind, have.RoleRef.Name, want.RoleRef.Name))
 	}
 	upd := have.DeepCopy()
 	upd.Subjects = want.Subjects
 	// The update carries the resourceVersion read: a conflict is retried.
 	if err := r.Client.Update(ctx, upd); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to update the subjects of the RoleBinding %s/%s: %w", ns.Name, Name, err)
+		return ctrl.Result{}, fmt.Errorf("failed to update the subjects of the RoleBinding %s/%s: %w", ns.Name, want.Name, err)
 	}
-	log.Info("Bound the debug relay's role to its user", "user", r.User)
+	log.Info("Bound the role to its user again", "user", r.Grant.User)
 	return ctrl.Result{}, nil
 }
 
-// create creates the relay's RoleBinding of a namespace. One already there
+// create creates the grant's RoleBinding of a namespace. One already there
 // (the cache had not seen it yet) is no error: its event brings the
 // namespace back.
 func (r *Reconciler) create(ctx context.Context, rb *rbacv1.RoleBinding) error {
@@ -121,6 +123,6 @@ func (r *Reconciler) create(ctx context.Context, rb *rbacv1.RoleBinding) error {
 	case err != nil:
 		return fmt.Errorf("failed to create the RoleBinding %s/%s: %w", rb.Namespace, rb.Name, err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Created the debug relay's RoleBinding", "user", r.User)
+	ctrl.LoggerFrom(ctx).Info("Created the RoleBinding", "user", r.Grant.User)
 	return nil
 }

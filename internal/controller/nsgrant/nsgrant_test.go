@@ -1,4 +1,4 @@
-package debugrelay
+package nsgrant
 
 import (
 	"context"
@@ -25,6 +25,9 @@ const (
 	fedNS = "ns-0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
 	relay = "system:serviceaccount:compute-system:compute-federation"
 )
+
+// grant is the grant the tests keep: the debug relay's.
+var grant = Grant{Role: DebugRelay, User: relay}
 
 // nsBuilder builds a namespace of the cell.
 type nsBuilder struct{ corev1.Namespace }
@@ -103,14 +106,14 @@ func newScheme(t *testing.T) *runtime.Scheme {
 
 // theirs is a RoleBinding of the relay's name that compute did not create.
 func theirs(namespace string) *rbacv1.RoleBinding {
-	rb := Desired(namespace, "alice")
+	rb := Grant{Role: DebugRelay, User: "alice"}.Desired(namespace)
 	rb.Labels = nil
 	return rb
 }
 
 // withUser is compute's binding, of another user.
 func withUser(namespace, user string) *rbacv1.RoleBinding {
-	return Desired(namespace, user)
+	return Grant{Role: DebugRelay, User: user}.Desired(namespace)
 }
 
 func TestReconcile(t *testing.T) {
@@ -124,7 +127,7 @@ func TestReconcile(t *testing.T) {
 		err    bool
 	}{
 		"a federation namespace without the binding gets it": {
-			ns: makeNamespace(fedNS).federation().build(), want: Desired(fedNS, relay), writes: 1,
+			ns: makeNamespace(fedNS).federation().build(), want: grant.Desired(fedNS), writes: 1,
 		},
 		"kube-system gets none":                                  {ns: makeNamespace("kube-system").build()},
 		"a namespace that only looks like one by name gets none": {ns: makeNamespace(fedNS).build()},
@@ -132,10 +135,10 @@ func TestReconcile(t *testing.T) {
 			ns: makeNamespace(fedNS).federation().deleting().build(),
 		},
 		"a binding in step is not written": {
-			ns: makeNamespace(fedNS).federation().build(), existing: Desired(fedNS, relay), want: Desired(fedNS, relay),
+			ns: makeNamespace(fedNS).federation().build(), existing: grant.Desired(fedNS), want: grant.Desired(fedNS),
 		},
 		"compute's binding of another user is bound to the relay's again": {
-			ns: makeNamespace(fedNS).federation().build(), existing: withUser(fedNS, "mallory"), want: Desired(fedNS, relay), writes: 1,
+			ns: makeNamespace(fedNS).federation().build(), existing: withUser(fedNS, "mallory"), want: grant.Desired(fedNS), writes: 1,
 		},
 		"a binding compute did not create is left alone": {
 			ns: makeNamespace(fedNS).federation().build(), existing: theirs(fedNS), want: theirs(fedNS),
@@ -143,12 +146,12 @@ func TestReconcile(t *testing.T) {
 		"compute's binding of another role cannot be fixed and is left": {
 			ns: makeNamespace(fedNS).federation().build(),
 			existing: func() *rbacv1.RoleBinding {
-				rb := Desired(fedNS, relay)
+				rb := grant.Desired(fedNS)
 				rb.RoleRef.Name = "edit"
 				return rb
 			}(),
 			want: func() *rbacv1.RoleBinding {
-				rb := Desired(fedNS, relay)
+				rb := grant.Desired(fedNS)
 				rb.RoleRef.Name = "edit"
 				return rb
 			}(),
@@ -173,7 +176,7 @@ func TestReconcile(t *testing.T) {
 						return cl.Update(ctx, obj, opts...)
 					},
 				}).Build()
-			r := &Reconciler{Client: cl, Cache: readerCache{r: cl}, User: relay}
+			r := &Reconciler{Name: "debugrelay", Client: cl, Cache: readerCache{r: cl}, Grant: grant}
 			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Name: c.ns.Name}})
 			if (err != nil) != c.err {
 				t.Fatalf("Reconcile: err %v, want an error: %v", err, c.err)
@@ -188,10 +191,10 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("Reconcile wrote %d times, want %d", writes, c.writes)
 			}
 			got := &rbacv1.RoleBinding{}
-			err = cl.Get(context.Background(), client.ObjectKey{Namespace: c.ns.Name, Name: Name}, got)
+			err = cl.Get(context.Background(), client.ObjectKey{Namespace: c.ns.Name, Name: DebugRelay}, got)
 			if c.want == nil {
 				if err == nil {
-					t.Errorf("the namespace holds the RoleBinding %s; want none", Name)
+					t.Errorf("the namespace holds the RoleBinding %s; want none", DebugRelay)
 				}
 				return
 			}
@@ -213,7 +216,7 @@ func TestReconcile(t *testing.T) {
 
 func TestAMissingNamespaceIsNoError(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(newScheme(t)).Build()
-	r := &Reconciler{Client: cl, Cache: readerCache{r: cl}, User: relay}
+	r := &Reconciler{Name: "debugrelay", Client: cl, Cache: readerCache{r: cl}, Grant: grant}
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Name: fedNS}}); err != nil {
 		t.Errorf("Reconcile of a namespace that is gone: %v", err)
 	}
