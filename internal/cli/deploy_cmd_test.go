@@ -2,6 +2,9 @@ package cli_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +14,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/clitest"
@@ -116,35 +120,96 @@ func TestDeployServerDryRunPrintsTheServersDefaultedWorkload(t *testing.T) {
 	}
 }
 
-// TestDeployClientDryRunSendsNothing renders the workload of the flags
-// against a server that cannot be reached.
+// tripwire is an API server that fails the test on any request: a command
+// run against it must send nothing.
+func tripwire(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("--dry-run=client sent %s %s", r.Method, r.URL.Path)
+		http.Error(w, "no request expected", http.StatusTeapot)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// offlineWorkload checks what deploy --dry-run=client -o yaml printed: the
+// Workload of the flags, as YAML, in namespace ns, rendered offline.
+func offlineWorkload(t *testing.T, what string, res clitest.Result, ns string) {
+	t.Helper()
+	if res.Code != cmdutil.ExitOK {
+		t.Fatalf("%s: exit %d: %s", what, res.Code, res.Stderr)
+	}
+	mustContain(t, what+": stderr", res.Stderr, "Workload web for namespace "+ns, "built offline", "cities         DFW ×1 (1 instance)",
+		"Dry run: nothing was changed.")
+	var w computev1alpha.Workload
+	if err := yaml.UnmarshalStrict([]byte(res.Stdout), &w); err != nil {
+		t.Fatalf("%s: stdout is not a Workload in YAML: %v\n%s", what, err, res.Stdout)
+	}
+	if w.Kind != "Workload" || w.APIVersion != computev1alpha.GroupVersion.String() || w.Name != "web" || w.Namespace != ns ||
+		len(w.Spec.Placements) != 1 || strings.Join(w.Spec.Placements[0].CityCodes, ",") != "DFW" ||
+		w.Spec.Template.Spec.Runtime.Sandbox == nil || w.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image != "ghcr.io/acme/web:1.0" {
+		t.Errorf("%s: not the workload of the flags:\n%s", what, res.Stdout)
+	}
+}
+
+// TestDeployClientDryRunSendsNothing renders the workload of the flags as
+// YAML with a kubeconfig whose server fails the test on any request, under
+// datumctl with a project API that does the same (and no token to be
+// had), and with no cluster at all: datumctl not logged in.
 func TestDeployClientDryRunSendsNothing(t *testing.T) {
 	t.Parallel()
 	h := harness(t)
-	kubeconfig := filepath.Join(t.TempDir(), "unreachable.kubeconfig")
+	srv := tripwire(t)
+	kubeconfig := filepath.Join(t.TempDir(), "tripwire.kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config
-clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1"}}]
+clusters: [{name: trip, cluster: {server: "`+srv.URL+`"}}]
 users: [{name: me, user: {token: t}}]
-contexts: [{name: gone, context: {cluster: gone, user: me}}]
-current-context: gone
+contexts: [{name: trip, context: {cluster: trip, user: me}}]
+current-context: trip
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	unreachable := clitest.RunOptions{Factory: func(f *cmdutil.Factory) { f.Kubeconfig = kubeconfig }}
+	flags := []string{"deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--dry-run=client", "-o", "yaml"}
+	standalone := clitest.RunOptions{Factory: func(f *cmdutil.Factory) { f.Kubeconfig = kubeconfig }}
+	offlineWorkload(t, "a kubeconfig", h.Run(main, standalone, flags...), h.Namespace)
 
-	res := h.Run(main, unreachable, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--dry-run=client", "-o", "yaml")
-	if res.Code != cmdutil.ExitOK {
-		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	noToken := func(context.Context, string, ...string) ([]byte, error) {
+		t.Error("--dry-run=client asked datumctl for a token")
+		return nil, errors.New("no token")
 	}
-	mustContain(t, "stderr", res.Stderr, "Workload web for namespace "+h.Namespace, "built offline", "cities         DFW ×1 (1 instance)",
-		"Dry run: nothing was changed.")
-	mustContain(t, "stdout", res.Stdout, "kind: Workload", "- cityCodes:\n    - DFW")
-	if bad := h.Run(main, unreachable, "deploy", "web", "--image", "ghcr.io/acme/web:2.0", "--dry-run=client"); bad.Code != cmdutil.ExitUsage {
+	datumctl := func(env map[string]string) clitest.RunOptions {
+		return clitest.RunOptions{Env: env, Factory: func(f *cmdutil.Factory) { f.Kubeconfig, f.Namespace, f.Run = "", "", noToken }}
+	}
+	loggedIn := datumctl(map[string]string{cmdutil.EnvAPIHost: srv.URL, cmdutil.EnvProject: "p1",
+		cmdutil.EnvCredentialsHelper: "/opt/datumctl", cmdutil.EnvPluginAPIVersion: "1"})
+	offlineWorkload(t, "under datumctl", h.Run(main, loggedIn, flags...), cmdutil.DefaultNamespace)
+	loggedOut := datumctl(map[string]string{cmdutil.EnvPluginAPIVersion: "1"})
+	offlineWorkload(t, "logged out", h.Run(main, loggedOut, append(flags, "-n", "team")...), "team")
+	if res := h.Run(main, loggedOut, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--dry-run=server"); res.Code != cmdutil.ExitFailure ||
+		!strings.Contains(res.Stderr, "not logged in") {
+		t.Errorf("--dry-run=server logged out: exit %d, want 1 and \"not logged in\": %s", res.Code, res.Stderr)
+	}
+
+	if bad := h.Run(main, standalone, "deploy", "web", "--image", "ghcr.io/acme/web:2.0", "--dry-run=client"); bad.Code != cmdutil.ExitUsage {
 		t.Errorf("a change without --city: exit %d, want a usage error: %s", bad.Code, bad.Stderr)
 	}
-	if res := h.Run(main, unreachable, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--dry-run=server"); res.Code != cmdutil.ExitFailure {
-		t.Errorf("--dry-run=server asks the server: exit %d, want 1: %s", res.Code, res.Stderr)
+}
+
+// TestDeployClientDryRunNeedsNoKubeconfig runs deploy --dry-run=client -o
+// yaml with $KUBECONFIG naming a file that does not exist, as kubectl's
+// runs: the workload is rendered; anything else still says there is no
+// cluster. It sets the process environment, so it does not run in
+// parallel.
+func TestDeployClientDryRunNeedsNoKubeconfig(t *testing.T) {
+	h := harness(t)
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "absent"))
+	none := clitest.RunOptions{Factory: func(f *cmdutil.Factory) { f.Kubeconfig = "" }}
+	offlineWorkload(t, "no kubeconfig", h.Run(main, none,
+		"deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--dry-run=client", "-o", "yaml"), h.Namespace)
+	res := h.Run(main, none, "deploy", "web", "--image", "ghcr.io/acme/web:1.0", "--city", "DFW", "--dry-run=server")
+	if res.Code != cmdutil.ExitFailure || !strings.Contains(res.Stderr, "no cluster to talk to") {
+		t.Errorf("--dry-run=server with no kubeconfig: exit %d, want 1 and \"no cluster to talk to\": %s", res.Code, res.Stderr)
 	}
 }
 

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -59,6 +60,23 @@ func CreateOptions(v string) []client.CreateOption {
 		return []client.CreateOption{client.DryRunAll}
 	}
 	return nil
+}
+
+// OfflineClients are the Clients of --dry-run=client, which sends nothing:
+// Clients (they only read the kubeconfig) or, when no project or cluster is
+// configured — no kubeconfig, datumctl not logged in — clients without a
+// Client, for the namespace of -n (else default), as kubectl renders
+// offline.
+func (f *Factory) OfflineClients() (*Clients, error) {
+	c, err := f.Clients()
+	if nc := (noCluster{}); err == nil || !errors.As(err, &nc) {
+		return c, err
+	}
+	ns := f.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	return &Clients{Scheme: NewScheme(), Namespace: ns, Target: Target{Project: f.Project, Namespace: ns, Offline: true}}, nil
 }
 
 // DryRunDone ends a command run with --dry-run after it said what it would

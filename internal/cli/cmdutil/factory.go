@@ -110,6 +110,8 @@ type Target struct {
 	Context string
 	// Namespace is the namespace commands act in.
 	Namespace string
+	// Offline says no project or cluster is configured (OfflineClients).
+	Offline bool
 }
 
 // String describes the target: `project "p"` or `context "c"`.
@@ -119,6 +121,8 @@ func (t Target) String() string {
 		return fmt.Sprintf("project %q", t.Project)
 	case t.Context != "":
 		return fmt.Sprintf("context %q", t.Context)
+	case t.Offline:
+		return "no cluster"
 	}
 	return "this cluster"
 }
@@ -234,7 +238,7 @@ func (f *Factory) restConfig() (*rest.Config, Target, error) {
 		// datumctl runs plugins even when nobody is logged in; falling
 		// back to $KUBECONFIG then would act on whatever cluster it names.
 		return nil, Target{}, &ExitError{Code: ExitFailure,
-			Err:   errors.New("not logged in — run `datumctl login`"),
+			Err:   noCluster{errors.New("not logged in — run `datumctl login`")},
 			Hints: []string{"Or pass --kubeconfig (and --context) to talk to a cluster directly."}}
 	}
 	if !explicit && pc.Active() {
@@ -300,10 +304,16 @@ func (f *Factory) restConfig() (*rest.Config, Target, error) {
 // errNoCluster is the first-run error: nothing says which cluster to talk
 // to.
 func errNoCluster() error {
-	return WithHints(errors.New("no cluster to talk to: no kubeconfig, and datumctl did not run this command"),
+	return WithHints(noCluster{errors.New("no cluster to talk to: no kubeconfig, and datumctl did not run this command")},
 		"Run `datumctl login`, then run it as `datumctl compute ...`,",
 		"or pass --kubeconfig (compute-local up prints one).")
 }
+
+// noCluster marks the errors of a command line that names no project or
+// cluster at all, which only --dry-run=client can do without.
+type noCluster struct{ error }
+
+func (e noCluster) Unwrap() error { return e.error }
 
 // noServerConfigured reports whether nothing names an API server: host is
 // client-go's default, the kubeconfig has no cluster, and neither --server

@@ -370,10 +370,10 @@ func (o *Options) workloadName() string {
 
 // Resolve connects to the project (ProjectRef.Resolve), chooses the
 // namespace and reads the workload when it exists. With --dry-run=client
-// it only reads the kubeconfig: nothing is sent.
+// it sends nothing and needs no kubeconfig (Factory.OfflineClients).
 func (o *Options) Resolve(ctx context.Context) (err error) {
 	if o.DryRun == cmdutil.DryRunClient {
-		o.Clients, err = o.Factory.Clients()
+		o.Clients, err = o.Factory.OfflineClients()
 	} else {
 		err = o.ProjectRef.Resolve(ctx)
 	}
