@@ -31,7 +31,7 @@ func GenerateDocs() string {
 	b.WriteString("\n")
 	b.WriteString(pluginDocs)
 	b.WriteString(waitDocs)
-	b.WriteString("## Global flags\n\nEvery command accepts these:\n\n```\n")
+	b.WriteString("## Global flags\n\nEvery command accepts these (`datumctl compute options` lists them; a command's `--help` shows only its own flags):\n\n```\n")
 	b.WriteString(root.PersistentFlags().FlagUsagesWrapped(100))
 	b.WriteString("```\n\n")
 	b.WriteString("## Commands\n\n")
@@ -110,10 +110,12 @@ briefly for activation; requested but still activating — it says so and exits 
 
 datumctl runs plugins even when nobody is logged in: it then sets ` + "`DATUM_PLUGIN_API_VERSION`" + ` but leaves
 ` + "`DATUM_API_HOST`" + ` empty. The plugin refuses to run then ("not logged in — run ` + "`datumctl login`" + `") unless
-` + "`--kubeconfig`" + ` or ` + "`--context`" + ` name a cluster: it never falls back to whatever ` + "`$KUBECONFIG`" + ` points at.
+` + "`--kubeconfig`" + ` or ` + "`--context`" + ` name a cluster: it never falls back to whatever ` + "`$KUBECONFIG`" + ` points at
+(` + "`deploy --dry-run=client`" + ` still renders offline).
 
 Run standalone with no kubeconfig at all (and no ` + "`--server`" + `), a command does not try client-go's
-` + "`localhost:8080`" + ` fallback; it says "no cluster to talk to" and names the fix: ` + "`datumctl login`" + ` and run it as
+` + "`localhost:8080`" + ` fallback (only ` + "`deploy --dry-run=client`" + `, which sends nothing, runs without a cluster); it
+says "no cluster to talk to" and names the fix: ` + "`datumctl login`" + ` and run it as
 ` + "`datumctl compute`" + `, or pass ` + "`--kubeconfig`" + `. When the server cannot be reached (refused, unknown host, timed
 out) the error names the host it tried and where it came from — the kubeconfig context and the flags that
 change it (` + "`--kubeconfig`" + `, ` + "`--context`" + `, ` + "`--server`" + `), or ` + "`$DATUM_API_HOST`" + ` under datumctl.

@@ -59,6 +59,44 @@ func exitCodesHelp() string {
 	return b.String()
 }
 
+// usageTemplate is cobra's without the global flags, as kubectl's: each
+// command lists its own flags and points at `options` for the rest.
+const usageTemplate = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
+
+Available Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .LocalNonPersistentFlags.HasAvailableFlags}}
+
+Flags:
+{{.LocalNonPersistentFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}
+
+{{if .HasAvailableSubCommands}}Use "{{.CommandPath}} [command] --help" for more information about a command.
+{{end}}Use "{{.Root.CommandPath}} options" for a list of global command-line options (applies to all commands).
+`
+
+// newOptionsCommand returns `options`, which lists the global flags.
+func newOptionsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "options",
+		Short: "List the flags every command accepts",
+		Long: "List the flags every command accepts: kubectl's connection flags (--kubeconfig, --context, -n,\n" +
+			"--server, --as, ...), --project and --yes. Each command's --help shows only its own flags.",
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "The following options can be passed to any command:\n\n%s",
+				cmd.Root().PersistentFlags().FlagUsages())
+			return err
+		},
+	}
+}
+
 // NewRootCommand returns the command tree bound to f.
 func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 	var manifest bool
@@ -79,6 +117,7 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 	}
 	root.Flags().BoolVar(&manifest, "plugin-manifest", false, "Print the datumctl plugin manifest as JSON and exit.")
 	f.AddGlobalFlags(root)
+	root.SetUsageTemplate(usageTemplate)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return cmdutil.UsageErrorf("%v", err)
 	})
@@ -101,6 +140,7 @@ func NewRootCommand(f *cmdutil.Factory) *cobra.Command {
 		quotausage.NewCommand(f),
 		instancetypes.NewCommand(f),
 		version.NewCommand(f),
+		newOptionsCommand(),
 	)
 	// cobra's completion command captures the output stream when it is
 	// created: set the streams first.

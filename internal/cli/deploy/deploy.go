@@ -216,7 +216,8 @@ const deployLong = "Deploy a container image to one or more cities, or apply a W
 	"new PATH moves it); --pull-secret SECRET pulls the images with a registry Secret (SECRET- stops).\n" +
 	"deploy names the objects, never their values; compute delivers them to the cities.\n\n" +
 	"--dry-run (=server) stops after the plan; -o prints the server's answer. --dry-run=client sends\n" +
-	"nothing: it renders the workload of the flags (--image and --city) or files as written."
+	"nothing and needs no cluster or login: it renders the workload of the flags (--image and --city)\n" +
+	"or files as written."
 
 // deployExample are the deploy command's examples.
 const deployExample = "  # Two instances in DFW and LHR each\n" +
