@@ -45,7 +45,8 @@ func assetName(goos, goarch string) string {
 // TestReleaseSnapshotIsWhatDatumctlPluginInstallFetches runs the release
 // configuration (.goreleaser.yaml) as `make release-snapshot` does, into a
 // temporary directory, and checks what a user's `datumctl plugin install`
-// meets: one archive per supported platform named as datumctl asks for it,
+// meets: the configuration releases every supported platform, and an
+// archive (of the two it builds: narrowBuilds) named as datumctl asks for it,
 // each holding only the plugin binary; a checksums.txt whose lines verify
 // every archive; and, on this machine's platform, a binary whose plugin
 // manifest and version carry the stamped release version, never "dev".
@@ -71,10 +72,9 @@ func TestReleaseSnapshotIsWhatDatumctlPluginInstallFetches(t *testing.T) {
 	}
 
 	var want []string
-	for _, goos := range []string{"linux", "darwin", "windows"} {
-		for _, goarch := range []string{"amd64", "arm64"} {
-			want = append(want, assetName(goos, goarch))
-		}
+	for _, target := range builtTargets {
+		goos, goarch, _ := strings.Cut(target, "_")
+		want = append(want, assetName(goos, goarch))
 	}
 	slices.Sort(want)
 	if got := archives(t, dist); !slices.Equal(got, want) {
@@ -162,6 +162,7 @@ func releaseConfig(t *testing.T, root, dist, path string) string {
 		t.Errorf(".goreleaser.yaml: dist is %v; make release-snapshot and .gitignore expect dist", cfg["dist"])
 	}
 	cfg["dist"] = dist
+	narrowBuilds(t, cfg)
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +171,40 @@ func releaseConfig(t *testing.T, root, dist, path string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// releasedPlatforms are the platforms a release ships the plugin for:
+// .goreleaser.yaml must build exactly these.
+var releasedPlatforms = map[string][]any{"goos": {"linux", "darwin", "windows"}, "goarch": {"amd64", "arm64"}}
+
+// builtTargets are the platforms the test builds of those: this machine's
+// (whose binary it runs) and Windows on arm64 — a .zip, an .exe, the
+// arm64 name and the only platform whose code differs (the terminal's
+// resize events). Every release archive is named by the same template;
+// building the other four (darwin shares the Unix code with linux) would
+// cost four more cross builds of the whole plugin and check nothing else.
+var builtTargets = []string{runtime.GOOS + "_" + runtime.GOARCH, "windows_arm64"}
+
+// narrowBuilds checks that the configuration releases the plugin for every
+// supported platform, and has the test's copy build builtTargets only.
+func narrowBuilds(t *testing.T, cfg map[string]any) {
+	t.Helper()
+	builds, _ := cfg["builds"].([]any)
+	if len(builds) != 1 {
+		t.Fatalf(".goreleaser.yaml: want one build (the plugin), got %d", len(builds))
+	}
+	build, _ := builds[0].(map[string]any)
+	for key, want := range releasedPlatforms {
+		if got, _ := build[key].([]any); !slices.Equal(got, want) {
+			t.Errorf(".goreleaser.yaml: %s is %v, want %v: datumctl users fetch an archive for each", key, got, want)
+		}
+	}
+	for _, key := range []string{"ignore", "targets"} {
+		if _, ok := build[key]; ok {
+			t.Errorf(".goreleaser.yaml: %s leaves platforms out of the release", key)
+		}
+	}
+	build["targets"] = builtTargets
 }
 
 // archives lists the archives at the top of dist.
