@@ -31,16 +31,17 @@ import (
 
 // Roles are the per-role directories and where each is bound.
 var Roles = map[string]string{
-	"management":           "project planes (management role)",
-	"cell":                 "each cell (cell role)",
-	"simulated-provider":   "each cell (dev: simulated provider and networking stand-in)",
-	"kubernetes-provider":  "each cell running the Kubernetes runtime provider",
-	"federation":           "the hub (management role's identity)",
-	"cell-writeback":       "the hub (cells' identities)",
-	"quota-claims":         "each quota plane (cells' identities)",
-	"quota":                "each quota plane (quota service)",
-	"debug-relay":          "each cell running the Kubernetes runtime provider (the debug API's relay, impersonated by Karmada; bound per federation namespace)",
-	"debug-relay-bindings": "each cell running the Kubernetes runtime provider (the cell role binding the relay's role in federation namespaces)",
+	"management":            "project planes (management role)",
+	"cell":                  "each cell (cell role)",
+	"simulated-provider":    "each cell (dev: simulated provider and networking stand-in)",
+	"kubernetes-provider":   "each cell running the Kubernetes runtime provider",
+	"federation":            "the hub (management role's identity)",
+	"cell-writeback":        "the hub (cells' identities)",
+	"quota-claims":          "each quota plane (cells' identities)",
+	"quota":                 "each quota plane (quota service)",
+	"debug-relay":           "each cell running the Kubernetes runtime provider (the debug API's relay, impersonated by Karmada; bound per federation namespace)",
+	"debug-relay-bindings":  "each cell running the Kubernetes runtime provider (the cell role binding the relay's role in federation namespaces)",
+	"federation-companions": "the hub (the management role's identity, bound by itself per federation namespace: the companions of referenced data)",
 }
 
 // perm is one verb on one resource of one group.
@@ -134,7 +135,7 @@ func TestRolesCoverEveryMarker(t *testing.T) {
 var markerRoles = map[string][]string{
 	"internal/controller/workload":           {"management"},
 	"internal/controller/instancetype":       {"management"},
-	"internal/controller/companions":         {"management", "federation"},
+	"internal/controller/companions":         {"management", "federation", "federation-companions"},
 	"internal/webhook":                       {"management"},
 	"internal/projects":                      {"management"},
 	"internal/controller/federation":         {"management", "federation"},
@@ -259,11 +260,14 @@ func TestRolesStayInTheirFence(t *testing.T) {
 			{"compute.datumapis.com", "workloads", "update"}, {"compute.datumapis.com", "workloads", "patch"},
 		},
 		// The management identity writes the companions of referenced data
-		// into the hub (Secrets included: it is the trusted plane that reads
-		// the project's); it never reads a Workload there.
+		// into the hub only where it binds compute-federation-companions
+		// (no Secret or ConfigMap cluster-wide: Karmada's credentials of the
+		// cells are hub Secrets); it never reads a Workload there.
 		"federation": {
 			{"compute.datumapis.com", "instances", "create"}, {"compute.datumapis.com", "instances", "patch"},
 			{"compute.datumapis.com", "workloads", "get"},
+			{"", "secrets", "get"}, {"", "secrets", "list"}, {"", "secrets", "create"},
+			{"", "configmaps", "get"}, {"", "configmaps", "create"},
 		},
 		// A cell's identity in the hub never reads the companions there:
 		// Karmada brings its own city's into its cell.
@@ -338,9 +342,18 @@ func TestRolesStayInTheirFence(t *testing.T) {
 }
 
 // relayRole is the ClusterRole of the debug API's relay in a cell
-// (debug-relay/role.yaml, after the overlays' compute- prefix): the one
-// role a compute identity may bind.
+// (debug-relay/role.yaml, after the overlays' compute- prefix).
 const relayRole = "compute-debug-relay"
+
+// mayBind says which role directory may bind which one ClusterRole (after
+// the overlays' compute- prefix): the debug relay's bindings in a cell, and
+// the management role its companions role in the hub's federation
+// namespaces (internal/controller/nsgrant). No other compute identity
+// binds anything.
+var mayBind = map[string]string{
+	"debug-relay-bindings": relayRole,
+	"federation":           "compute-federation-companions",
+}
 
 // escalations says which rules of role let it grant rights it does not
 // hold: escalate and impersonate anywhere, and bind but for one rule of
@@ -355,11 +368,12 @@ func escalations(role string, rules []rbacv1.PolicyRule) []string {
 			case "escalate", "impersonate", "*":
 				out = append(out, fmt.Sprintf("%s holds %q on %v (group %v)", role, v, r.Resources, r.APIGroups))
 			case "bind":
-				if role != "debug-relay-bindings" || !slices.Equal(r.Verbs, []string{"bind"}) ||
+				allowed, ok := mayBind[role]
+				if !ok || !slices.Equal(r.Verbs, []string{"bind"}) ||
 					!slices.Equal(r.APIGroups, []string{rbacv1.GroupName}) || !slices.Equal(r.Resources, []string{"clusterroles"}) ||
-					!slices.Equal(r.ResourceNames, []string{relayRole}) {
-					out = append(out, fmt.Sprintf("%s holds \"bind\" on %v named %v (group %v): only debug-relay-bindings may bind, and only ClusterRole %s, in a rule of its own",
-						role, r.Resources, r.ResourceNames, r.APIGroups, relayRole))
+					!slices.Equal(r.ResourceNames, []string{allowed}) {
+					out = append(out, fmt.Sprintf("%s holds \"bind\" on %v named %v (group %v): only %v may bind, each one ClusterRole, in a rule of its own",
+						role, r.Resources, r.ResourceNames, r.APIGroups, mayBind))
 				}
 			}
 		}
@@ -409,9 +423,10 @@ func TestTheBindFenceRefusesEveryOtherBind(t *testing.T) {
 		"a bind beside another verb":                {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Verbs = append(r.Verbs, "escalate") })},
 		"the relay role's bind in another role":     {"cell", relayBind},
 		"the relay role's bind in the relay's role": {"debug-relay", relayBind},
-		"an escalate":    {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Verbs = []string{"escalate"} })},
-		"an impersonate": {"management", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"}}},
-		"every verb":     {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Verbs = []string{"*"} })},
+		"the relay role's bind in the hub":          {"federation", relayBind},
+		"an escalate":                               {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Verbs = []string{"escalate"} })},
+		"an impersonate":                            {"management", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"}}},
+		"every verb":                                {"debug-relay-bindings", with(func(r *rbacv1.PolicyRule) { r.Verbs = []string{"*"} })},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if problems := escalations(c.role, []rbacv1.PolicyRule{c.rule}); len(problems) == 0 {

@@ -32,7 +32,7 @@ const (
 	DebugRelayUser = "system:serviceaccount:compute-system:compute-federation"
 	// Companions names the ClusterRole of the management role's rights on
 	// the companions of referenced data in the hub (Secrets and ConfigMaps:
-	// config/rbac/federation/companions.yaml) and each RoleBinding that
+	// config/rbac/federation-companions) and each RoleBinding that
 	// grants it.
 	Companions = "compute-federation-companions"
 	// federationNamespacePrefix starts the name of every federation

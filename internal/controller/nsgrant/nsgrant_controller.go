@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,8 +30,14 @@ type Reconciler struct {
 	// CacheOptions for Grant.Role (NewCache), which the manager runs.
 	Cache cache.Cache
 	// Grant is the role kept bound, and to whom: each binding binds the
-	// role to Grant.User alone.
+	// role to Grant.User alone. When Grant.User is empty, WhoAmI names the
+	// user (the identity's own, asked of the cluster once it answers).
 	Grant Grant
+	// WhoAmI returns the user to grant the role to when Grant.User is
+	// empty; its first answer is kept.
+	WhoAmI func(context.Context) (string, error)
+
+	userMu sync.Mutex
 }
 
 // The debug relay's grant in a cell and the companions' grant in the hub.
@@ -50,8 +57,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("%s controller: Client is required", r.Name)
 	case r.Cache == nil:
 		return fmt.Errorf("%s controller: Cache is required", r.Name)
-	case r.Grant.Role == "" || r.Grant.User == "":
-		return fmt.Errorf("%s controller: the grant's Role and User are required", r.Name)
+	case r.Grant.Role == "" || (r.Grant.User == "" && r.WhoAmI == nil):
+		return fmt.Errorf("%s controller: the grant's Role, and its User or WhoAmI, are required", r.Name)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.Name).
@@ -81,7 +88,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := ctrl.LoggerFrom(ctx).WithValues("namespace", klog.KObj(ns), "roleBinding", r.Grant.Role)
 	ctx = ctrl.LoggerInto(ctx, log)
 
-	want := r.Grant.Desired(ns.Name)
+	grant, err := r.grant(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	want := grant.Desired(ns.Name)
 	have := &rbacv1.RoleBinding{}
 	if err := r.Cache.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -108,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Update(ctx, upd); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to update the subjects of the RoleBinding %s/%s: %w", ns.Name, want.Name, err)
 	}
-	log.Info("Bound the role to its user again", "user", r.Grant.User)
+	log.Info("Bound the role to its user again", "user", grant.User)
 	return ctrl.Result{}, nil
 }
 
@@ -123,6 +134,26 @@ func (r *Reconciler) create(ctx context.Context, rb *rbacv1.RoleBinding) error {
 	case err != nil:
 		return fmt.Errorf("failed to create the RoleBinding %s/%s: %w", rb.Namespace, rb.Name, err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Created the RoleBinding", "user", r.Grant.User)
+	ctrl.LoggerFrom(ctx).Info("Created the RoleBinding", "user", rb.Subjects[0].Name)
 	return nil
+}
+
+// grant returns the grant with its user: Grant.User, else WhoAmI's first
+// answer, kept. An error is retried with the request.
+func (r *Reconciler) grant(ctx context.Context) (Grant, error) {
+	r.userMu.Lock()
+	defer r.userMu.Unlock()
+	if r.Grant.User != "" {
+		return r.Grant, nil
+	}
+	user, err := r.WhoAmI(ctx)
+	if err != nil {
+		return Grant{}, fmt.Errorf("failed to learn the user to bind %s to: %w", r.Grant.Role, err)
+	}
+	if user == "" {
+		return Grant{}, fmt.Errorf("the user to bind %s to is unknown: the cluster named nobody", r.Grant.Role)
+	}
+	r.Grant.User = user
+	ctrl.LoggerFrom(ctx).Info("Granting the role to this identity's own user", "user", user)
+	return r.Grant, nil
 }

@@ -349,7 +349,7 @@ func setupFederation(mgr mcmanager.Manager, hubConfig *rest.Config, health *cell
 	if err := (&companions.Reconciler{}).SetupWithManager(mgr, hubCluster); err != nil {
 		return fmt.Errorf("failed to set up the referenced-data controller: %w", err)
 	}
-	return nil
+	return SetupCompanionGrant(mgr.GetLocalManager(), hubCluster, hubConfig)
 }
 
 // narrowCache limits what the manager's own cache holds: in single mode its
