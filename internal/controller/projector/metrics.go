@@ -51,7 +51,10 @@ const (
 )
 
 // ReasonCityMismatch is the reason a hub event is refused when its city is
-// not its Instance's (a cell wrote about another city's Instance).
+// not its Instance's (a cell wrote about another city's Instance), and a
+// hub Instance is not projected when its city is not its
+// WorkloadDeployment's (a cell wrote back an Instance of another city's
+// deployment).
 const ReasonCityMismatch = "CityMismatch"
 
 var (

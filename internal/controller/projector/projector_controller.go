@@ -195,6 +195,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		// Its projections go with it.
 		return ctrl.Result{}, nil
 	}
+	if city := inst.Labels[computev1alpha.CityCodeLabel]; city != owner.Spec.CityCode {
+		// Written back by a cell of another city than its owner's: a cell
+		// claiming another city's deployment (#38). Never projected.
+		r.unresolvable(inst, ReasonCityMismatch, fmt.Sprintf(
+			"Instance %s/%s was written back as city %q, but its WorkloadDeployment %s/%s of project cluster %q is of city %s: not projected",
+			inst.Namespace, inst.Name, city, id.namespace, id.deployment, id.cluster, owner.Spec.CityCode))
+		return ctrl.Result{}, nil
+	}
 	if hubNS := owner.Annotations[computev1alpha.FederationNamespaceAnnotation]; hubNS != "" && hubNS != inst.Namespace {
 		r.unresolvable(inst, ReasonDeploymentMismatch, fmt.Sprintf(
 			"WorkloadDeployment %s/%s of project cluster %q is federated to namespace %s, not %s",

@@ -145,3 +145,46 @@ func unresolvableCount(g Gomega, reason string) float64 {
 	}
 	return 0
 }
+
+// TestAnInstanceForgedByAnotherCitysCellIsNotProjected (#38, hole 3): a
+// cell writes back, labelled with its own city (DFW) as the hub's
+// isolation policy makes it, an Instance claiming LHR's WorkloadDeployment.
+// The projector refuses it — nothing in the project, a
+// ProjectionUnresolvable event naming both cities, the CityMismatch count —
+// while LHR's own Instance of that deployment is projected.
+func TestAnInstanceForgedByAnotherCitysCellIsNotProjected(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns, hubNS := newNamespace(t)
+	ensureNamespace(t, hubClient, hubNS, map[string]string{
+		computev1alpha.UpstreamClusterNameLabel: "cluster-" + clusterName,
+		computev1alpha.UpstreamNamespaceLabel:   ns,
+	})
+	wd := makeWD(ns, "web-lhr", "LHR", 2)
+	g.Expect(projectClient.Create(ctx, wd)).To(Succeed())
+	before := unresolvableCount(g, projector.ReasonCityMismatch)
+
+	forged := makeInstance(hubNS, wd, "1")
+	forged.Labels[computev1alpha.CityCodeLabel] = "DFW"
+	g.Expect(hubClient.Create(ctx, forged)).To(Succeed())
+	own := makeInstance(hubNS, wd, "0")
+	g.Expect(hubClient.Create(ctx, own)).To(Succeed())
+
+	t.Log("LHR's own Instance is projected")
+	g.Eventually(get(projectClient, ns, own.Name, &computev1alpha.Instance{}), timeout, interval).Should(Succeed())
+	t.Log("the forged one is refused, said and counted, and never projected")
+	g.Eventually(func(g Gomega) {
+		list := &eventsv1.EventList{}
+		g.Expect(hubClient.List(ctx, list, client.InNamespace(hubNS))).To(Succeed())
+		var notes []string
+		for _, e := range list.Items {
+			if e.Regarding.Name == forged.Name && e.Reason == projector.EventProjectionUnresolvable {
+				notes = append(notes, e.Note)
+			}
+		}
+		g.Expect(notes).To(ContainElement(And(HavePrefix(projector.ReasonCityMismatch+": "),
+			ContainSubstring(`written back as city "DFW"`), ContainSubstring("is of city LHR"))))
+	}, timeout, interval).Should(Succeed())
+	g.Expect(unresolvableCount(g, projector.ReasonCityMismatch)).To(BeNumerically(">", before))
+	g.Consistently(gone(projectClient, ns, forged.Name, &computev1alpha.Instance{}), 3*time.Second, interval).Should(BeTrue())
+}
