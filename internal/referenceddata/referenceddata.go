@@ -28,10 +28,13 @@ const (
 )
 
 // Size limits, as Datum's: one object's data, and a WorkloadDeployment's
-// referenced data in all.
+// referenced data in all; and compute's own, a project namespace's
+// companions in all (each object counted once however many deployments
+// share it), so one namespace cannot fill the hub and every cell.
 const (
 	MaxObjectBytes     = 256 << 10
 	MaxDeploymentBytes = 1 << 20
+	MaxNamespaceBytes  = 8 << 20
 )
 
 // Ref is an object of the template's namespace that an instance template

@@ -1,6 +1,7 @@
 package companions
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -197,11 +198,16 @@ func (s *pass) run(ctx context.Context, wds []*computev1alpha.WorkloadDeployment
 	}
 	desired := map[string]client.Object{}
 	outcomes := make([]outcome, len(wds))
-	for i, wd := range wds {
+	room := &budget{seen: map[string]bool{}}
+	for _, i := range oldestFirst(wds) {
+		wd := wds[i]
 		if wd.DeletionTimestamp != nil {
 			continue
 		}
 		outcomes[i] = s.resolve(ctx, wd)
+		if fits, bytes := room.admit(outcomes[i]); !fits {
+			outcomes[i] = overBudget(outcomes[i], wd, bytes)
+		}
 		for _, t := range outcomes[i].keep {
 			if obj, ok := existing[referenceddata.CompanionNameOfToken(t)]; ok {
 				desired[obj.GetName()] = obj
@@ -233,6 +239,19 @@ func (s *pass) run(ctx context.Context, wds []*computev1alpha.WorkloadDeployment
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// oldestFirst returns the indexes of wds, the oldest deployment first (then
+// by name): the namespace's budget goes to the deployments that had it.
+func oldestFirst(wds []*computev1alpha.WorkloadDeployment) []int {
+	order := make([]int, len(wds))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(wds[a].CreationTimestamp.Compare(wds[b].CreationTimestamp.Time), strings.Compare(wds[a].Name, wds[b].Name))
+	})
+	return order
 }
 
 // hubCompanions lists the companions of the federation namespace, by name.

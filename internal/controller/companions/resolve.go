@@ -35,8 +35,10 @@ type source struct {
 type outcome struct {
 	// expected is what its cell must hold.
 	expected referenceddata.Expected
-	// companions are the companions it needs written.
+	// companions are the companions it needs written, and sizes their
+	// data's bytes.
 	companions []client.Object
+	sizes      []int
 	// keep are the tokens of objects that cannot be read now whose
 	// existing companions stay, so running Instances keep their data.
 	keep []string
@@ -72,6 +74,7 @@ func (s *pass) resolve(ctx context.Context, wd *computev1alpha.WorkloadDeploymen
 		o.expected.Tokens = append(o.expected.Tokens, t)
 		o.expected.Hashes[t] = src.hash
 		o.companions = append(o.companions, src.companion)
+		o.sizes = append(o.sizes, src.size)
 		total += src.size
 	}
 	if total > referenceddata.MaxDeploymentBytes && o.err == "" {
@@ -79,6 +82,46 @@ func (s *pass) resolve(ctx context.Context, wd *computev1alpha.WorkloadDeploymen
 			"the referenced data of WorkloadDeployment %s is %d bytes, over the limit of %d (1 MiB): reference less, or smaller objects",
 			wd.Name, total, referenceddata.MaxDeploymentBytes)
 	}
+	o.condition = condition(o)
+	return o
+}
+
+// budget is what a pass has let into the federation namespace so far:
+// the bytes of the companions desired, each counted once.
+type budget struct {
+	used int
+	seen map[string]bool
+}
+
+// admit reports whether o's companions fit the namespace's budget
+// (referenceddata.MaxNamespaceBytes) beside those admitted before, and
+// counts them when they do; the bytes they would make otherwise.
+func (b *budget) admit(o outcome) (bool, int) {
+	added := 0
+	for i, c := range o.companions {
+		if !b.seen[c.GetName()] {
+			added += o.sizes[i]
+		}
+	}
+	if b.used+added > referenceddata.MaxNamespaceBytes {
+		return false, b.used + added
+	}
+	b.used += added
+	for _, c := range o.companions {
+		b.seen[c.GetName()] = true
+	}
+	return true, b.used
+}
+
+// overBudget is o refused for the namespace's budget: its companions are
+// not written (those it had stay, so its running Instances keep their
+// data) and its condition says why.
+func overBudget(o outcome, wd *computev1alpha.WorkloadDeployment, bytes int) outcome {
+	o.err = reasonMessage(computev1alpha.ReasonSourceTooLarge,
+		"the referenced data of namespace %s would be %d bytes with WorkloadDeployment %s's, over the namespace's budget of %d (8 MiB): reference less, or share objects between deployments",
+		wd.Namespace, bytes, wd.Name, referenceddata.MaxNamespaceBytes)
+	o.keep = append(o.keep, o.expected.Tokens...)
+	o.companions, o.sizes = nil, nil
 	o.condition = condition(o)
 	return o
 }

@@ -177,3 +177,56 @@ func contentHashes(password string) []string {
 	_, _ = h.Write([]byte(password))
 	return []string{hex.EncodeToString(plain[:]), hex.EncodeToString(h.Sum(nil))}
 }
+
+// TestANamespaceOverItsCompanionBudgetIsRefusedTheNewestDeployment (#39
+// item 4): a project namespace's companions are held to
+// referenceddata.MaxNamespaceBytes in all. Nine deployments each reference
+// 1000 KiB of their own (under the 1 MiB per deployment): the eight oldest
+// fit the 8 MiB and are Ready, the ninth is refused SourceTooLarge naming
+// the namespace's budget and gets no companion in the hub; once an older
+// one is deleted, the ninth fits and is Ready.
+func TestANamespaceOverItsCompanionBudgetIsRefusedTheNewestDeployment(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns, hubNS := newNamespace(t)
+	const perDeployment, objects = 4, 250 << 10
+	var wds []*computev1alpha.WorkloadDeployment
+	for i := range 9 {
+		wd := makeWD(ns, fmt.Sprintf("web-%d", i), "DFW", 1)
+		c := &wd.Spec.Template.Spec.Runtime.Sandbox.Containers[0]
+		for k := range perDeployment {
+			name := fmt.Sprintf("data-%d-%d", i, k)
+			g.Expect(projectClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				BinaryData: map[string][]byte{"blob": make([]byte, objects-len("blob"))}})).To(Succeed())
+			c.Env = append(c.Env, computev1alpha.EnvVar{Name: fmt.Sprintf("DATA_%d", k), ValueFrom: &computev1alpha.EnvVarSource{
+				ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: "blob"}}})
+		}
+		g.Expect(projectClient.Create(ctx, wd)).To(Succeed())
+		// Created in order, and named in order where a second holds
+		// several: the ninth is the newest.
+		wds = append(wds, wd)
+	}
+	condition := func(wd *computev1alpha.WorkloadDeployment) func(g Gomega) *metav1.Condition {
+		return func(g Gomega) *metav1.Condition {
+			cur := &computev1alpha.WorkloadDeployment{}
+			g.Expect(projectClient.Get(ctx, client.ObjectKeyFromObject(wd), cur)).To(Succeed())
+			c := meta.FindStatusCondition(cur.Status.Conditions, computev1alpha.ConditionReferencedDataReady)
+			g.Expect(c).NotTo(BeNil())
+			return c
+		}
+	}
+	t.Log("the eight oldest fit the budget")
+	for _, wd := range wds[:8] {
+		g.Eventually(condition(wd), timeout, interval).Should(HaveField("Status", metav1.ConditionTrue))
+	}
+	t.Log("the ninth is refused, naming the namespace's budget, and none of its data reaches the hub")
+	g.Eventually(condition(wds[8]), timeout, interval).Should(And(HaveField("Reason", computev1alpha.ReasonSourceTooLarge),
+		HaveField("Message", ContainSubstring("over the namespace's budget of 8388608 (8 MiB)")),
+		HaveField("Message", ContainSubstring("with WorkloadDeployment web-8's"))))
+	g.Consistently(gone(hubClient, hubNS, "configmap.data-8-0", &corev1.ConfigMap{}), "2s", interval).Should(BeTrue())
+
+	t.Log("an older deployment goes: the ninth fits")
+	g.Expect(projectClient.Delete(ctx, wds[0])).To(Succeed())
+	g.Eventually(condition(wds[8]), timeout, interval).Should(HaveField("Status", metav1.ConditionTrue))
+	g.Eventually(get(hubClient, hubNS, "configmap.data-8-0", &corev1.ConfigMap{}), timeout, interval).Should(Succeed())
+}
