@@ -250,3 +250,31 @@ func newEnvironmentPKI(dir string) (*environmentPKI, error) {
 		frontProxyKeyPath: filepath.Join(dir, "front-proxy-client.key"),
 	}, nil
 }
+
+// ClientAuthority is a CA of its own, apart from an Environment's, with
+// one client certificate it issued, written to files.
+type ClientAuthority struct {
+	// CAFile, CertFile and KeyFile are the PEM files of the CA's
+	// certificate and of the client's certificate and key.
+	CAFile, CertFile, KeyFile string
+}
+
+// WriteClientAuthority generates a CA named commonName and a client
+// certificate of it for user, and writes them into dir as ca.crt,
+// client.crt and client.key. A server that trusts only this CA for its
+// callers answers only the holder of that one certificate — not the
+// planes' users, whose certificates the Environment's CA signs.
+func WriteClientAuthority(dir, commonName, user string) (ClientAuthority, error) {
+	ca, err := newAuthority(commonName)
+	if err != nil {
+		return ClientAuthority{}, err
+	}
+	kp, err := ca.client(user)
+	if err != nil {
+		return ClientAuthority{}, err
+	}
+	if err := writeFiles(dir, map[string][]byte{"ca.crt": ca.certPEM, "client.crt": kp.certPEM, "client.key": kp.keyPEM}); err != nil {
+		return ClientAuthority{}, err
+	}
+	return ClientAuthority{CAFile: filepath.Join(dir, "ca.crt"), CertFile: filepath.Join(dir, "client.crt"), KeyFile: filepath.Join(dir, "client.key")}, nil
+}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package platform
 
 import (
@@ -75,7 +77,9 @@ type managerRole struct {
 	// webhookCertDir and webhookPort configure the management role's
 	// admission webhook server; empty when it serves none.
 	webhookCertDir string
-	webhookPort    int
+	// webhookClientCA is the CA the webhook server requires of its callers.
+	webhookClientCA string
+	webhookPort     int
 	// quotaKubeconfig is the cell role's quota kubeconfig; empty runs the
 	// cell without quota.
 	quotaKubeconfig string
@@ -188,6 +192,7 @@ func managerArgs(r managerRole, flags managerFlags, hubKubeconfig string, ports 
 			optional[flagWebhookCertDir] = r.webhookCertDir
 			optional["webhook-port"] = strconv.Itoa(r.webhookPort)
 			optional["webhook-host"] = "127.0.0.1"
+			optional[flagWebhookClientCAFile] = r.webhookClientCA
 		}
 		maps.Copy(optional, debugAPIArgs(r))
 	}
@@ -360,7 +365,7 @@ func (p *Platform) managementRole(project string, k int, webhooks bool, webhookP
 	r := managerRole{name: replicaName(base, k), plane: plane, kubeconfig: p.env.Plane(plane).KubeconfigPath(), project: project,
 		featureGates: p.cfg.FeatureGates, replica: k, leaderElect: p.cfg.leaderElect()}
 	if webhooks {
-		r.webhookPort = webhookPort
+		r.webhookPort, r.webhookClientCA = webhookPort, p.webhookClientCA
 		r.webhookCertDir = filepath.Join(p.cfg.StateDir, "managers", base, "webhook-certs")
 		if k == 0 {
 			if _, _, err := p.writeServingCert(r.webhookCertDir, base); err != nil {

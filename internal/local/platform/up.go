@@ -1,3 +1,5 @@
+//go:build linux
+
 package platform
 
 import (
@@ -35,6 +37,9 @@ type Platform struct {
 	// webhookFronts are the webhook fronts of the replicated management
 	// roles, by plane; nil without replicas.
 	webhookFronts map[string]webhookFront
+	// webhookClientCA is the CA of the client certificate the project
+	// planes present to compute's admission webhooks (writeWebhookClients).
+	webhookClientCA string
 	// kcmPorts are the health ports of the kube-controller-managers, by
 	// plane.
 	kcmPorts map[string]int
@@ -208,6 +213,10 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 	computeCRDs := filepath.Join(p.repo, "config", "crd", "bases")
 	externalCRDs := filepath.Join(p.repo, "config", "crd", "external")
 	specs := make([]planes.PlaneSpec, 0, len(p.cfg.Projects)+1+len(p.cfg.Cities))
+	webhookClients, err := p.writeWebhookClients()
+	if err != nil {
+		return nil, err
+	}
 	for _, project := range p.cfg.Projects {
 		specs = append(specs, planes.PlaneSpec{
 			Name:              ProjectPlane(project),
@@ -215,6 +224,7 @@ func (p *Platform) planeSpecs(karmadaCRDs string) ([]planes.PlaneSpec, error) {
 			CRDDirs:           []string{computeCRDs, externalCRDs},
 			// The debug API is an aggregated API of the project plane.
 			Aggregation: true,
+			ExtraArgs:   webhookClients,
 		})
 	}
 	specs = append(specs, planes.PlaneSpec{

@@ -26,6 +26,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -112,6 +113,10 @@ type WebhookOptions struct {
 	// TLSOpts are the server's TLS options (compute-manager's, shared by
 	// every server it runs); nil keeps controller-runtime's defaults.
 	TLSOpts []func(*tls.Config)
+	// ClientCAFile, when set, is the CA whose client certificates the
+	// server requires of every caller (--webhook-client-ca-file): the API
+	// servers' (docs/install.md, "The webhook server's callers").
+	ClientCAFile string
 	// DeprecationGracePeriod is how long an InstanceType stays Deprecated
 	// before admission lets it be Disabled.
 	DeprecationGracePeriod time.Duration
@@ -141,6 +146,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Webhook.Port, "webhook-port", o.Webhook.Port, "Port of the admission webhook server.")
 	fs.StringVar(&o.Webhook.CertDir, "webhook-cert-dir", o.Webhook.CertDir,
 		"Directory holding the webhook server's tls.crt and tls.key (a mounted Secret or CSI volume).")
+	fs.StringVar(&o.Webhook.ClientCAFile, ClientCAFlag, o.Webhook.ClientCAFile,
+		"PEM file of the CA whose client certificates the webhook server requires of every caller (the API servers present one through their AdmissionConfiguration); empty: callers are not authenticated.")
 	fs.StringSliceVar(&o.Webhook.ProjectionWriters, "projection-writers", o.Webhook.ProjectionWriters,
 		"Users allowed to write projected Instances besides compute-manager's own identity in each project plane.")
 	fs.StringSliceVar(&o.Webhook.ProjectionWriterGroups, "projection-writer-groups", o.Webhook.ProjectionWriterGroups,
@@ -202,7 +209,10 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid management configuration: %w", err)
 	}
-	mgrOpts := managerOptions(opts)
+	mgrOpts, err := managerOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	local, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the management manager: %w", err)
@@ -228,18 +238,26 @@ func Setup(cfg *rest.Config, opts Options) (*Role, error) {
 // managerOptions returns the options of the role's local manager: opts'
 // own, with the role's scheme, a webhook server unless webhooks are
 // disabled, and its cache narrowed to what the role reads there.
-func managerOptions(opts Options) ctrl.Options {
+func managerOptions(opts Options) (ctrl.Options, error) {
 	mgrOpts := opts.Manager
 	if mgrOpts.Scheme == nil {
 		mgrOpts.Scheme = NewScheme()
 	}
 	if !opts.Webhook.Disabled && mgrOpts.WebhookServer == nil {
+		tlsOpts := slices.Clone(opts.Webhook.TLSOpts)
+		if opts.Webhook.ClientCAFile != "" {
+			require, err := requireClientCerts(opts.Webhook.ClientCAFile)
+			if err != nil {
+				return ctrl.Options{}, err
+			}
+			tlsOpts = append(tlsOpts, require)
+		}
 		mgrOpts.WebhookServer = crwebhook.NewServer(crwebhook.Options{
-			Host: opts.Webhook.Host, Port: opts.Webhook.Port, CertDir: opts.Webhook.CertDir, TLSOpts: opts.Webhook.TLSOpts,
+			Host: opts.Webhook.Host, Port: opts.Webhook.Port, CertDir: opts.Webhook.CertDir, TLSOpts: tlsOpts,
 		})
 	}
 	narrowCache(&mgrOpts.Cache, opts.Projects)
-	return mgrOpts
+	return mgrOpts, nil
 }
 
 // multicluster builds the multicluster manager over local and the project
