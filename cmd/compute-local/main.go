@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command compute-local runs compute's local platform on one machine from
 // real components — a project plane, a Karmada federation plane and city
 // cells — with no Docker and no external cluster:
@@ -9,7 +11,8 @@
 //	compute-local down        # stop everything
 //
 // The platform itself is internal/local/platform, the commands
-// internal/local/cmd; docs/local-platform.md describes it.
+// internal/local/cmd; docs/local-platform.md describes it. It runs only on
+// Linux (main_other.go stops the build elsewhere).
 package main
 
 import (
