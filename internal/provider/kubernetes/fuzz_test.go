@@ -10,6 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/quota"
+	"github.com/citycells/compute/internal/quota/sizing"
 )
 
 // seedInstances are the Instances the fuzzers start from: valid ones, and
@@ -58,7 +60,8 @@ func seedInstances(t testing.TB) [][]byte {
 
 // FuzzPodFor checks that the builder never panics, whatever the Instance
 // and allocation ratio, and that a Pod it builds is one the provider can
-// find and own, requesting no more than its limits.
+// find and own, requesting no more than its limits, which add up to the
+// Instance's quota claim.
 func FuzzPodFor(f *testing.F) {
 	for i, s := range seedInstances(f) {
 		f.Add(s, []float64{1, 32, 0, 2.5}[i%4])
@@ -92,6 +95,19 @@ func FuzzPodFor(f *testing.F) {
 						c.Name, ratio, name, req.String(), lim.String())
 				}
 			}
+		}
+		// The Pod gets what the quota claims: one size (sizing.Resolve).
+		claim, err := quota.BuildClaim(inst, testTypes, quota.Target{Project: "p", Namespace: "ns"}, "cell")
+		if err != nil {
+			t.Fatalf("the Pod was built but the claim refused: %v", err)
+		}
+		var cpu, mem int64
+		for _, c := range pod.Spec.Containers {
+			cpu += c.Resources.Limits.Cpu().MilliValue()
+			mem += c.Resources.Limits.Memory().Value()
+		}
+		if claimed(claim, computev1alpha.ResourceTypeVCPUs) != cpu || claimed(claim, computev1alpha.ResourceTypeMemory)*sizing.Mebibyte != mem {
+			t.Fatalf("the claim %v is not the Pod's limits (%dm, %d bytes)", claim.Spec.Requests, cpu, mem)
 		}
 		_ = references(inst, pod)
 		// Deciding about the Pod it built, in any state, never panics.

@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -382,54 +381,18 @@ func usedVolumes(volumes map[string]corev1.Volume, containers []computev1alpha.S
 	return out
 }
 
-// containerResources returns each container's resources, which are both
-// its requests and its limits (a Guaranteed Pod: an instance gets what its
-// type says, no more and no less). A container's own limit, else its own
-// request, sizes it; the containers that set neither share what is left of
-// the instance's size (internal/quota/sizing: its runtime requests, else
-// its instance type) evenly, the first taking the remainder.
+// containerResources returns each container's limits, the size sizing.Resolve
+// gives it (the rule quota claims by, so the Pod gets what the Instance
+// claims): its own limit, else its own request, else an even share of
+// what the others leave of the instance's size.
 func containerResources(inst *computev1alpha.Instance, types catalog.Catalog) ([]corev1.ResourceList, error) {
-	cs := inst.Spec.Runtime.Sandbox.Containers
-	out := make([]corev1.ResourceList, len(cs))
-	for i := range out {
-		out[i] = corev1.ResourceList{}
+	sizes, err := sizing.Resolve(&inst.Spec.Runtime, types)
+	if err != nil {
+		return nil, err
 	}
-	var size *sizing.Size
-	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		var set int64
-		var unsized []int
-		for i := range cs {
-			q, ok := ownResource(&cs[i], name)
-			if !ok {
-				unsized = append(unsized, i)
-				continue
-			}
-			out[i][name] = q
-			set += amount(name, q)
-		}
-		if len(unsized) == 0 {
-			continue
-		}
-		if size == nil {
-			s, err := sizing.Of(inst, types)
-			if err != nil {
-				return nil, err
-			}
-			size = &s
-		}
-		total := size.MilliCPU
-		if name == corev1.ResourceMemory {
-			total = size.MemoryMiB * mebibyte
-		}
-		shares, ok := split(name, total-set, len(unsized))
-		if !ok {
-			whole := quantity(name, total)
-			return nil, fmt.Errorf("the containers that set their own %s leave nothing of the instance's %s for %s: set theirs too, or choose a larger instance type",
-				name, whole.String(), containerNames(cs, unsized))
-		}
-		for k, i := range unsized {
-			out[i][name] = quantity(name, shares[k])
-		}
+	out := make([]corev1.ResourceList, len(sizes.Containers))
+	for i, s := range sizes.Containers {
+		out[i] = s.Limits()
 	}
 	return out, nil
 }
@@ -446,49 +409,12 @@ func requests(limits corev1.ResourceList, ratio float64) corev1.ResourceList {
 	for name, q := range limits {
 		n := amount(name, q)
 		r := int64(math.Ceil(float64(n) / ratio))
-		if name == corev1.ResourceMemory && n >= mebibyte {
-			r = (r + mebibyte - 1) / mebibyte * mebibyte
+		if name == corev1.ResourceMemory && n >= sizing.Mebibyte {
+			r = (r + sizing.Mebibyte - 1) / sizing.Mebibyte * sizing.Mebibyte
 		}
 		out[name] = quantity(name, min(max(r, 1), n))
 	}
 	return out
-}
-
-// mebibyte is the number of bytes in a MiB.
-const mebibyte = 1 << 20
-
-// split divides left (millicores or bytes) among n containers: equal
-// shares (memory in whole MiB when there is at least one per container),
-// the first taking the remainder; false when a share would be nothing.
-func split(name corev1.ResourceName, left int64, n int) ([]int64, bool) {
-	unit := int64(1)
-	if name == corev1.ResourceMemory && left >= int64(n)*mebibyte {
-		unit = mebibyte
-	}
-	share := left / int64(n) / unit * unit
-	if share <= 0 {
-		return nil, false
-	}
-	out := make([]int64, n)
-	for k := range out {
-		out[k] = share
-	}
-	out[0] += left - share*int64(n)
-	return out, true
-}
-
-// ownResource returns what a container asks for itself: its limit, else
-// its request.
-func ownResource(c *computev1alpha.SandboxContainer, name corev1.ResourceName) (resource.Quantity, bool) {
-	if c.Resources == nil {
-		return resource.Quantity{}, false
-	}
-	for _, list := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
-		if q, ok := list[name]; ok && q.Sign() > 0 {
-			return q.DeepCopy(), true
-		}
-	}
-	return resource.Quantity{}, false
 }
 
 // amount returns a quantity in the unit of its resource: millicores or
@@ -506,18 +432,6 @@ func quantity(name corev1.ResourceName, n int64) resource.Quantity {
 		return *resource.NewMilliQuantity(n, resource.DecimalSI)
 	}
 	return *resource.NewQuantity(n, resource.BinarySI)
-}
-
-// containerNames names the containers at idx, for messages.
-func containerNames(cs []computev1alpha.SandboxContainer, idx []int) string {
-	names := make([]string, len(idx))
-	for k, i := range idx {
-		names[k] = strconv.Quote(cs[i].Name)
-	}
-	if len(names) == 1 {
-		return "container " + names[0]
-	}
-	return "containers " + strings.Join(names, ", ")
 }
 
 // references returns the ConfigMaps and Secrets of the cell the Pod built
