@@ -63,6 +63,11 @@ const (
 	ReasonNotAvailable = "NotAvailable"
 	// ReasonTerminating means the instance is being deleted.
 	ReasonTerminating = "Terminating"
+	// ReasonNetworkPolicyNotEnforced on Programmed (False) means the
+	// instance runs, and its network policy is written, but the cell does
+	// not enforce network policies: the ingress restrictions it declares do
+	// not hold. It does not hold Ready, Available or a rollout back.
+	ReasonNetworkPolicyNotEnforced = "NetworkPolicyNotEnforced"
 )
 
 // QuotaGranted reasons.

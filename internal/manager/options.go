@@ -21,6 +21,7 @@ import (
 	"github.com/citycells/compute/internal/features"
 	"github.com/citycells/compute/internal/manager/hub"
 	"github.com/citycells/compute/internal/manager/management"
+	"github.com/citycells/compute/internal/provider/kubernetes"
 	"github.com/citycells/compute/internal/serving"
 	"github.com/citycells/compute/internal/standin/simnetwork"
 )
@@ -34,6 +35,10 @@ const RuntimeProviderFlag = "runtime-provider"
 // RuntimeAllocationRatioFlag sets the Kubernetes provider's allocation
 // ratio.
 const RuntimeAllocationRatioFlag = "runtime-allocation-ratio"
+
+// NetworkPolicyEnforcementFlag says whether the cell enforces the
+// Kubernetes provider's NetworkPolicies.
+const NetworkPolicyEnforcementFlag = "network-policy-enforcement"
 
 // DebugRelayUserFlag names the debug API relay's user in the cell.
 const DebugRelayUserFlag = "debug-relay-user"
@@ -74,6 +79,10 @@ type Options struct {
 	// ratio: a Pod requests its instance's size divided by it (its limits
 	// are the size); 1 (or zero) makes requests equal limits.
 	RuntimeAllocationRatio float64
+	// NetworkPolicyEnforcement says whether the cell's network enforces
+	// the NetworkPolicies the Kubernetes provider writes: "none" (the
+	// default) or "enforced".
+	NetworkPolicyEnforcement string
 	// DebugRelayUser is, with the Kubernetes provider, the user the debug
 	// API's relay is in the cell (Karmada's cluster proxy impersonates
 	// it): the cell binds ClusterRole compute-debug-relay to it in every
@@ -160,6 +169,7 @@ func NewOptions() *Options {
 		MetricsAddr:                  ":8080",
 		ProbeAddr:                    ":8081",
 		RuntimeAllocationRatio:       1,
+		NetworkPolicyEnforcement:     string(kubernetes.EnforcementNone),
 		DebugRelayUser:               nsgrant.DebugRelayUser,
 		SimulatedProviderDelay:       2 * time.Second,
 		SimulatedProviderCIDR:        "10.128.0.0/16",
@@ -182,6 +192,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		`Runtime provider that runs the cell's Instances: "kubernetes" runs each as a Pod in the cell (needs a scheduler, nodes and a CNI there), "simulated" pretends to (local platform and tests); empty runs none.`)
 	fs.Float64Var(&o.RuntimeAllocationRatio, RuntimeAllocationRatioFlag, o.RuntimeAllocationRatio,
 		"With --runtime-provider=kubernetes: a Pod's limits are its instance type's size and its requests that divided by this ratio (at least 1), so the nodes take ratio times more instances. 1 makes Guaranteed Pods: every instance gets what its type says.")
+	fs.StringVar(&o.NetworkPolicyEnforcement, NetworkPolicyEnforcementFlag, o.NetworkPolicyEnforcement,
+		`With --runtime-provider=kubernetes: whether this cell's network enforces Kubernetes NetworkPolicy (a CNI or policy agent that does). The provider writes each Instance's ingress policy as a NetworkPolicy either way; with "none" an Instance that declares a policy reports Programmed=False, reason NetworkPolicyNotEnforced (it still runs). "enforced" says the cell enforces them. One of: none, enforced.`)
 	fs.StringVar(&o.DebugRelayUser, DebugRelayUserFlag, o.DebugRelayUser,
 		"With --runtime-provider=kubernetes: the user the debug API's relay is in this cell (Karmada's cluster proxy impersonates the management role's hub identity). The cell binds ClusterRole compute-debug-relay (Pods' log and exec) to it in every federation namespace, and nowhere else; the admission policy compute-debug-relay-bindings must name the same user (its variable relayUser). Empty binds nothing: no logs or exec in this cell.")
 	fs.BoolVar(&o.EnableSimulatedProvider, simulatedProviderFlag, o.EnableSimulatedProvider,
@@ -259,6 +271,9 @@ func (o *Options) validateRuntime() []error {
 	}
 	if r := o.RuntimeAllocationRatio; r != 0 && !(r >= 1) || math.IsInf(r, 0) {
 		errs = append(errs, fmt.Errorf("--%s must be a number of at least 1, got %g", RuntimeAllocationRatioFlag, r))
+	}
+	if m := o.NetworkPolicyEnforcement; !slices.Contains(kubernetes.NetworkPolicyEnforcements, m) {
+		errs = append(errs, fmt.Errorf("--%s must be one of %s, got %q", NetworkPolicyEnforcementFlag, strings.Join(kubernetes.NetworkPolicyEnforcements, ", "), m))
 	}
 	if o.runtimeProvider() == RuntimeProviderSimulated && o.SimulatedProviderDelay < 0 {
 		errs = append(errs, fmt.Errorf("--simulated-provider-delay must not be negative, got %s", o.SimulatedProviderDelay))

@@ -61,6 +61,13 @@ func TestValidate(t *testing.T) {
 			args:    []string{"--enable-cell-controllers", "--runtime-provider=kubernetes", "--runtime-allocation-ratio=0.5"},
 			wantErr: []string{"--runtime-allocation-ratio must be a number of at least 1, got 0.5"},
 		},
+		"an enforcing cell's network policy mode is valid": {
+			args: []string{"--enable-cell-controllers", "--runtime-provider=kubernetes", "--network-policy-enforcement=enforced"},
+		},
+		"an unknown network policy mode names the flag and the modes": {
+			args:    []string{"--enable-cell-controllers", "--runtime-provider=kubernetes", "--network-policy-enforcement=calico"},
+			wantErr: []string{`--network-policy-enforcement must be one of none, enforced, got "calico"`},
+		},
 		"the management role without the federation plane names the flag": {
 			args:    []string{"--enable-management-controllers"},
 			wantErr: []string{"--federation-kubeconfig is required with --enable-management-controllers"},

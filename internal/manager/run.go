@@ -172,7 +172,8 @@ func (o *Options) cellProvider() cell.Provider {
 	case RuntimeProviderSimulated:
 		return cell.SimulatedProvider{Delay: o.SimulatedProviderDelay, CIDR: o.SimulatedProviderCIDR}
 	case RuntimeProviderKubernetes:
-		return cell.KubernetesProvider{AllocationRatio: o.RuntimeAllocationRatio}
+		return cell.KubernetesProvider{AllocationRatio: o.RuntimeAllocationRatio,
+			NetworkPolicyEnforcement: kubernetes.NetworkPolicyEnforcement(o.NetworkPolicyEnforcement)}
 	}
 	return nil
 }

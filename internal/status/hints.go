@@ -146,3 +146,8 @@ func autoscalerNotOwnedHint(Hints) []string {
 	return []string{"The city's cell holds an autoscaler of this deployment's name that compute did not create; compute leaves it alone " +
 		"and nothing autoscales the city. Ask the platform's operator to remove it: compute then creates its own."}
 }
+
+func policyNotEnforcedHint(Hints) []string {
+	return []string{"The instances run, but this city's cell does not enforce network policies, so their declared ingress restrictions do not hold. " +
+		"Ask the platform's operator to run a CNI or policy agent that enforces NetworkPolicy there (docs/install.md, the Kubernetes runtime provider)."}
+}

@@ -167,6 +167,10 @@ var registry = []Row{
 	{Reason: computev1alpha.ReasonWithinScalingLimits},
 	{Reason: computev1alpha.ReasonMetricsUnavailable, Failing: true, Hint: metricsUnavailableHint},
 	{Reason: computev1alpha.ReasonAutoscalerNotOwned, Failing: true, Hint: autoscalerNotOwnedHint},
+	// An Instance's Programmed only: it runs (and may be Ready) but the
+	// cell does not enforce its network policy. Never ranked with
+	// availability, never the end of a wait; the operator's to fix.
+	{Reason: computev1alpha.ReasonNetworkPolicyNotEnforced, Failing: true, Hint: policyNotEnforcedHint},
 }
 
 // rows indexes the registry by reason; blockingRank ranks the blocking

@@ -89,6 +89,15 @@ func computeStatus(wd *computev1alpha.WorkloadDeployment, instances []computev1a
 	return st
 }
 
+// programmed reports whether the provider has programmed an Instance:
+// Programmed True, or False only because the cell does not enforce its
+// network policy (NetworkPolicyNotEnforced: it runs, the operator's to
+// fix), which holds back no rollout.
+func programmed(inst *computev1alpha.Instance) bool {
+	c := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionProgrammed)
+	return c != nil && (c.Status == metav1.ConditionTrue || c.Reason == computev1alpha.ReasonNetworkPolicyNotEnforced)
+}
+
 // countReplicas counts the Instances that are not being deleted.
 func countReplicas(instances []computev1alpha.Instance, hash string, desired int32) computev1alpha.ReplicaCounts {
 	c := computev1alpha.ReplicaCounts{DesiredReplicas: desired}
@@ -101,7 +110,7 @@ func countReplicas(instances []computev1alpha.Instance, hash string, desired int
 		updated := specHash(inst) == hash && observedHash(inst) == hash
 		if updated {
 			c.UpdatedReplicas++
-			if meta.IsStatusConditionTrue(inst.Status.Conditions, computev1alpha.ConditionProgrammed) {
+			if programmed(inst) {
 				c.CurrentReplicas++
 			}
 		}

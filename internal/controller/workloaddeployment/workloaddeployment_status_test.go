@@ -74,6 +74,14 @@ func (b *instBuilder) running() *instBuilder {
 		cond(computev1alpha.ConditionReady, metav1.ConditionTrue, computev1alpha.ReasonAvailable, "")
 }
 
+// policyNotEnforced marks the instance ready and programmed but for its
+// network policy, which its cell does not enforce.
+func (b *instBuilder) policyNotEnforced() *instBuilder {
+	b.i.Status.Controller = &computev1alpha.InstanceControllerStatus{ObservedTemplateHash: b.i.Spec.Controller.TemplateHash}
+	return b.cond(computev1alpha.ConditionProgrammed, metav1.ConditionFalse, computev1alpha.ReasonNetworkPolicyNotEnforced, "not enforced").
+		cond(computev1alpha.ConditionReady, metav1.ConditionTrue, computev1alpha.ReasonAvailable, "")
+}
+
 func (b *instBuilder) failing(reason, msg string) *instBuilder {
 	b.i.Status.Controller = &computev1alpha.InstanceControllerStatus{ObservedTemplateHash: b.i.Spec.Controller.TemplateHash}
 	return b.cond(computev1alpha.ConditionReady, metav1.ConditionFalse, reason, msg)
@@ -146,6 +154,10 @@ func TestComputeStatusCounts(t *testing.T) {
 		"updated but not programmed is not current": {
 			insts: []*instBuilder{makeInst(0, h).failing(computev1alpha.ReasonConfigurationError, "no")},
 			want:  computev1alpha.ReplicaCounts{Replicas: 1, UpdatedReplicas: 1, DesiredReplicas: 3},
+		},
+		"an instance whose network policy the cell does not enforce is current: it runs, and the rollout is not held back": {
+			insts: []*instBuilder{makeInst(0, h).policyNotEnforced()},
+			want:  computev1alpha.ReplicaCounts{Replicas: 1, CurrentReplicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, DesiredReplicas: 3},
 		},
 		"terminating instances do not count": {
 			insts: []*instBuilder{makeInst(0, h).running().deleting()},

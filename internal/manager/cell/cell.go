@@ -167,6 +167,10 @@ type KubernetesProvider struct {
 	// its size) so more instances fit on the nodes; zero or 1 makes
 	// Guaranteed Pods (kubernetes.Reconciler.AllocationRatio).
 	AllocationRatio float64
+	// NetworkPolicyEnforcement says whether the cell enforces the
+	// provider's NetworkPolicies; empty means kubernetes.EnforcementNone
+	// (kubernetes.Reconciler.NetworkPolicyEnforcement).
+	NetworkPolicyEnforcement kubernetes.NetworkPolicyEnforcement
 }
 
 // NetOptions configure the networking stand-in.
@@ -359,13 +363,14 @@ func (p SimulatedProvider) setup(mgr ctrl.Manager, shared *Options) error {
 // setup registers the Kubernetes runtime provider.
 func (p KubernetesProvider) setup(mgr ctrl.Manager, shared *Options) error {
 	r := &kubernetes.Reconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Clock:                   shared.Clock,
-		MaxConcurrentReconciles: p.Concurrency,
-		AddressesFromNetwork:    shared.NetworkingIntegration,
-		RecheckAfter:            p.RecheckAfter,
-		AllocationRatio:         p.AllocationRatio,
+		Client:                   mgr.GetClient(),
+		APIReader:                mgr.GetAPIReader(),
+		Clock:                    shared.Clock,
+		MaxConcurrentReconciles:  p.Concurrency,
+		AddressesFromNetwork:     shared.NetworkingIntegration,
+		RecheckAfter:             p.RecheckAfter,
+		AllocationRatio:          p.AllocationRatio,
+		NetworkPolicyEnforcement: p.NetworkPolicyEnforcement,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the Kubernetes runtime provider: %w", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -55,16 +56,17 @@ const DefaultMaxConcurrentReconciles = 32
 const createdTTL = 10 * time.Second
 
 // CacheByObject returns the manager cache options the provider needs: Pods
-// cached only when they carry InstanceLabel, so the cell's other Pods
-// (kube-system, the manager's own) are never held in memory. Merge it into
-// the manager's cache.Options.ByObject.
+// and NetworkPolicies cached only when they carry InstanceLabel, so the
+// cell's other Pods (kube-system, the manager's own) and policies are
+// never held in memory. Merge it into the manager's cache.Options.ByObject.
 func CacheByObject() map[client.Object]cache.ByObject {
 	req, err := labels.NewRequirement(InstanceLabel, selection.Exists, nil)
 	if err != nil {
 		panic(fmt.Sprintf("the selector of %s does not parse: %v", InstanceLabel, err)) // a constant: never happens
 	}
 	return map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.NewSelector().Add(*req)},
+		&corev1.Pod{}:                 {Label: labels.NewSelector().Add(*req)},
+		&networkingv1.NetworkPolicy{}: {Label: labels.NewSelector().Add(*req)},
 	}
 }
 
@@ -93,6 +95,12 @@ type Reconciler struct {
 	// limits: Guaranteed Pods, an instance gets what its type says. It
 	// applies to the Pods created from then on.
 	AllocationRatio float64
+	// NetworkPolicyEnforcement says whether the cell enforces the
+	// NetworkPolicies the provider writes (one per Instance, see
+	// networkPolicyFor); empty means EnforcementNone. The provider cannot
+	// tell: with none, an Instance that declares a policy reports
+	// Programmed False, reason NetworkPolicyNotEnforced.
+	NetworkPolicyEnforcement NetworkPolicyEnforcement
 
 	// writes applies the provider's status and finalizer, recording them
 	// in mem.
@@ -125,6 +133,7 @@ func (m *memory) forget(key types.NamespacedName) {
 // +kubebuilder:rbac:groups=compute.datumapis.com,resources=instancetypes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;patch;delete
 
 // SetupWithManager checks the provider's settings and registers it. The
 // manager's scheme must know core/v1 and the compute API, and its cache
@@ -143,6 +152,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("kubernetes provider: AllocationRatio %g must be at least 1", r.AllocationRatio)
 	case !mgr.GetScheme().Recognizes(corev1.SchemeGroupVersion.WithKind("Pod")):
 		return errors.New("kubernetes provider: the manager's scheme does not know core/v1: add clientgoscheme.AddToScheme to it")
+	case !mgr.GetScheme().Recognizes(networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy")):
+		return errors.New("kubernetes provider: the manager's scheme does not know networking.k8s.io/v1: add clientgoscheme.AddToScheme to it")
+	}
+	switch r.NetworkPolicyEnforcement {
+	case "":
+		r.NetworkPolicyEnforcement = EnforcementNone
+	case EnforcementNone, EnforcementEnforced:
+	default:
+		return fmt.Errorf("kubernetes provider: NetworkPolicyEnforcement %q is not one of %v", r.NetworkPolicyEnforcement, NetworkPolicyEnforcements)
 	}
 	if r.RecheckAfter == 0 {
 		r.RecheckAfter = DefaultRecheckAfter
@@ -155,6 +173,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(ControllerName).
 		For(&computev1alpha.Instance{}).
 		Owns(&corev1.Pod{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -191,7 +210,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	out := decide(inst, obs, r.RecheckAfter)
+	out, err := r.fence(ctx, inst, decide(inst, obs, r.RecheckAfter))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	switch out.action {
 	case keep:
 		// The Pod is as it should be, or on its way: report it.
@@ -337,6 +359,11 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 		if left := r.mem.created.Unseen(key, createdTTL); left > 0 {
 			// A Pod just created may not have reached the cache.
 			return ctrl.Result{RequeueAfter: left}, nil
+		}
+		// The policy outlives the Pod it fences, and goes before the
+		// Instance.
+		if err := r.deletePolicy(ctx, inst); err != nil {
+			return ctrl.Result{}, err
 		}
 		if err := r.writes.ApplyFinalizer(ctx, inst, Finalizer, false); err != nil {
 			return ctrl.Result{}, err
