@@ -138,7 +138,7 @@ var markerRoles = map[string][]string{
 	"internal/controller/companions":         {"management", "federation", "federation-companions"},
 	"internal/webhook":                       {"management"},
 	"internal/projects":                      {"management"},
-	"internal/controller/federation":         {"management", "federation"},
+	"internal/controller/federation":         {"management", "federation", "federation-companions"},
 	"internal/controller/podevents":          {"kubernetes-provider", "cell-writeback"},
 	"internal/controller/projector":          {"management", "federation"},
 	"internal/controller/workloaddeployment": {"cell"},

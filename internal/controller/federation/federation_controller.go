@@ -84,6 +84,8 @@ type Reconciler struct {
 
 	// lags remembers since when each hub copy's status has lagged.
 	lags lagTracker
+	// cities remembers the deployment cities recorded (recordCity).
+	cities cityRecords
 }
 
 // CityHealth tells whether the cell of a city is heard from (package
@@ -253,6 +255,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		phases.Phase[*scope]{Name: "add the finalizer and record the federation namespace", Run: r.recordHubNamespace},
 		phases.Phase[*scope]{Name: "prepare the federation namespace", Run: r.prepareHubNamespace},
 		phases.Phase[*scope]{Name: "wait for the referenced data", Run: awaitReferencedData},
+		phases.Phase[*scope]{Name: "record the deployment's city", Run: r.recordCity},
 		phases.Phase[*scope]{Name: "federate to " + wd.Spec.CityCode, Run: r.federateToCity},
 		phases.Phase[*scope]{Name: "resync a lagging status", Run: r.resyncStatus},
 	)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"strings"
@@ -269,6 +270,44 @@ func TestACellWritesOnlyItsOwnCityInTheHub(t *testing.T) {
 		t.Fatalf("LHR's heartbeat Lease: %v", err)
 	}
 	refused("renewing LHR's heartbeat Lease", dfw.Update(ctx, lease, client.DryRunAll))
+}
+
+// TestACellCannotForgeAnInstanceOfAnotherCitysDeployment (#38, hole 3):
+// with a Workload running in DFW and LHR, the DFW cell's own hub identity
+// writes back, labelled DFW as the city policy makes it, an Instance
+// naming LHR's WorkloadDeployment: the hub's policy
+// compute-cell-instance-owners refuses it, from the city the management
+// role recorded; one naming DFW's deployment is admitted (dry runs).
+func TestACellCannotForgeAnInstanceOfAnotherCitysDeployment(t *testing.T) {
+	ctx := t.Context()
+	g := NewWithT(t)
+	dfw, err := client.New(kubeconfigOf(t, "compute-manager-"+cellDFW, "federation-kubeconfig", ""), client.Options{Scheme: scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	ns := newProjectNamespace(t)
+	w := makeWorkload(ns.name, "forgery").withPlacement("edge", 1, "DFW", "LHR").w
+	g.Expect(project.Create(ctx, w)).To(Succeed())
+	expectAvailable(t, w, counts{deployments: 2, replicas: 2, ready: 2, desired: 2, updated: 2})
+	owner := map[string]string{}
+	for _, wd := range deploymentsOf(g, w) {
+		owner[wd.Spec.CityCode] = wd.Name
+	}
+	var written computev1alpha.InstanceList
+	g.Expect(hub.List(ctx, &written, client.InNamespace(ns.hub),
+		client.MatchingLabels{computev1alpha.WorkloadDeploymentNameLabel: owner["DFW"]})).To(Succeed())
+	g.Expect(written.Items).NotTo(BeEmpty(), "DFW's Instance in the hub")
+	claiming := func(deployment string) *computev1alpha.Instance {
+		inst := &computev1alpha.Instance{ObjectMeta: metav1.ObjectMeta{Namespace: ns.hub, Name: deployment + "-forged",
+			Labels: maps.Clone(written.Items[0].Labels)}, Spec: written.Items[0].Spec}
+		inst.Labels[computev1alpha.WorkloadDeploymentNameLabel] = deployment
+		return inst
+	}
+	err = dfw.Create(ctx, claiming(owner["LHR"]), client.DryRunAll)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "belongs to WorkloadDeployment "+owner["LHR"]+" of city LHR") {
+		t.Errorf("the DFW cell forging an Instance of LHR's deployment: want 403 naming it, got %v", err)
+	}
+	if err := dfw.Create(ctx, claiming(owner["DFW"]), client.DryRunAll); err != nil {
+		t.Errorf("the DFW cell writing back an Instance of its own deployment: %v", err)
+	}
 }
 
 // TestAManagementIdentityCannotCreateInstancesInACell: the management

@@ -33,6 +33,16 @@ func TestAProjectDeploymentIsCopiedToItsHubNamespaceWithItsCitysPolicy(t *testin
 	g.Expect(hubNamespace.Labels).To(HaveKeyWithValue(computev1alpha.UpstreamClusterNameLabel, "cluster-"+clusterName))
 	g.Expect(hubNamespace.Labels).To(HaveKeyWithValue(computev1alpha.UpstreamNamespaceLabel, ns))
 
+	t.Log("the deployment's city is recorded for the hub's owner policy before its copy is made, with a second deployment's beside it")
+	lhr := makeWD(ns, "web-lhr", "LHR", 1)
+	g.Expect(projectClient.Create(ctx, lhr)).To(Succeed())
+	cities := &corev1.ConfigMap{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: hubNS, Name: fedcontroller.DeploymentCitiesName}, cities)).To(Succeed())
+		g.Expect(cities.Data).To(Equal(map[string]string{"web-dfw": "DFW", "web-lhr": "LHR"}))
+	}, timeout, interval).Should(Succeed())
+	g.Eventually(get(hubClient, hubNS, lhr.Name, &computev1alpha.WorkloadDeployment{}), timeout, interval).Should(Succeed())
+
 	t.Log("it enforces Pod Security baseline (Karmada carries the namespace, labels included, into every cell): " +
 		"the API server itself refuses a stronger Pod, whoever writes it, and admits a plain one")
 	g.Expect(hubNamespace.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))

@@ -330,3 +330,60 @@ func TestACellWritesOnlyItsOwnClaimsInAQuotaPlane(t *testing.T) {
 		t.Errorf("compute-quota changing cell-lhr's claim: %v", err)
 	}
 }
+
+// TestACellWritesBackOnlyItsOwnCitysDeployments (#38, hole 3): the hub
+// overlay's policy compute-cell-instance-owners checks the deployment an
+// Instance names against the city the management role recorded for it
+// (the namespace's ConfigMap compute-deployment-cities), so cell-dfw cannot
+// write back, labelled DFW as the city policy makes it, an Instance of
+// LHR's deployment, of a deployment not federated there, or of none — and
+// still writes back its own deployment's, status included.
+func TestACellWritesBackOnlyItsOwnCitysDeployments(t *testing.T) {
+	installed(t)
+	ctx := context.Background()
+	ns := newNamespace(t, hub, "owners-")
+	dfw := env.ClientFor(serviceAccountConfig(t, hub, cellsNamespace, cellDFW))
+	if err := env.Client(hub).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "compute-deployment-cities"},
+		Data:       map[string]string{"web-dfw": "DFW", "web-lhr": "LHR"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	claiming := func(name, owner string) *computev1alpha.Instance {
+		inst := hubInstance(ns, name, "DFW")
+		if owner == "" {
+			delete(inst.Labels, computev1alpha.WorkloadDeploymentNameLabel)
+		} else {
+			inst.Labels[computev1alpha.WorkloadDeploymentNameLabel] = owner
+		}
+		return inst
+	}
+	const may = "cell cell-dfw may write back only the Instances of the WorkloadDeployments of city DFW"
+	policyEnforced(t, may, func() error { return dfw.Create(ctx, claiming("web-lhr-9", "web-lhr"), client.DryRunAll) })
+	for what, c := range map[string]struct {
+		inst *computev1alpha.Instance
+		says string
+	}{
+		"an Instance of LHR's deployment":         {claiming("web-lhr-0", "web-lhr"), "belongs to WorkloadDeployment web-lhr of city LHR"},
+		"an Instance of a deployment not here":    {claiming("web-sin-0", "web-sin"), "names WorkloadDeployment web-sin, which is not federated to this namespace"},
+		"an Instance naming no deployment":        {claiming("stray-0", ""), "names no WorkloadDeployment"},
+		"an Instance of LHR's under its own name": {claiming("web-dfw-7", "web-lhr"), "belongs to WorkloadDeployment web-lhr of city LHR"},
+	} {
+		if why := refusedBy(dfw.Create(ctx, c.inst, client.DryRunAll), c.says); why != nil {
+			t.Errorf("cell-dfw writing back %s: %v", what, why)
+		}
+	}
+	own := claiming("web-dfw-0", "web-dfw")
+	if err := dfw.Create(ctx, own); err != nil {
+		t.Fatalf("cell-dfw writing back an Instance of its own deployment: %v", err)
+	}
+	changed := own.DeepCopy()
+	changed.Status.Conditions = []metav1.Condition{{Type: computev1alpha.ConditionReady, Status: metav1.ConditionTrue,
+		Reason: computev1alpha.ReasonAvailable, Message: "up", LastTransitionTime: metav1.Now()}}
+	if err := dfw.Status().Update(ctx, changed); err != nil {
+		t.Errorf("cell-dfw writing the status of its own Instance: %v", err)
+	}
+	if err := dfw.Delete(ctx, own); err != nil {
+		t.Errorf("cell-dfw deleting its own Instance: %v", err)
+	}
+}
