@@ -24,6 +24,8 @@ const (
 	RoleManagement = "management"
 	// RoleCell is compute-manager in the cell role.
 	RoleCell = "cell"
+	// RoleQuota is compute-quota.
+	RoleQuota = "quota"
 )
 
 // Series is one row of the series table.
@@ -34,7 +36,7 @@ type Series struct {
 	Type string
 	// Labels are the series' labels, in the table's order.
 	Labels []string
-	// Role is RoleAll, RoleManagement or RoleCell.
+	// Role is RoleAll, RoleManagement, RoleCell or RoleQuota.
 	Role string
 	// Always is set when the series exists from the manager's start.
 	Always bool
@@ -118,8 +120,8 @@ func parseRow(line string) (Series, error) {
 		return Series{}, fmt.Errorf("series %q is not named compute_*", s.Name)
 	case s.Type != "counter" && s.Type != "gauge" && s.Type != "histogram":
 		return Series{}, fmt.Errorf("series %s has type %q, want counter, gauge or histogram", s.Name, s.Type)
-	case s.Role != RoleAll && s.Role != RoleManagement && s.Role != RoleCell:
-		return Series{}, fmt.Errorf("series %s is exported by %q, want all, management or cell", s.Name, s.Role)
+	case s.Role != RoleAll && s.Role != RoleManagement && s.Role != RoleCell && s.Role != RoleQuota:
+		return Series{}, fmt.Errorf("series %s is exported by %q, want all, management, cell or quota", s.Name, s.Role)
 	}
 	return s, nil
 }

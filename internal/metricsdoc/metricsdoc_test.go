@@ -16,6 +16,7 @@ import (
 	"github.com/citycells/compute/internal/controller/workloaddeployment"
 	"github.com/citycells/compute/internal/controller/writeback"
 	"github.com/citycells/compute/internal/quota"
+	"github.com/citycells/compute/internal/standin/quotaservice"
 )
 
 func TestParse(t *testing.T) {
@@ -74,6 +75,7 @@ func TestEveryExportedMetricIsDocumented(t *testing.T) {
 		workloaddeployment.ToCellLagMetric, writeback.LagMetric,
 		instance.QuotaWaitMetric, instance.QuotaRefusalsMetric, instance.GateWaitMetric,
 		quota.EnforcementEnabledMetric, quota.EvalFailuresMetric, quota.ClaimOrphanedMetric,
+		quotaservice.RefusalsMetric,
 	}
 	documented := make([]string, 0, len(d.Series))
 	for _, s := range d.Series {

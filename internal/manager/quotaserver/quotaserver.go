@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/probes"
 	"github.com/citycells/compute/internal/serving"
 	"github.com/citycells/compute/internal/standin/entitlement"
@@ -93,6 +94,7 @@ func NewOptions() *Options {
 			BucketNamespace:        quotaservice.DefaultBucketNamespace,
 			HoldGrace:              quotaservice.DefaultHoldGrace,
 			MaxConcurrentConsumers: quotaservice.DefaultMaxConcurrentConsumers,
+			MaxClaimsPerSource:     quotaservice.DefaultMaxClaimsPerSource,
 		},
 		MetricsAddr:      "0",
 		ProbeAddr:        "0",
@@ -122,6 +124,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Service.HoldGrace, "hold-grace", o.Service.HoldGrace,
 		"How long bucket allocations no granted claim explains are held before they are released.")
 	fs.IntVar(&o.Service.MaxConcurrentConsumers, "max-concurrent-consumers", o.Service.MaxConcurrentConsumers, "Consumers evaluated in parallel.")
+	fs.IntVar(&o.Service.MaxClaimsPerSource, "max-claims-per-source", o.Service.MaxClaimsPerSource,
+		"ResourceClaims one cell (the claims labelled "+computev1alpha.SourceClusterLabel+" with its name) may have outstanding in the plane; later ones are refused until earlier ones are released.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `Address of the Prometheus metrics endpoint; "0" disables it.`)
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, `Address of the /healthz and /readyz endpoints; "0" disables them.`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so only one replica evaluates claims.")
@@ -173,6 +177,9 @@ func (o *Options) Validate() error {
 	}
 	if o.QPS <= 0 || o.Burst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, got %g and %d", o.QPS, o.Burst))
+	}
+	if o.Service.MaxClaimsPerSource == 0 {
+		errs = append(errs, errors.New("--max-claims-per-source must be at least 1 (0 would refuse every cell's claim), got 0"))
 	}
 	if err := o.Service.Validate(); err != nil {
 		errs = append(errs, err)

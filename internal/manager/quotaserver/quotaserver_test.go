@@ -45,6 +45,17 @@ func TestOptions(t *testing.T) {
 			args:    []string{"--project", "p1", "--default-memory", "lots"},
 			wantErr: []string{"--default-memory"},
 		},
+		"the per-cell claim cap is a flag": {
+			args: []string{"--max-claims-per-source", "3"},
+		},
+		"a per-cell claim cap of 0 would refuse every cell and is refused": {
+			args:    []string{"--max-claims-per-source", "0"},
+			wantErr: []string{"--max-claims-per-source must be at least 1"},
+		},
+		"a negative per-cell claim cap is refused": {
+			args:    []string{"--max-claims-per-source", "-2"},
+			wantErr: []string{"--max-claims-per-source) must be positive, got -2"},
+		},
 		"client limits must be positive": {
 			args:    []string{"--kube-api-qps", "0"},
 			wantErr: []string{"--kube-api-qps"},

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +47,10 @@ type consumerReconciler struct {
 	clock           clock.PassiveClock
 	bucketNamespace string
 	holdGrace       time.Duration
+	// maxPerSource caps the claims one cell has outstanding in the plane.
+	maxPerSource int
+	// recorder writes the events of refusals; none when nil.
+	recorder events.EventRecorder
 
 	mu      sync.Mutex
 	ledgers map[quotav1alpha1.ConsumerRef]*ledger
@@ -99,7 +104,13 @@ func (r *consumerReconciler) Reconcile(ctx context.Context, consumer quotav1alph
 	if err := r.releaseGone(ctx, consumer, l, obs); err != nil {
 		return reconcile.Result{}, err
 	}
-	cands, decisions := decideCandidates(l, obs, now)
+	facts, err := readSources(ctx, r.client, undecided(l, obs))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	cands, decisions := decideCandidates(l, obs, now, func(c *quotav1alpha1.ResourceClaim) refusal {
+		return judgeSource(c, facts, r.maxPerSource)
+	})
 
 	// Nothing says Granted before the buckets durably record it.
 	if err := r.recordBuckets(ctx, consumer, l, obs, now); err != nil {
@@ -351,12 +362,10 @@ func (r *consumerReconciler) releaseGone(ctx context.Context, consumer quotav1al
 	return nil
 }
 
-// decideCandidates evaluates every live claim the ledger does not count, in
-// creation order, and counts the granted ones in the ledger (pending their
-// bucket and status writes).
-func decideCandidates(l *ledger, obs *observation, now time.Time) ([]*quotav1alpha1.ResourceClaim, []decision) {
+// undecided returns the live claims the ledger does not count, in creation
+// order: the claims a pass decides.
+func undecided(l *ledger, obs *observation) []*quotav1alpha1.ResourceClaim {
 	claims := make([]*quotav1alpha1.ResourceClaim, 0, len(obs.claims))
-	cands := make([]candidate, 0, len(obs.claims))
 	for _, c := range obs.claims {
 		if c.DeletionTimestamp != nil {
 			continue
@@ -365,7 +374,24 @@ func decideCandidates(l *ledger, obs *observation, now time.Time) ([]*quotav1alp
 			continue
 		}
 		claims = append(claims, c)
-		cands = append(cands, candidate{requests: c.Spec.Requests, invalid: validateClaim(c, obs.regs)})
+	}
+	return claims
+}
+
+// decideCandidates evaluates every live claim the ledger does not count, in
+// creation order, and counts the granted ones in the ledger (pending their
+// bucket and status writes). judge says whether a claim is refused for the
+// cell that made it; a refused claim is answered as invalid and takes no
+// capacity.
+func decideCandidates(l *ledger, obs *observation, now time.Time, judge func(*quotav1alpha1.ResourceClaim) refusal) ([]*quotav1alpha1.ResourceClaim, []decision) {
+	claims := undecided(l, obs)
+	cands := make([]candidate, 0, len(claims))
+	for _, c := range claims {
+		cand := candidate{requests: c.Spec.Requests, invalid: validateClaim(c, obs.regs)}
+		if r := judge(c); r.reason != "" {
+			cand.invalid, cand.refusal = r.message, r.reason
+		}
+		cands = append(cands, cand)
 	}
 	decisions, _ := decide(cands, obs.limits, l.used(now))
 	for i, d := range decisions {
@@ -465,11 +491,20 @@ func (r *consumerReconciler) applyClaims(ctx context.Context, consumer quotav1al
 		if decisions[i].verdict == granted || r.own.Stale(keyOf(c), c.UID, c.ResourceVersion) {
 			continue
 		}
-		want := claimStatus(c, decisions[i], bucketOf, ts)
+		d := decisions[i]
+		want := claimStatus(c, d, bucketOf, ts)
 		if sameClaimStatus(c.Status, want) {
 			continue
 		}
-		writes = append(writes, func(ctx context.Context) error { return r.patchStatus(ctx, c, want) })
+		writes = append(writes, func(ctx context.Context) error {
+			if err := r.patchStatus(ctx, c, want); err != nil {
+				return err
+			}
+			if d.refusal != "" {
+				r.announceRefusal(ctx, c, d)
+			}
+			return nil
+		})
 	}
 	for _, c := range obs.claims {
 		if c.DeletionTimestamp != nil && controllerutil.ContainsFinalizer(c, Finalizer) {

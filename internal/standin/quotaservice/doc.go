@@ -12,6 +12,12 @@
 //     QuotaExceeded ("requested 1 compute.datumapis.com/instances, 0 of 10
 //     available"), ValidationFailed, or PendingEvaluation when no grant
 //     gives the consumer a requested resource type;
+//   - refuses a cell's claim (one labelled compute.datumapis.com/source-cluster,
+//     which the quota plane's isolation policy holds to the cell's own name)
+//     when no LocationBinding of the claim's namespace binds the city the
+//     cell serves, or when the cell already has MaxClaimsPerSource claims
+//     outstanding: ValidationFailed saying why, a Warning event and
+//     compute_quota_claims_refused_total (see sources.go);
 //   - keeps one AllowanceBucket per consumer × resource type (limit,
 //     allocated, available, claimCount, grantCount);
 //   - releases a claim's allocation when it sees the claim deleted or gone

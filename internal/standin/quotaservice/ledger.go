@@ -236,6 +236,9 @@ type candidate struct {
 	requests []quotav1alpha1.ResourceRequest
 	// invalid is why the claim fails validation; empty when valid.
 	invalid string
+	// refusal is the reason a cell's claim is refused for its source
+	// (invalid says why in words); empty when it is not.
+	refusal string
 }
 
 // decision is the outcome for one candidate, with one message per request
@@ -247,6 +250,8 @@ type decision struct {
 	perType map[string]string
 	// fits reports, by resource type, whether the request would fit.
 	fits map[string]bool
+	// refusal is the candidate's refusal reason, if any (verdict invalid).
+	refusal string
 }
 
 // decide evaluates candidates in order against limits (present only for
@@ -275,7 +280,7 @@ func decide(cands []candidate, limits map[string]int64, used amounts) ([]decisio
 func decideOne(c candidate, limits map[string]int64, use amounts) decision {
 	d := decision{perType: map[string]string{}, fits: map[string]bool{}}
 	if c.invalid != "" {
-		d.verdict, d.message = invalid, c.invalid
+		d.verdict, d.message, d.refusal = invalid, c.invalid, c.refusal
 		for _, r := range c.requests {
 			d.perType[r.ResourceType] = c.invalid
 		}

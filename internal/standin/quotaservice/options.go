@@ -31,6 +31,12 @@ const (
 	// DefaultMaxConcurrentConsumers is how many consumers are evaluated at
 	// once (each consumer is always evaluated by one loop at a time).
 	DefaultMaxConcurrentConsumers = 4
+	// DefaultMaxClaimsPerSource caps the ResourceClaims one cell has
+	// outstanding in a quota plane: above the Instances one cell runs for
+	// one project in compute's benchmarks (about 2,000), below what would
+	// let one cell fill the service's memory (256 MiB holds a few thousand
+	// Instances' claims, docs/install.md).
+	DefaultMaxClaimsPerSource = 5000
 )
 
 // Finalizer is the finalizer earlier versions of the service put on every
@@ -67,6 +73,11 @@ type Options struct {
 	// MaxConcurrentConsumers is how many consumers are evaluated in
 	// parallel; DefaultMaxConcurrentConsumers when zero.
 	MaxConcurrentConsumers int
+	// MaxClaimsPerSource is how many claims one cell (the claims labelled
+	// compute.datumapis.com/source-cluster with its name) may have
+	// outstanding in the plane; later ones are refused until earlier ones
+	// go. DefaultMaxClaimsPerSource when zero.
+	MaxClaimsPerSource int
 	// Clock stamps statuses and times holds; the real clock when nil.
 	Clock clock.PassiveClock
 }
@@ -87,6 +98,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxConcurrentConsumers <= 0 {
 		o.MaxConcurrentConsumers = DefaultMaxConcurrentConsumers
+	}
+	if o.MaxClaimsPerSource == 0 {
+		o.MaxClaimsPerSource = DefaultMaxClaimsPerSource
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -114,6 +128,9 @@ func (o Options) Validate() error {
 		if o.DefaultGrant[t] < 0 {
 			errs = append(errs, fmt.Errorf("default grant of %s must not be negative, got %d", t, o.DefaultGrant[t]))
 		}
+	}
+	if o.MaxClaimsPerSource < 0 {
+		errs = append(errs, fmt.Errorf("the ResourceClaims a cell may have outstanding (MaxClaimsPerSource, --max-claims-per-source) must be positive, got %d", o.MaxClaimsPerSource))
 	}
 	if len(o.DefaultGrant) > 0 && o.Project == "" {
 		errs = append(errs, errors.New("a default grant needs the project it is for"))

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 )
 
@@ -39,13 +40,19 @@ func NewScheme() (*runtime.Scheme, error) {
 	if err := quotav1alpha1.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("failed to build scheme: %w", err)
 	}
+	// The project's LocationBindings and Locations: which cities a cell
+	// must serve to claim here.
+	if err := networkingv1alpha.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("failed to build scheme: %w", err)
+	}
 	return s, nil
 }
 
 // Setup adds the quota service to mgr: the bootstrap (namespaces,
 // registrations, default grant), the evaluation loop per consumer, and the
 // Active conditions of grants and registrations. mgr's scheme must know the
-// quota kinds and Namespaces (see NewScheme).
+// quota kinds, the networking kinds and Namespaces (see NewScheme); the
+// plane must serve LocationBindings and Locations.
 func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := opts.Validate(); err != nil {
 		return err
@@ -58,44 +65,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("failed to add the quota bootstrap: %w", err)
 	}
 
-	eval := &consumerReconciler{
-		client:          mgr.GetClient(),
-		reader:          mgr.GetAPIReader(),
-		clock:           opts.Clock,
-		bucketNamespace: opts.BucketNamespace,
-		holdGrace:       opts.HoldGrace,
-		ledgers:         map[quotav1alpha1.ConsumerRef]*ledger{},
-	}
-	byConsumer := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []quotav1alpha1.ConsumerRef {
-		if c, ok := consumerOf(o); ok && c.Kind != "" && c.Name != "" {
-			return []quotav1alpha1.ConsumerRef{c}
-		}
-		return nil
-	})
-	// A registration change can make any consumer's claims valid or not.
-	everyConsumer := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []quotav1alpha1.ConsumerRef {
-		return knownConsumers(ctx, mgr.GetClient())
-	})
-	err := builder.TypedControllerManagedBy[quotav1alpha1.ConsumerRef](mgr).
-		Named(evaluatorName).
-		Watches(&quotav1alpha1.ResourceClaim{}, byConsumer).
-		Watches(&quotav1alpha1.ResourceGrant{}, byConsumer).
-		Watches(&quotav1alpha1.AllowanceBucket{}, byConsumer).
-		Watches(&quotav1alpha1.ResourceRegistration{}, everyConsumer).
-		WithOptions(controller.TypedOptions[quotav1alpha1.ConsumerRef]{
-			MaxConcurrentReconciles: opts.MaxConcurrentConsumers,
-			SkipNameValidation:      ptr.To(true),
-			LogConstructor: func(c *quotav1alpha1.ConsumerRef) logr.Logger {
-				log := mgr.GetLogger().WithValues("controller", evaluatorName)
-				if c != nil {
-					log = log.WithValues("consumer", consumerKey(*c))
-				}
-				return log
-			},
-		}).
-		Complete(eval)
-	if err != nil {
-		return fmt.Errorf("failed to set up the quota evaluator: %w", err)
+	if err := setupEvaluator(mgr, opts); err != nil {
+		return err
 	}
 
 	act := &activationReconciler{client: mgr.GetClient(), clock: opts.Clock}
@@ -124,7 +95,59 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	return nil
 }
 
-// indexConsumers indexes claims, grants and buckets by their consumer.
+// setupEvaluator adds the evaluation loop, keyed by consumer, to mgr.
+func setupEvaluator(mgr manager.Manager, opts Options) error {
+	eval := &consumerReconciler{
+		client:          mgr.GetClient(),
+		reader:          mgr.GetAPIReader(),
+		clock:           opts.Clock,
+		bucketNamespace: opts.BucketNamespace,
+		holdGrace:       opts.HoldGrace,
+		maxPerSource:    opts.MaxClaimsPerSource,
+		recorder:        mgr.GetEventRecorder("compute-quota"),
+		ledgers:         map[quotav1alpha1.ConsumerRef]*ledger{},
+	}
+	registerMetrics()
+	byConsumer := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []quotav1alpha1.ConsumerRef {
+		if c, ok := consumerOf(o); ok && c.Kind != "" && c.Name != "" {
+			return []quotav1alpha1.ConsumerRef{c}
+		}
+		return nil
+	})
+	// A registration change can make any consumer's claims valid or not,
+	// and a binding or Location change any cell's claims refused or not.
+	everyConsumer := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []quotav1alpha1.ConsumerRef {
+		return knownConsumers(ctx, mgr.GetClient())
+	})
+	err := builder.TypedControllerManagedBy[quotav1alpha1.ConsumerRef](mgr).
+		Named(evaluatorName).
+		Watches(&quotav1alpha1.ResourceClaim{}, byConsumer).
+		Watches(&quotav1alpha1.ResourceClaim{}, releasedSiblings(mgr.GetClient(), opts.MaxClaimsPerSource)).
+		Watches(&quotav1alpha1.ResourceGrant{}, byConsumer).
+		Watches(&quotav1alpha1.AllowanceBucket{}, byConsumer).
+		Watches(&quotav1alpha1.ResourceRegistration{}, everyConsumer).
+		Watches(&networkingv1alpha.LocationBinding{}, everyConsumer).
+		Watches(&networkingv1alpha.Location{}, everyConsumer).
+		WithOptions(controller.TypedOptions[quotav1alpha1.ConsumerRef]{
+			MaxConcurrentReconciles: opts.MaxConcurrentConsumers,
+			SkipNameValidation:      ptr.To(true),
+			LogConstructor: func(c *quotav1alpha1.ConsumerRef) logr.Logger {
+				log := mgr.GetLogger().WithValues("controller", evaluatorName)
+				if c != nil {
+					log = log.WithValues("consumer", consumerKey(*c))
+				}
+				return log
+			},
+		}).
+		Complete(eval)
+	if err != nil {
+		return fmt.Errorf("failed to set up the quota evaluator: %w", err)
+	}
+	return nil
+}
+
+// indexConsumers indexes claims, grants and buckets by their consumer, and
+// claims by the cell that made them.
 func indexConsumers(ctx context.Context, mgr manager.Manager) error {
 	extract := func(o client.Object) []string {
 		if c, ok := consumerOf(o); ok {
@@ -136,6 +159,15 @@ func indexConsumers(ctx context.Context, mgr manager.Manager) error {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, consumerIndex, extract); err != nil {
 			return fmt.Errorf("failed to index %T by consumer: %w", obj, err)
 		}
+	}
+	bySource := func(o client.Object) []string {
+		if c, ok := o.(*quotav1alpha1.ResourceClaim); ok && sourceOf(c) != "" {
+			return []string{sourceOf(c)}
+		}
+		return nil
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &quotav1alpha1.ResourceClaim{}, sourceIndex, bySource); err != nil {
+		return fmt.Errorf("failed to index ResourceClaims by cell: %w", err)
 	}
 	return nil
 }

@@ -71,6 +71,7 @@ import (
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/apitest"
+	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/manager/quotaserver"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
@@ -282,6 +283,9 @@ func (p *plane) namespace(b *testing.B, name string, n int, quota bool) string {
 	if quota {
 		project := "p-" + name
 		must(b, p.quota.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: project}}))
+		// The project runs in the cell's city (cell-bench: BENCH), so
+		// compute-quota grants the cell's claims.
+		must(b, clitest.BindCities(ctx, p.quota, project, service.CellCity(cellName)))
 		amounts, err := service.ComputeGrant(int64(n), strconv.Itoa(n), strconv.Itoa(2*n)+"Gi")
 		if err != nil {
 			b.Fatal(err)

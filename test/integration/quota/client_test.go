@@ -27,9 +27,11 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/quota"
+	"github.com/citycells/compute/internal/standin/quotaservice"
 	"github.com/citycells/compute/test/integration/fixtures"
 )
 
@@ -50,6 +52,17 @@ func cellNamespace(t *testing.T, project, claimNS string) string {
 	}
 	ensureNamespace(t, cellKube, name, labels)
 	return name
+}
+
+// projectNamespace creates a project namespace of the quota plane binding
+// the city the cell under test serves (DFW): compute-quota grants a cell's
+// claims only where the project binds a city the cell serves.
+func projectNamespace(t *testing.T, name string) {
+	t.Helper()
+	ensureNamespace(t, quotaKube, name, nil)
+	if err := clitest.BindCities(context.Background(), quotaKube, name, quotaservice.CellCity(cellName)); err != nil {
+		t.Fatalf("failed to bind %s in namespace %s: %v", quotaservice.CellCity(cellName), name, err)
+	}
 }
 
 // newInstance returns a d1-standard-2 Instance in a cell namespace.
@@ -97,7 +110,7 @@ func TestTheClientClaimsGrantsAndReleases(t *testing.T) {
 	g := NewWithT(t)
 	ctx := logCtx()
 	project := uniqueName("p-client")
-	ensureNamespace(t, quotaKube, project, nil)
+	projectNamespace(t, project)
 	createGrant(t, quotaKube, project, project, project, 2, "40", "80Gi")
 	ns := cellNamespace(t, project, project)
 	c := newQuotaClient(t, sharedPlanes())
@@ -140,7 +153,7 @@ func TestTheClientReplacesAClaimAnEarlierInstanceLeft(t *testing.T) {
 	g := NewWithT(t)
 	ctx := logCtx()
 	project := uniqueName("p-recreate")
-	ensureNamespace(t, quotaKube, project, nil)
+	projectNamespace(t, project)
 	createGrant(t, quotaKube, project, project, project, 1, "40", "80Gi")
 	ns := cellNamespace(t, project, project)
 	c := newQuotaClient(t, sharedPlanes())
@@ -164,7 +177,7 @@ func TestTheClientNeverTouchesAnotherCellsClaim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := logCtx()
 	project := uniqueName("p-collide")
-	ensureNamespace(t, quotaKube, project, nil)
+	projectNamespace(t, project)
 	ns := cellNamespace(t, project, project)
 	inst := newInstance(ns, "web-dfw-0a1b2c3d-0")
 	theirs := newClaim(project, quota.ClaimName(inst), project)
@@ -190,7 +203,7 @@ func TestTheClientNeverTouchesAnotherCellsClaim(t *testing.T) {
 // real cause: each must fail closed, say why, and be counted.
 func TestEveryFailureReasonForReal(t *testing.T) {
 	ctx := logCtx()
-	ensureNamespace(t, quotaKube, "web", nil)
+	projectNamespace(t, "web")
 
 	tests := map[string]struct {
 		setup      func(t *testing.T) (*quota.Client, *computev1alpha.Instance)
@@ -279,7 +292,7 @@ func TestAProjectWithoutAGrantHasNoBudget(t *testing.T) {
 	g := NewWithT(t)
 	ctx := logCtx()
 	project := uniqueName("p-nogrant")
-	ensureNamespace(t, quotaKube, project, nil)
+	projectNamespace(t, project)
 	c := newQuotaClient(t, sharedPlanes())
 	inst := newInstance(cellNamespace(t, project, project), "web-0")
 	g.Eventually(evaluate(c, inst), settleTimeout, poll).Should(Equal("Unknown/QuotaNoBudget"))
@@ -318,7 +331,7 @@ func TestReleasingAnUnresolvableProjectOrphansTheClaim(t *testing.T) {
 func TestMiloPlanesReachAProjectThroughItsControlPlanePath(t *testing.T) {
 	g := NewWithT(t)
 	project := uniqueName("p-milo")
-	ensureNamespace(t, quotaKube, project, nil)
+	projectNamespace(t, project)
 	createGrant(t, quotaKube, project, project, project, 1, "1", "2Gi")
 	p, err := quota.NewMiloPlanes(&rest.Config{Host: miloProxy(t, map[string]*rest.Config{project: quotaCfg}).URL})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -334,7 +347,7 @@ func TestMiloPlanesReachAProjectThroughItsControlPlanePath(t *testing.T) {
 func TestWatchSourcesEnqueueTheOwningInstance(t *testing.T) {
 	g := NewWithT(t)
 	project := uniqueName("p-watch")
-	ensureNamespace(t, quotaKube, project, nil)
+	projectNamespace(t, project)
 	createGrant(t, quotaKube, project, project, project, 1, "1", "2Gi")
 	c := newQuotaClient(t, quota.NewStaticPlanes(map[string]*rest.Config{project: quotaCfg}, nil))
 	inst := newInstance(cellNamespace(t, project, project), "web-0")
@@ -419,7 +432,7 @@ func TestAGrantedClaimOutlivesItsInstanceTypeLeavingTheCatalog(t *testing.T) {
 	g := NewWithT(t)
 	ctx := logCtx()
 	project := uniqueName("p-catalog")
-	ensureNamespace(t, quotaKube, project, nil)
+	projectNamespace(t, project)
 	createGrant(t, quotaKube, project, project, project, 5, "40", "80Gi")
 	ns := cellNamespace(t, project, project)
 	c := newQuotaClient(t, sharedPlanes())

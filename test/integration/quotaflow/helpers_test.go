@@ -18,6 +18,7 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/standin/quotaservice"
 )
@@ -44,6 +45,11 @@ func newProject(t *testing.T, instances int64, vcpu, memory string) *project {
 	p.namespace = p.name
 	p.cellNS = "ns-" + rand.String(8)
 	if err := projectKube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	// The project runs in the city the cell serves (cell-flow: FLOW), so
+	// compute-quota grants the cell's claims here.
+	if err := clitest.BindCities(ctx, projectKube, p.namespace, quotaservice.CellCity(cellName)); err != nil {
 		t.Fatal(err)
 	}
 	amounts, err := quotaservice.ComputeGrant(instances, vcpu, memory)
