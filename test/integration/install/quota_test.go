@@ -85,18 +85,7 @@ func TestTheQuotaDeploymentRunsAsItsOverlaySays(t *testing.T) {
 	c := d.Spec.Template.Spec.Containers[0]
 	args := expandArgs(t, d, c)
 
-	o := quotaserver.NewOptions()
-	fs := pflag.NewFlagSet("compute-quota", pflag.ContinueOnError)
-	o.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		t.Fatalf("compute-quota refuses the Deployment's arguments %q: %v", args, err)
-	}
-	if err := o.Complete(fs); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Validate(); err != nil {
-		t.Fatalf("compute-quota refuses the Deployment's arguments %q: %v", args, err)
-	}
+	o := parseQuotaArgs(t, args)
 	if !o.LeaderElect || o.LeaderElectionNamespace != "compute-system" {
 		t.Errorf("leader election %v in %q, want on, in compute-system", o.LeaderElect, o.LeaderElectionNamespace)
 	}
@@ -125,18 +114,9 @@ func TestTheQuotaDeploymentRunsAsItsOverlaySays(t *testing.T) {
 
 	// Run it as the overlay says, on local ports, with the overlay's
 	// identity.
-	o.Kubeconfig = writeKubeconfig(t, "quota", serviceAccountConfig(t, project, "compute-system", "compute-quota"))
 	metricsPort, probePort := freePort(t), freePort(t)
 	o.MetricsAddr, o.ProbeAddr = "127.0.0.1:"+strconv.Itoa(metricsPort), "127.0.0.1:"+strconv.Itoa(probePort)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- quotaserver.Run(runCtx, o) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("compute-quota: %v", err)
-		}
-	})
+	runQuota(t, o)
 
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed test server; who may read is checked here
@@ -213,6 +193,42 @@ func TestTheQuotaDeploymentRunsAsItsOverlaySays(t *testing.T) {
 			return fmt.Errorf("%d %.200s", code, body)
 		}
 		return nil
+	})
+}
+
+// parseQuotaArgs parses, completes and validates compute-quota's
+// arguments with its own flags.
+func parseQuotaArgs(t *testing.T, args []string) *quotaserver.Options {
+	t.Helper()
+	o := quotaserver.NewOptions()
+	fs := pflag.NewFlagSet("compute-quota", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("compute-quota refuses the arguments %q: %v", args, err)
+	}
+	if err := o.Complete(fs); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("compute-quota refuses the arguments %q: %v", args, err)
+	}
+	return o
+}
+
+// runQuota runs compute-quota's wiring (quotaserver.Run, what the binary
+// runs) with o in the project plane, as the overlay's ServiceAccount
+// compute-system/compute-quota, until the test ends.
+func runQuota(t *testing.T, o *quotaserver.Options) {
+	t.Helper()
+	o.Kubeconfig = writeKubeconfig(t, "quota", serviceAccountConfig(t, project, "compute-system", "compute-quota"))
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- quotaserver.Run(runCtx, o) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("compute-quota: %v", err)
+		}
 	})
 }
 
