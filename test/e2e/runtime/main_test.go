@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,6 +46,8 @@ var (
 	local *platform.Platform
 	// Clients of the project plane, the hub and the DFW cell.
 	project, hub, cell client.Client
+	// cellsets are clientsets of both cells, by city.
+	cellsets = map[string]kubernetes.Interface{}
 )
 
 func TestMain(m *testing.M) {
@@ -70,6 +73,11 @@ func TestMain(m *testing.M) {
 		} {
 			if *c, err = client.New(p.Config(plane), client.Options{Scheme: s}); err != nil {
 				return fmt.Errorf("failed to create a client of %s: %w", plane, err)
+			}
+		}
+		for _, c := range []string{city, simulatedCity} {
+			if cellsets[c], err = kubernetes.NewForConfig(p.Config(platform.CellPlane(c))); err != nil {
+				return fmt.Errorf("failed to create a client of %s: %w", platform.CellPlane(c), err)
 			}
 		}
 		return nil

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package metrics
+package runtime
 
 import (
 	"context"
@@ -22,14 +22,11 @@ import (
 	"github.com/citycells/compute/internal/local/platform"
 )
 
-// Bounds: metrics-server scrapes every 15 s and needs two scrapes of a
-// container for its first rate, so a new Pod has metrics within about 30 s
-// and a load shows within one or two scrapes; the bounds leave room for a
-// loaded machine.
-const (
-	wait = 2 * time.Minute
-	poll = time.Second
-)
+// The metrics pipeline of the cells (metrics-server, beside the real
+// node's cell only). Its bounds are the suite's: metrics-server scrapes
+// every 15 s and needs two scrapes of a container for its first rate, so a
+// new Pod has metrics within about 30 s and a load shows within one or two
+// scrapes, inside wait on a loaded machine.
 
 // podMetrics is the part of a metrics.k8s.io/v1beta1 PodMetrics the tests
 // read.
@@ -56,7 +53,7 @@ func (m podMetrics) cpu() resource.Quantity {
 // waits until its CPU usage shows the load.
 func TestAPodOnTheRealNodeHasMetricsThatFollowItsLoad(t *testing.T) {
 	g := NewWithT(t)
-	cell := cells[nodeCity]
+	cell := cellsets[city]
 	pod := runDemo(t, cell, "burner")
 
 	began := time.Now()
@@ -88,7 +85,7 @@ func TestAPodOnTheRealNodeHasMetricsThatFollowItsLoad(t *testing.T) {
 	busyCPU := busy.cpu()
 	t.Logf("the load showed %s after the burn began: cpu %s (idle %s)", time.Since(began).Round(100*time.Millisecond), busyCPU.String(), idleCPU.String())
 
-	node := platform.CellPlane(nodeCity)
+	node := platform.CellPlane(city)
 	raw, err := cell.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/nodes").DoRaw(t.Context())
 	g.Expect(err).NotTo(HaveOccurred(), "NodeMetrics of %s", node)
 	g.Expect(string(raw)).To(ContainSubstring(`"name":"node-dfw"`))
@@ -101,7 +98,7 @@ func TestOnlyACellWithARealNodeServesTheMetricsAPI(t *testing.T) {
 	g := NewWithT(t)
 	const path = "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io"
 
-	raw, err := cells[nodeCity].CoreV1().RESTClient().Get().AbsPath(path).DoRaw(t.Context())
+	raw, err := cellsets[city].CoreV1().RESTClient().Get().AbsPath(path).DoRaw(t.Context())
 	g.Expect(err).NotTo(HaveOccurred())
 	var svc struct {
 		Status struct {
@@ -110,13 +107,13 @@ func TestOnlyACellWithARealNodeServesTheMetricsAPI(t *testing.T) {
 	}
 	g.Expect(json.Unmarshal(raw, &svc)).To(Succeed())
 	g.Expect(svc.Status.Conditions).To(ContainElement(And(
-		HaveField("Type", "Available"), HaveField("Status", metav1.ConditionTrue))), "in %s", platform.CellPlane(nodeCity))
+		HaveField("Type", "Available"), HaveField("Status", metav1.ConditionTrue))), "in %s", platform.CellPlane(city))
 
-	plain := cells[plainCity].CoreV1().RESTClient()
+	plain := cellsets[simulatedCity].CoreV1().RESTClient()
 	_, err = plain.Get().AbsPath(path).DoRaw(t.Context())
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "APIService v1beta1.metrics.k8s.io in %s: %v", platform.CellPlane(plainCity), err)
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "APIService v1beta1.metrics.k8s.io in %s: %v", platform.CellPlane(simulatedCity), err)
 	_, err = plain.Get().AbsPath("/apis/metrics.k8s.io/v1beta1/pods").DoRaw(t.Context())
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "metrics.k8s.io in %s: %v", platform.CellPlane(plainCity), err)
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "metrics.k8s.io in %s: %v", platform.CellPlane(simulatedCity), err)
 }
 
 // TestMetricsServerStoppedAndStartedAgain: while the cell's metrics-server
@@ -124,8 +121,8 @@ func TestOnlyACellWithARealNodeServesTheMetricsAPI(t *testing.T) {
 // numbers; started again, it serves the node's metrics.
 func TestMetricsServerStoppedAndStartedAgain(t *testing.T) {
 	g := NewWithT(t)
-	cell := cells[nodeCity]
-	name := "metrics-server-" + strings.ToLower(nodeCity)
+	cell := cellsets[city]
+	name := "metrics-server-" + strings.ToLower(city)
 	const nodes = "/apis/metrics.k8s.io/v1beta1/nodes/node-dfw"
 	g.Eventually(func() error {
 		_, err := cell.CoreV1().RESTClient().Get().AbsPath(nodes).DoRaw(t.Context())
