@@ -44,8 +44,10 @@ var (
 	// client, as compute-manager's are not.
 	env *fixtures.Env
 	// k8s is the tests' own client of the cell plane, straight to the
-	// apiserver; hubClient the hub plane's.
-	k8s, hubClient client.Client
+	// apiserver; hubClient the hub plane's; enforcing the "enforcing"
+	// cell's, whose provider is told the cell enforces NetworkPolicy (the
+	// "cell" plane's is not, as the local platform's today).
+	k8s, hubClient, enforcing client.Client
 )
 
 func TestMain(m *testing.M) {
@@ -56,13 +58,17 @@ func TestMain(m *testing.M) {
 		// admission (see internal/planes), so Pods need no "default"
 		// ServiceAccount.
 		// The "hub" plane receives the Pod events the forwarder carries.
-		Planes:      []planes.PlaneSpec{{Name: "cell", CRDDirs: []string{fixtures.CRDDir()}}, {Name: "hub", CRDDirs: []string{fixtures.CRDDir()}}},
+		Planes: []planes.PlaneSpec{{Name: "cell", CRDDirs: []string{fixtures.CRDDir()}}, {Name: "hub", CRDDirs: []string{fixtures.CRDDir()}},
+			{Name: "enforcing", CRDDirs: []string{fixtures.CRDDir()}}},
 		KarmadaHubs: []string{"hub"},
 		Unthrottled: true,
 		Setup: func(_ context.Context, e *fixtures.Env) error {
 			env = e
-			k8s, hubClient = e.Client("cell"), e.Client("hub")
-			if err := startManager(e.Config("cell")); err != nil {
+			k8s, hubClient, enforcing = e.Client("cell"), e.Client("hub"), e.Client("enforcing")
+			if err := startManager(e.Config("cell"), kubernetes.EnforcementNone); err != nil {
+				return err
+			}
+			if err := startManager(e.Config("enforcing"), kubernetes.EnforcementEnforced); err != nil {
 				return err
 			}
 			return startForwarder(e.Config("cell"), e.Config("hub"))
@@ -72,8 +78,8 @@ func TestMain(m *testing.M) {
 
 // startManager runs the cell controllers and the Kubernetes provider, with
 // the Pod cache restricted as compute-manager restricts it, until the tests
-// are done.
-func startManager(cfg *rest.Config) error {
+// are done; mode says whether the cell enforces NetworkPolicy.
+func startManager(cfg *rest.Config, mode kubernetes.NetworkPolicyEnforcement) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 env.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -86,11 +92,11 @@ func startManager(cfg *rest.Config) error {
 	}
 	if err := cell.Setup(mgr, cell.Options{
 		Controllers: &cell.ControllerOptions{},
-		Provider:    cell.KubernetesProvider{RecheckAfter: recheck},
+		Provider:    cell.KubernetesProvider{RecheckAfter: recheck, NetworkPolicyEnforcement: mode},
 	}); err != nil {
 		return err
 	}
-	env.Go("manager", mgr.Start)
+	env.Go("manager-"+string(mode), mgr.Start)
 	return nil
 }
 
