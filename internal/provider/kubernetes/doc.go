@@ -56,6 +56,25 @@
 // (Reconciler.AllocationRatio, compute-manager
 // --runtime-allocation-ratio).
 //
+// # The NetworkPolicy
+//
+// One NetworkPolicy per Instance (networkPolicyFor), in its namespace and
+// with its name, controlled by it and labelled with InstanceLabel (cached
+// like the Pods), selecting the Instance's Pod by InstanceLabel alone —
+// never by a label the template chose — and restricting Ingress only: the
+// rules of every interface's networkPolicy (a Pod has one network, so they
+// add up; ports and ipBlock{cidr, except} as written, TCP when no protocol
+// is named; a policy without rules denies every source), or, for an
+// Instance that declares none, ingress from the Pods of its own namespace.
+// It is written before the Pod is created, updated when it differs,
+// deleted in teardown once the Pod is gone (the owner reference lets the
+// garbage collector take one left behind). Whether it is enforced is the
+// cell's CNI's business, which the provider cannot see:
+// Reconciler.NetworkPolicyEnforcement (compute-manager
+// --network-policy-enforcement) says; where it is none, an Instance that
+// declares a policy is Programmed False with reason
+// NetworkPolicyNotEnforced once its Pod is placed, and runs.
+//
 // ConfigMaps and Secrets (volumes, env keys, envFrom, image pull secrets)
 // are read from the cell objects that carry the
 // project's, named by referenceddata.CompanionName: `configmap.<name>` and
