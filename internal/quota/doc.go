@@ -3,9 +3,11 @@
 // what the answer means for the Instance's QuotaGranted condition.
 //
 // Pure parts: SizeOf (the one sizing rule, internal/quota/sizing, which the
-// CLI's quota view shares) and BuildClaim (the claim an Instance needs: instances 1
-// plus vCPU in millicores and memory in MiB, from container limits, then
-// instance requests, then the instance-type catalog), TargetFromNamespace
+// Kubernetes provider's Pods, admission and the CLI's quota view share) and
+// BuildClaim (the claim an Instance needs: instances 1 plus vCPU in
+// millicores and memory in MiB, the sum of its containers' sizes: each
+// one's limit, else its request, else a share of the instance's runtime
+// requests or instance type), TargetFromNamespace
 // (project and claim namespace from the cell namespace's federation
 // labels), Condition and Reason (claim state or API error → QuotaGranted
 // reason) and RequeueAfter (the age-anchored requeue schedule).

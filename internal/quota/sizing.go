@@ -14,7 +14,8 @@ var ErrUnsizable = sizing.ErrUnsizable
 type Size = sizing.Size
 
 // SizeOf resolves the vCPU and memory an Instance claims by the one
-// sizing rule (sizing.Of) from the InstanceType catalog types, which the
+// sizing rule (sizing.Of) from the InstanceType catalog types: the sum of
+// the limits the Kubernetes provider gives its Pod's containers, which the
 // CLI's quota view shares.
 func SizeOf(inst *computev1alpha.Instance, types catalog.Catalog) (Size, error) {
 	return sizing.Of(inst, types)

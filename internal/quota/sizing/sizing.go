@@ -110,6 +110,24 @@ func Resolve(rt *computev1alpha.InstanceRuntimeSpec, types catalog.Catalog) (Siz
 	return out, nil
 }
 
+// TooLarge returns, for cpu and for memory, why rt's containers do not fit
+// the instance (see Resolve); none when they fit or the instance's size is
+// unknown.
+func TooLarge(rt *computev1alpha.InstanceRuntimeSpec, types catalog.Catalog) []*TooLargeError {
+	var out []*TooLargeError
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		s := Sizes{}
+		if rt.Sandbox != nil {
+			s.Containers = make([]Size, len(rt.Sandbox.Containers))
+		}
+		var tl *TooLargeError
+		if errors.As(resolve(rt, types, name, &s), &tl) {
+			out = append(out, tl)
+		}
+	}
+	return out
+}
+
 // resolve decides one resource of out by the rule of Resolve.
 func resolve(rt *computev1alpha.InstanceRuntimeSpec, types catalog.Catalog, name corev1.ResourceName, out *Sizes) error {
 	var containers []computev1alpha.SandboxContainer
@@ -308,9 +326,13 @@ func (e *TooLargeError) Detail() string {
 		sum += c.Amount
 		names[k] = c.Name
 	}
-	who := fmt.Sprintf("container %s asks for %s %s", quoteAll(names), Format(r, sum), r)
+	much := Format(r, sum)
+	if sum >= MaxAmount {
+		much = "over " + Format(r, MaxAmount)
+	}
+	who := fmt.Sprintf("container %s asks for %s %s", quoteAll(names), much, r)
 	if len(names) > 1 {
-		who = fmt.Sprintf("containers %s together ask for %s %s", quoteAll(names), Format(r, sum), r)
+		who = fmt.Sprintf("containers %s together ask for %s %s", quoteAll(names), much, r)
 	}
 	has := fmt.Sprintf("the instance's %s %s (instance type %s)", Format(r, e.Instance), r, e.InstanceType)
 	if e.FromRequests {

@@ -8,6 +8,8 @@
 // Updates ratchet: a Workload whose spec did not change is not re-validated
 // (so metadata writes such as finalizer removal never fail on rules added
 // later), a city code the Workload already used is not re-checked against
-// the project's LocationBindings, and a Workload being deleted is not
+// the project's LocationBindings, containers whose resources, instance
+// type and runtime requests did not change are not re-checked against the
+// instance's size (validateSize), and a Workload being deleted is not
 // validated at all.
 package validation

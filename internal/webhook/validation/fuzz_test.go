@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/quota/sizing"
 )
 
 // corev1Protocol converts a fuzzed string to a protocol.
@@ -37,6 +38,7 @@ func seedWorkloads(t testing.TB) [][]byte {
 		}).build(),
 	}
 	ws = append(ws, datumSeeds()...)
+	ws = append(ws, sizeSeeds()...)
 	out := make([][]byte, 0, len(ws))
 	for _, w := range ws {
 		b, err := json.Marshal(w)
@@ -111,6 +113,24 @@ func addedFieldSeeds() []*computev1alpha.Workload {
 	return []*computev1alpha.Workload{good, bad}
 }
 
+// sizeSeeds are Workloads whose containers state their sizes: within the
+// type, over it alone or together, leaving nothing for another, with and
+// without runtime requests.
+func sizeSeeds() []*computev1alpha.Workload {
+	side := func(r *computev1alpha.ContainerResourceRequirements) computev1alpha.SandboxContainer {
+		return computev1alpha.SandboxContainer{Name: "side", Image: "envoy", Resources: r}
+	}
+	return []*computev1alpha.Workload{
+		makeWorkload().with(withResources(sized("", "", "500m", "1Gi"))).build(),
+		makeWorkload().with(withResources(sized("", "", "16", "64Gi"))).build(),
+		makeWorkload().with(withResources(sized("750m", "1Gi", "250m", "512Mi"))).withContainer(side(sized("", "1025Mi", "300m", ""))).build(),
+		makeWorkload().withContainer(side(sized("1", "", "", "2Gi"))).build(),
+		makeWorkload().with(withResources(sized("", "", "3", "8E"))).with(func(w *computev1alpha.Workload) {
+			w.Spec.Template.Spec.Runtime.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
+		}).build(),
+	}
+}
+
 // checkErrors asserts what every validation result must satisfy.
 func checkErrors(t *testing.T, errs field.ErrorList) {
 	t.Helper()
@@ -150,6 +170,13 @@ func FuzzValidateWorkload(f *testing.F) {
 			t.Fatalf("validation is not deterministic:\n%s", diff)
 		}
 		_ = UnusedVolumes(&w.Spec.Template.Spec)
+		// What admission lets through, the cells can size: the quota
+		// claim and the Pod are never refused as too large.
+		if rt := &w.Spec.Template.Spec.Runtime; len(errs) == 0 && rt.Sandbox != nil {
+			if _, err := sizing.Resolve(rt, env.InstanceTypes); err != nil {
+				t.Fatalf("admitted, but the cells cannot size it: %v", err)
+			}
+		}
 	})
 }
 

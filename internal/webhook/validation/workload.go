@@ -106,6 +106,7 @@ func validateSpec(w *computev1alpha.Workload, old *computev1alpha.Workload, env 
 	errs = append(errs, validatePlacements(w, old, env)...)
 	errs = append(errs, validateTemplate(&w.Spec.Template, w.Namespace, spec.Child("template"))...)
 	errs = append(errs, validateInstanceType(w, old, env)...)
+	errs = append(errs, validateSize(w, old, env)...)
 	errs = append(errs, validateRollout(w, env)...)
 	return errs
 }
