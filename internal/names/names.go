@@ -12,7 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
@@ -177,4 +179,19 @@ func NetworkContextName(networkNamespace, network, city string) string {
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	suffix := "-" + hex.EncodeToString(sum[:])[:hashLength]
 	return strings.TrimRight(name[:MaxNameLength-len(suffix)], "-.") + suffix
+}
+
+// GrantGrace is how long after a federation namespace is made a write its
+// grant should allow may still be refused: the controller binds the role
+// (internal/controller/nsgrant) within moments of the namespace appearing, and the API server's
+// authorizer sees the binding moments later. A writer waits through such a
+// refusal quietly (NotGrantedYet) and reports one after it.
+const GrantGrace = 15 * time.Second
+
+// NotGrantedYet reports whether err is a refusal of a write into a
+// federation namespace made at created that its grant's binding, not yet
+// made or not yet seen by the API server, will allow: a 403 within
+// GrantGrace of the namespace's creation.
+func NotGrantedYet(err error, created, now time.Time) bool {
+	return apierrors.IsForbidden(err) && now.Sub(created) < GrantGrace
 }

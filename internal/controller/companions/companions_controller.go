@@ -142,7 +142,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	} else if ok, err := s.findHubNamespace(ctx); err != nil || !ok {
 		return ctrl.Result{RequeueAfter: hubNamespaceWait}, err
 	}
-	return ctrl.Result{}, s.run(ctx, wds)
+	err = s.run(ctx, wds)
+	if names.NotGrantedYet(err, s.hubCreated, time.Now()) {
+		// A new federation namespace whose companions role is being bound.
+		ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the companions role to be bound in the new federation namespace", "namespace", s.hubNamespace)
+		return ctrl.Result{RequeueAfter: hubNamespaceWait}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // concerned reports whether the resolver has anything to do for wd: its
@@ -164,8 +170,10 @@ type pass struct {
 	hubReader client.Reader
 	cluster   string
 	namespace string
-	// hubNamespace is the federation namespace of the project namespace.
+	// hubNamespace is the federation namespace of the project namespace,
+	// and hubCreated when it was made.
 	hubNamespace string
+	hubCreated   time.Time
 	// sources are the objects read, by token.
 	sources map[string]*source
 }
@@ -184,6 +192,7 @@ func (s *pass) findHubNamespace(ctx context.Context) (bool, error) {
 	if err := s.hubReader.Get(ctx, client.ObjectKey{Name: s.hubNamespace}, hubNS); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
+	s.hubCreated = hubNS.CreationTimestamp.Time
 	l := hubNS.Labels
 	return l[computev1alpha.UpstreamClusterNameLabel] == names.UpstreamClusterName(s.cluster) &&
 		l[computev1alpha.UpstreamNamespaceLabel] == s.namespace, nil

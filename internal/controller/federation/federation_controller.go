@@ -211,6 +211,9 @@ type scope struct {
 	// hubNamespace is the federation-plane namespace wd maps to, named
 	// after its project namespace's UID (the first phase).
 	hubNamespace string
+	// hubNamespaceCreated is when it was made (the companions role is
+	// bound there moments later: names.NotGrantedYet).
+	hubNamespaceCreated time.Time
 	// hubCopy is the copy in the federation plane as written.
 	hubCopy *computev1alpha.WorkloadDeployment
 }
@@ -404,13 +407,17 @@ func (r *Reconciler) recordHubNamespace(ctx context.Context, s *scope) (phases.R
 // prepareHubNamespace makes sure the federation namespace of the project
 // namespace exists and is labelled for it.
 func (r *Reconciler) prepareHubNamespace(ctx context.Context, s *scope) (phases.Result, error) {
-	return phases.Result{}, r.ensureHubNamespace(ctx, hubNamespaceFor(s.cluster, s.wd.Namespace, s.hubNamespace))
+	ns, err := r.ensureHubNamespace(ctx, hubNamespaceFor(s.cluster, s.wd.Namespace, s.hubNamespace))
+	if err == nil {
+		s.hubNamespaceCreated = ns.CreationTimestamp.Time
+	}
+	return phases.Result{}, err
 }
 
 // ensureHubNamespace creates the hub namespace, or adds the upstream labels
 // to one that lacks them. A namespace labelled for another project
 // namespace is never taken over.
-func (r *Reconciler) ensureHubNamespace(ctx context.Context, desired *corev1.Namespace) error {
+func (r *Reconciler) ensureHubNamespace(ctx context.Context, desired *corev1.Namespace) (*corev1.Namespace, error) {
 	existing := &corev1.Namespace{}
 	err := r.Hub.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
@@ -418,15 +425,15 @@ func (r *Reconciler) ensureHubNamespace(ctx context.Context, desired *corev1.Nam
 		// answers AlreadyExists here and is read directly.
 		err = r.Hub.Create(ctx, desired)
 		if err == nil {
-			return nil
+			return desired, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("failed to create namespace %s in the federation plane: %w", desired.Name, err)
+			return nil, fmt.Errorf("failed to create namespace %s in the federation plane: %w", desired.Name, err)
 		}
 		err = r.HubReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	}
 	if err != nil {
-		return fmt.Errorf("failed to read namespace %s in the federation plane: %w", desired.Name, err)
+		return nil, fmt.Errorf("failed to read namespace %s in the federation plane: %w", desired.Name, err)
 	}
 	merged := existing.DeepCopy()
 	for k, v := range desired.Labels {
@@ -435,17 +442,17 @@ func (r *Reconciler) ensureHubNamespace(ctx context.Context, desired *corev1.Nam
 		case k == podSecurityEnforceLabel && !weakerThanBaseline(cur):
 			continue // an operator's stricter level stands
 		case ok && cur != v && k != podSecurityEnforceLabel:
-			return fmt.Errorf("namespace %s of the federation plane belongs to %s=%s, not %s", desired.Name, k, cur, v)
+			return nil, fmt.Errorf("namespace %s of the federation plane belongs to %s=%s, not %s", desired.Name, k, cur, v)
 		}
 		metav1.SetMetaDataLabel(&merged.ObjectMeta, k, v)
 	}
 	if equality.Semantic.DeepEqual(existing.Labels, merged.Labels) {
-		return nil
+		return existing, nil
 	}
 	if err := r.Hub.Patch(ctx, merged, client.MergeFrom(existing)); err != nil {
-		return fmt.Errorf("failed to label namespace %s in the federation plane: %w", desired.Name, err)
+		return nil, fmt.Errorf("failed to label namespace %s in the federation plane: %w", desired.Name, err)
 	}
-	return nil
+	return merged, nil
 }
 
 // ensureHubCopy creates the hub copy, or patches the existing one when its

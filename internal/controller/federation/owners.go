@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/phases"
 )
 
@@ -23,6 +26,10 @@ import (
 // write back only the Instances of a deployment of its own city, whatever
 // it labels them. Only the management role writes it; a cell cannot.
 const DeploymentCitiesName = "compute-deployment-cities"
+
+// grantWait is how long the federator waits for the companions role of a
+// new federation namespace before writing there again.
+const grantWait = 250 * time.Millisecond
 
 // The map is written with the companions' rights of the federation
 // namespace (compute-federation-companions, bound there by the management
@@ -63,6 +70,10 @@ func (r *Reconciler) recordCity(ctx context.Context, s *scope) (phases.Result, e
 			// Another deployment of the namespace made it: read it again.
 			return phases.Result{}, fmt.Errorf("the ConfigMap %s/%s was created meanwhile: %w", s.hubNamespace, DeploymentCitiesName, err)
 		}
+	}
+	if names.NotGrantedYet(err, s.hubNamespaceCreated, r.Clock.Now()) {
+		ctrl.LoggerFrom(ctx).V(1).Info("Waiting for the companions role to be bound in the new federation namespace", "namespace", s.hubNamespace)
+		return phases.Result{RequeueAfter: grantWait, Stop: true}, nil
 	}
 	if err != nil {
 		return phases.Result{}, fmt.Errorf("failed to record the city of WorkloadDeployment %s in %s/%s: %w", s.wd.Name, s.hubNamespace, DeploymentCitiesName, err)

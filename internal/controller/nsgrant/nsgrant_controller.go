@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -62,6 +63,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.Name).
+		// Tests run several managers with this controller in one process.
+		WithOptions(controller.Options{SkipNameValidation: mgr.GetControllerOptions().SkipNameValidation}).
 		WatchesRawSource(source.Kind(r.Cache, Namespace(),
 			&handler.TypedEnqueueRequestForObject[*metav1.PartialObjectMetadata]{})).
 		WatchesRawSource(source.Kind(r.Cache, &rbacv1.RoleBinding{},

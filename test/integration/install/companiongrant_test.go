@@ -15,8 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -203,7 +205,9 @@ func TestTheManagementRoleHoldsNoKeyToACell(t *testing.T) {
 // as cfg, until the test ends.
 func runCompanionGrant(t *testing.T, cfg *rest.Config) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: hubmanager.NewScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: hubmanager.NewScheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		// The management role's own run in this package registers it too.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
