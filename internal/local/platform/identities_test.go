@@ -48,11 +48,14 @@ func TestThePlatformInstallsTheCellIsolationPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join(repo, "config", "rbac", "cell-isolation", "*", "policy.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no config/rbac/cell-isolation/*/policy.yaml (%v)", err)
+	files, err := filepath.Glob(filepath.Join(repo, "config", "rbac", "cell-isolation", "*", "*.yaml"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("no config/rbac/cell-isolation/*/*.yaml (%v)", err)
 	}
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
