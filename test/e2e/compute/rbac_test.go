@@ -313,8 +313,10 @@ func TestACellCannotForgeAnInstanceOfAnotherCitysDeployment(t *testing.T) {
 // TestAManagementIdentityCannotCreateInstancesInACell: the management
 // role's credentials mean nothing to a cell (401: it holds no identity
 // there), and its hub identity reads the Instances cells write back but
-// cannot create or delete one; it writes the companions of referenced
-// data there.
+// cannot create or delete one; it holds no Secret of the hub outside the
+// federation namespaces where it binds the companions role (Karmada's
+// credentials of the cells are hub Secrets): the referenced-data tests are
+// its legitimate path there.
 func TestAManagementIdentityCannotCreateInstancesInACell(t *testing.T) {
 	name := "compute-manager-" + projectPlane
 	cellURL := local.Config(cellDFW).Host
@@ -332,7 +334,9 @@ func TestAManagementIdentityCannotCreateInstancesInACell(t *testing.T) {
 		probe{"create", gvrWDs, "default", true},
 		probe{"create", gvrInstances, "default", false},
 		probe{"list", gvrWorkloads, "", false},
-		probe{"create", gvrSecrets, "default", true},
+		probe{"create", gvrSecrets, "default", false},
+		probe{"list", gvrSecrets, "", false},
+		probe{"list", gvrSecrets, "karmada-cluster", false},
 	)
 	expectAccess(t, "the management role's identity in its project", kubeconfigOf(t, name, "kubeconfig", ""),
 		probe{"list", gvrWorkloads, "", true},
