@@ -37,8 +37,8 @@ const grantWait = 250 * time.Millisecond
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;patch
 
 // cityRecords remembers which deployment's city is recorded, so a
-// deployment costs one write (and one read after a restart), not one per
-// reconcile.
+// deployment costs one write (and its namespace one read after a restart),
+// not one per reconcile.
 type cityRecords struct{ recorded sync.Map }
 
 func cityKey(namespace, name, city string) string { return namespace + "/" + name + "=" + city }
@@ -55,6 +55,13 @@ func (r *Reconciler) recordCity(ctx context.Context, s *scope) (phases.Result, e
 	}
 	cm := &corev1.ConfigMap{}
 	err := r.HubReader.Get(ctx, client.ObjectKey{Namespace: s.hubNamespace, Name: DeploymentCitiesName}, cm)
+	if err == nil {
+		// What the map already says of the namespace's other deployments
+		// is recorded too: one read per namespace after a restart.
+		for name, city := range cm.Data {
+			r.cities.recorded.Store(cityKey(s.hubNamespace, name, city), true)
+		}
+	}
 	switch {
 	case err == nil && cm.Data[s.wd.Name] == s.wd.Spec.CityCode:
 	case err == nil:
