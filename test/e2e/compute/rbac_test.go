@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/controller/nsgrant"
 	"github.com/citycells/compute/internal/local/platform"
 )
 
@@ -538,22 +539,44 @@ func allowedNow(p *platform.Platform, c platform.ComponentRecord, user, verb, re
 		groups = append(groups, "system:serviceaccounts", "system:serviceaccounts:"+parts[2])
 	}
 	res, sub, _ := strings.Cut(resource, "/")
+	names := []string{""}
+	if verb == "list" || verb == "watch" {
+		names = append(names, namedWatches[res]...)
+	}
 	for _, plane := range planes {
-		cs, err := kubernetes.NewForConfig(p.Config(plane))
-		if err != nil {
+		allowed, err := allowedIn(p, plane, authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb: verb, Group: group, Resource: res, Subresource: sub, Namespace: namespace,
+		}}, names)
+		if err != nil || !allowed {
 			return false, err
-		}
-		review, err := cs.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
-			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Verb: verb, Group: group, Resource: res, Subresource: sub, Namespace: namespace,
-			}},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return false, fmt.Errorf("SubjectAccessReview in %s: %w", plane, err)
-		}
-		if !review.Status.Allowed {
-			return false, nil
 		}
 	}
 	return len(planes) > 0, nil
+}
+
+// namedWatches are the objects compute's components list and watch by name
+// (a metadata.name field selector, which the apiserver authorizes as a
+// request for that name): a denial of such a watch names no object, so
+// allowedNow asks about each.
+var namedWatches = map[string][]string{"rolebindings": {nsgrant.DebugRelay, nsgrant.Companions}}
+
+// allowedIn asks one plane whether RBAC allows the request, unnamed or for
+// any of names.
+func allowedIn(p *platform.Platform, plane string, spec authorizationv1.SubjectAccessReviewSpec, names []string) (bool, error) {
+	cs, err := kubernetes.NewForConfig(p.Config(plane))
+	if err != nil {
+		return false, err
+	}
+	for _, name := range names {
+		spec.ResourceAttributes.Name = name
+		review, err := cs.AuthorizationV1().SubjectAccessReviews().Create(context.Background(),
+			&authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+		if err != nil {
+			return false, fmt.Errorf("SubjectAccessReview in %s: %w", plane, err)
+		}
+		if review.Status.Allowed {
+			return true, nil
+		}
+	}
+	return false, nil
 }
