@@ -79,23 +79,73 @@ func InstanceName(deployment string, ordinal int) string {
 	return deployment + "-" + strconv.Itoa(ordinal)
 }
 
-// TemplateHash returns a short, stable hash of an instance template. Any
-// change to the template, including a new restartedAt annotation, changes
-// it, except spelling out a network interface's schema defaults (name eth0,
+// templateHashLength is the number of hex characters of a template hash:
+// 64 bits of SHA-256, so finding two templates with the same hash takes
+// about 2^32 tries even for someone who crafts them.
+const templateHashLength = 16
+
+// TemplateHash returns a short, stable hash of an instance template: the
+// first 64 bits of the SHA-256 of its canonical form, in hex. Any change to
+// the template, including a new restartedAt annotation, changes it, except
+// spelling out a network interface's schema defaults (name eth0,
 // ipFamilies [IPv6], reclaimPolicy Delete): the API server writes those on
 // every interface it reads, templates stored before the fields existed
 // included, and such a template must keep its hash so its Instances are
 // not replaced.
+//
+// It decides identity (which Instances are up to date, which revision a
+// template is, whether referenced data was resolved for it), never an
+// authorization: admission compares templates by value.
 func TemplateHash(tpl *computev1alpha.InstanceTemplateSpec) string {
-	h := fnv.New32a()
+	return HashesOf(tpl).Current
+}
+
+// TemplateHashes are the two spellings of one template's hash: Current,
+// the one compute writes, and the 32-bit FNV-1a one releases before SHA-256
+// wrote, still carried by the Instances, Pods, revisions and annotations they
+// created. Reading an object, compute takes either as naming the template,
+// so an upgrade replaces nothing; it writes only Current.
+type TemplateHashes struct {
+	// Current is TemplateHash.
+	Current string
+	// legacy is the earlier spelling.
+	legacy string
+}
+
+// HashesOf returns both spellings of tpl's hash.
+func HashesOf(tpl *computev1alpha.InstanceTemplateSpec) TemplateHashes {
 	// encoding/json sorts map keys, so equal templates encode equally.
 	b, err := json.Marshal(CanonicalTemplate(tpl))
 	if err != nil {
 		// A template is plain data; Marshal cannot fail on it.
 		panic(fmt.Sprintf("names: cannot encode instance template: %v", err))
 	}
-	_, _ = h.Write(b)
-	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
+	sum := sha256.Sum256(b)
+	legacy := fnv.New32a()
+	_, _ = legacy.Write(b)
+	return TemplateHashes{
+		Current: hex.EncodeToString(sum[:])[:templateHashLength],
+		legacy:  rand.SafeEncodeString(strconv.FormatUint(uint64(legacy.Sum32()), 10)),
+	}
+}
+
+// Names reports whether a stored hash names this template, in either
+// spelling. An empty hash names nothing.
+func (h TemplateHashes) Names(stored string) bool {
+	return stored != "" && (stored == h.Current || stored == h.legacy)
+}
+
+// Legacy is the earlier spelling: what a release before SHA-256 wrote for
+// this template (tests and the upgrade path build such objects with it).
+func (h TemplateHashes) Legacy() string { return h.legacy }
+
+// Normalize returns Current when stored names this template, else stored:
+// compare hashes read from objects only after normalizing them.
+func (h TemplateHashes) Normalize(stored string) string {
+	if h.Names(stored) {
+		return h.Current
+	}
+	return stored
 }
 
 // CanonicalTemplate returns the template as TemplateHash sees it: tpl

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"strings"
 	"testing"
@@ -113,9 +114,13 @@ func TestTemplateHash(t *testing.T) {
 
 // storedTemplateHash is the hash compute gave testdata/stored-template.json
 // before network interfaces had names, address families and reclaim
-// policies, and containers envFrom and a securityContext: a stored
-// Workload's template must keep it, or every Instance would be replaced.
-const storedTemplateHash = "dcd69f"
+// policies, and containers envFrom and a securityContext, and before
+// SHA-256: a stored Workload's template must still answer to it, or every
+// Instance would be replaced. storedCurrentHash is its SHA-256 spelling.
+const (
+	storedTemplateHash = "dcd69f"
+	storedCurrentHash  = "a2150b1e2590f2ba"
+)
 
 func TestTemplateHashOfAStoredTemplate(t *testing.T) {
 	stored := func(t *testing.T) *computev1alpha.InstanceTemplateSpec {
@@ -145,8 +150,12 @@ func TestTemplateHashOfAStoredTemplate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := tpl(t)
 			before := in.DeepCopy()
-			if got := TemplateHash(in); got != storedTemplateHash {
-				t.Fatalf("TemplateHash = %q, want %q", got, storedTemplateHash)
+			h := HashesOf(in)
+			if !h.Names(storedTemplateHash) || h.Normalize(storedTemplateHash) != h.Current {
+				t.Fatalf("the template no longer answers to its stored hash %q", storedTemplateHash)
+			}
+			if got := TemplateHash(in); got != storedCurrentHash {
+				t.Fatalf("TemplateHash = %q, want %q", got, storedCurrentHash)
 			}
 			if diff := cmp.Diff(before, in); diff != "" {
 				t.Fatalf("TemplateHash changed its argument (-before +after):\n%s", diff)
@@ -179,11 +188,66 @@ func TestTemplateHashOfAStoredTemplate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tpl := readBack(t)
 			change(tpl)
-			if got := TemplateHash(tpl); got == storedTemplateHash {
+			if h := HashesOf(tpl); h.Names(storedTemplateHash) || h.Names(storedCurrentHash) {
 				t.Fatal("the hash did not change")
 			}
 		})
 	}
+}
+
+// TestTemplateHashOfCollidingTemplates: two templates an attacker crafted
+// to share the old 32-bit hash (a birthday search over an env value) have
+// different hashes now, and a hash stored by the current release names only
+// its own template.
+func TestTemplateHashOfCollidingTemplates(t *testing.T) {
+	a, b := collidingTemplates(t)
+	ha, hb := HashesOf(a), HashesOf(b)
+	if ha.legacy != hb.legacy {
+		t.Fatalf("the search found no collision: %q, %q", ha.legacy, hb.legacy)
+	}
+	if ha.Current == hb.Current {
+		t.Fatalf("colliding templates share the hash %q", ha.Current)
+	}
+	if hb.Names(ha.Current) || ha.Names(hb.Current) {
+		t.Fatal("a current hash names another template")
+	}
+	if len(ha.Current) != templateHashLength || validation.IsValidLabelValue(ha.Current) != nil {
+		t.Fatalf("hash %q is not %d characters of a label value", ha.Current, templateHashLength)
+	}
+	if (TemplateHashes{}).Names("") || ha.Names("") {
+		t.Fatal("the empty hash names a template")
+	}
+}
+
+// collidingTemplates finds two templates that differ only in an env value
+// and share the FNV-1a 32 hash: a birthday search, about 2^16 tries.
+func collidingTemplates(t *testing.T) (a, b *computev1alpha.InstanceTemplateSpec) {
+	t.Helper()
+	tpl := func(pad int) *computev1alpha.InstanceTemplateSpec {
+		return &computev1alpha.InstanceTemplateSpec{Spec: computev1alpha.InstanceSpec{Runtime: computev1alpha.InstanceRuntimeSpec{
+			Sandbox: &computev1alpha.SandboxRuntime{Containers: []computev1alpha.SandboxContainer{{
+				Name: "app", Image: "ghcr.io/example/app:1.0", Env: []computev1alpha.EnvVar{{Name: "PAD", Value: fmt.Sprint(pad)}},
+			}}},
+		}}}
+	}
+	// The canonical form of tpl(pad) is that of tpl(0) with the digits
+	// replaced: hash only the bytes (HashesOf checks the pair found).
+	enc, err := json.Marshal(CanonicalTemplate(tpl(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after, _ := strings.Cut(string(enc), `"PAD","value":"0"`)
+	seen := map[uint32]int{}
+	for pad := range 1 << 22 {
+		h := fnv.New32a()
+		_, _ = fmt.Fprintf(h, `%s"PAD","value":"%d"%s`, before, pad, after)
+		if other, ok := seen[h.Sum32()]; ok {
+			return tpl(other), tpl(pad)
+		}
+		seen[h.Sum32()] = pad
+	}
+	t.Fatal("no collision in 2^22 templates")
+	return nil, nil
 }
 
 func TestUpstreamClusterName(t *testing.T) {

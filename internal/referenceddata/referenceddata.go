@@ -204,7 +204,7 @@ type Expected struct {
 // template (before a template change reached the management plane) says
 // nothing about what tpl needs.
 func (e Expected) For(tpl *computev1alpha.InstanceTemplateSpec) bool {
-	return e.Resolved && e.TemplateHash == names.TemplateHash(tpl)
+	return e.Resolved && names.HashesOf(tpl).Names(e.TemplateHash)
 }
 
 // Annotations returns the annotations that record e on a

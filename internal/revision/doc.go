@@ -27,8 +27,12 @@
 //	  spec:
 //	    template: <the Workload's spec.template, exactly>
 //
-// The template hash is names.TemplateHash of the template: the hash the
-// WorkloadDeployments and Instances carry. Find a Workload's revisions with
+// The template hash is names.TemplateHash of the template (64 bits of
+// SHA-256): the hash the WorkloadDeployments and Instances carry. A
+// revision recorded by a release before SHA-256 keeps its label in the
+// earlier, 32-bit spelling; it still matches its template (Compute,
+// TemplateOf and Spellings decode the template and accept either spelling),
+// so an upgrade records no new revision and renumbers none. Find a Workload's revisions with
 // the workload-uid label (never by name) and order them by .revision. The
 // Workload reports the current one in status.currentRevision and
 // status.currentTemplateHash.

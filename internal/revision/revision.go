@@ -74,18 +74,36 @@ func Template(cr *appsv1.ControllerRevision) (*computev1alpha.InstanceTemplateSp
 }
 
 // TemplateOf returns the template of the revision among revs whose template
-// hash is hash; ok is false when none records it (trimmed from the history)
-// or its data no longer hashes to hash.
+// hash is hash, in either spelling (names.TemplateHashes); ok is false when
+// none records it (trimmed from the history) or its data no longer hashes
+// to hash.
 func TemplateOf(revs []appsv1.ControllerRevision, hash string) (tpl *computev1alpha.InstanceTemplateSpec, ok bool) {
 	for i := range revs {
-		if revs[i].Labels[TemplateHashLabel] != hash {
-			continue
-		}
-		if tpl, err := Template(&revs[i]); err == nil && names.TemplateHash(tpl) == hash {
+		if tpl, err := Template(&revs[i]); err == nil && names.HashesOf(tpl).Names(hash) {
 			return tpl, true
 		}
 	}
 	return nil, false
+}
+
+// Spellings maps each hash a revision of revs answers to (its label, which
+// a release before SHA-256 wrote in the earlier spelling, and both
+// spellings of its template's hash) to the current spelling of its
+// template's hash. A revision whose data cannot be read maps nothing.
+func Spellings(revs []appsv1.ControllerRevision) map[string]string {
+	out := make(map[string]string, 2*len(revs))
+	for i := range revs {
+		tpl, err := Template(&revs[i])
+		if err != nil {
+			continue
+		}
+		h := names.HashesOf(tpl)
+		out[h.Current] = h.Current
+		if label := revs[i].Labels[TemplateHashLabel]; h.Names(label) {
+			out[label] = h.Current
+		}
+	}
+	return out
 }
 
 // HistoryLimit returns w's revisionHistoryLimit or the default.
@@ -132,7 +150,8 @@ type Changes struct {
 // Compute plans the revisions of w. existing are the revisions that belong
 // to w (see Owned). now stamps RecordedAtAnnotation.
 func Compute(w *computev1alpha.Workload, existing []appsv1.ControllerRevision, now time.Time) (Changes, error) {
-	hash := names.TemplateHash(&w.Spec.Template)
+	hashes := names.HashesOf(&w.Spec.Template)
+	hash := hashes.Current
 	revs := make([]*appsv1.ControllerRevision, 0, len(existing))
 	for i := range existing {
 		revs = append(revs, &existing[i])
@@ -145,7 +164,9 @@ func Compute(w *computev1alpha.Workload, existing []appsv1.ControllerRevision, n
 	for _, r := range revs {
 		taken[r.Name] = true
 		maxNumber = max(maxNumber, r.Revision)
-		if r.Labels[TemplateHashLabel] != hash {
+		// A revision recorded before SHA-256 is labelled with the earlier
+		// spelling of the hash; it keeps that label and its number.
+		if !hashes.Names(r.Labels[TemplateHashLabel]) {
 			continue
 		}
 		tpl, err := Template(r)

@@ -193,6 +193,41 @@ func TestARevisionRecordedBeforeTheInterfaceDefaultsStaysCurrent(t *testing.T) {
 	}
 }
 
+// TestARevisionRecordedBeforeSHA256StaysCurrent: a history a release
+// before SHA-256 recorded (labels in the 32-bit spelling) plans no new
+// revision and renumbers none, and its hashes, in either spelling, map to
+// the current one.
+func TestARevisionRecordedBeforeSHA256StaysCurrent(t *testing.T) {
+	revs := history(t, 10, "app:1", "app:2")
+	for i := range revs {
+		tpl, err := Template(&revs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs[i].Labels[TemplateHashLabel] = names.HashesOf(tpl).Legacy()
+	}
+	for _, img := range []string{"app:2", "app:1"} {
+		w := makeWorkload(img).build()
+		h := names.HashesOf(&w.Spec.Template)
+		if got := Spellings(revs); got[h.Legacy()] != h.Current || got[h.Current] != h.Current {
+			t.Fatalf("Spellings(%s) = %v, want %s and %s to map to %s", img, got, h.Legacy(), h.Current, h.Current)
+		}
+		if tpl, ok := TemplateOf(revs, h.Legacy()); !ok || tpl.Spec.Runtime.Sandbox.Containers[0].Image != img {
+			t.Fatalf("TemplateOf(the old spelling of %s) = %v, %t", img, tpl, ok)
+		}
+	}
+	plan, err := Compute(makeWorkload("app:2").build(), revs, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Create != nil || plan.Renumber != nil || plan.Current.Number != 2 {
+		t.Fatalf("an old-spelling history planned writes: current %+v, create %v, renumber %v", plan.Current, plan.Create != nil, plan.Renumber != nil)
+	}
+	if want := names.TemplateHash(&makeWorkload("app:2").build().Spec.Template); plan.Current.TemplateHash != want {
+		t.Fatalf("Current.TemplateHash = %q, want the current spelling %q", plan.Current.TemplateHash, want)
+	}
+}
+
 func TestNewRevisionRecordsWhoAndWhy(t *testing.T) {
 	w := makeWorkload("a").
 		withAnnotation(ChangeCauseAnnotation, "deploy a").

@@ -309,7 +309,10 @@ func cityStatus(c City) computev1alpha.WorkloadCityStatus {
 		// Suspended only as the cell confirmed it (every Instance
 		// stopped), and only while the cell is heard from.
 		cs.Suspended = wd.Status.Suspended && !cs.Stale
-		cs.TemplateHash = wd.Status.TemplateHash
+		// The cell's hash in the current spelling (a cell of a release
+		// before SHA-256 writes the earlier one), or the template's own
+		// while the cell has not caught up.
+		cs.TemplateHash = names.HashesOf(&wd.Spec.Template).Normalize(wd.Status.TemplateHash)
 		if cs.TemplateHash == "" || wd.Status.ObservedGeneration < wd.Generation {
 			cs.TemplateHash = names.TemplateHash(&wd.Spec.Template)
 		}

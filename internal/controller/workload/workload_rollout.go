@@ -55,6 +55,9 @@ type rollout struct {
 	planned map[string]placement.Target
 	// numbers are the revision numbers by template hash.
 	numbers map[string]int64
+	// spellings maps each hash the revisions answer to, either spelling
+	// (names.TemplateHashes), to its current one (revision.Spellings).
+	spellings map[string]string
 	// notes are messages, by key, for cities whose decision cannot be
 	// applied as planned (a revision no longer in the history).
 	notes map[string]string
@@ -76,10 +79,11 @@ func planRollout(s *scope, targets []placement.Target, current *revision.Current
 		planned:   map[string]placement.Target{},
 		numbers:   map[string]int64{},
 		notes:     map[string]string{},
+		spellings: revision.Spellings(s.revisions),
 	}
 	for i := range s.revisions {
 		rev := &s.revisions[i]
-		if h := rev.Labels[revision.TemplateHashLabel]; h != "" {
+		if h := ro.canonical(rev.Labels[revision.TemplateHashLabel]); h != "" {
 			ro.numbers[h] = max(ro.numbers[h], rev.Revision)
 		}
 	}
@@ -106,11 +110,11 @@ func planRollout(s *scope, targets []placement.Target, current *revision.Current
 		key := t.Key()
 		ro.index[key] = len(ro.cities)
 		ro.planned[key] = *t
-		c := observeCity(w, t, wd, ro.target)
+		c := observeCity(w, t, wd, ro.target, ro.canonical)
 		if d := failedOver[key]; d != nil && d.Existing != nil && d.Fallback != nil {
 			// A failed-over Location counts in its wave as its fallback
 			// does: ready when the fallback runs its revision ready.
-			fc := observeCity(w, d.Fallback, d.Existing, ro.target)
+			fc := observeCity(w, d.Fallback, d.Existing, ro.target, ro.canonical)
 			c.Ready = fc.Ready && fc.Revision == c.Revision
 			c.ReadySince, c.Failure, c.FailureMessage = fc.ReadySince, fc.Failure, fc.FailureMessage
 		}
@@ -119,13 +123,13 @@ func planRollout(s *scope, targets []placement.Target, current *revision.Current
 	}
 
 	st := cityrollout.StrategyOf(w.Spec.Rollout)
-	if w.Annotations[computev1alpha.RolloutAtOnceAnnotation] == ro.target {
+	if ro.canonical(w.Annotations[computev1alpha.RolloutAtOnceAnnotation]) == ro.target {
 		st.Kind = computev1alpha.AllAtOnceCityRollout
 	}
 	ro.plan = cityrollout.Make(cityrollout.Input{
 		Strategy:     st,
 		Target:       ro.target,
-		ApprovedWave: approvedWave(w, ro.target),
+		ApprovedWave: approvedWave(w, ro.target, ro.canonical),
 		Cities:       ro.cities,
 		Now:          ro.now,
 	})
@@ -149,13 +153,25 @@ func (ro *rollout) revisionMissing(j int) bool {
 	return !ok
 }
 
-// observeCity reads one city's rollout state from its deployment.
-func observeCity(w *computev1alpha.Workload, t *placement.Target, wd *computev1alpha.WorkloadDeployment, target string) cityrollout.City {
+// canonical returns the current spelling of a revision's hash read from an
+// object (a release before SHA-256 wrote the earlier one), or hash itself
+// when no revision answers to it.
+func (ro *rollout) canonical(hash string) string {
+	if h, ok := ro.spellings[hash]; ok {
+		return h
+	}
+	return hash
+}
+
+// observeCity reads one city's rollout state from its deployment; canon
+// spells each revision hash it reads as the plan does (rollout.canonical).
+func observeCity(w *computev1alpha.Workload, t *placement.Target, wd *computev1alpha.WorkloadDeployment, target string,
+	canon func(string) string) cityrollout.City {
 	c := cityrollout.City{Key: t.Key(), Name: t.Label(), Code: t.CityCode}
 	if wd == nil {
 		return c
 	}
-	c.Revision = wd.Annotations[computev1alpha.RevisionHashAnnotation]
+	c.Revision = canon(wd.Annotations[computev1alpha.RevisionHashAnnotation])
 	if c.Revision == "" {
 		// A deployment from before rollouts across cities: it runs the
 		// target when its template is the target's, else an older
@@ -165,14 +181,14 @@ func observeCity(w *computev1alpha.Workload, t *placement.Target, wd *computev1a
 			c.Revision = target
 		}
 	}
-	c.Previous = wd.Annotations[computev1alpha.PreviousRevisionHashAnnotation]
+	c.Previous = canon(wd.Annotations[computev1alpha.PreviousRevisionHashAnnotation])
 	if at, err := time.Parse(time.RFC3339, wd.Annotations[computev1alpha.RevisionAppliedAtAnnotation]); err == nil {
 		c.AppliedAt = at
 	}
 	if from, reason, ok := strings.Cut(wd.Annotations[computev1alpha.RolledBackFromAnnotation], ":"); ok {
-		c.RolledBackFrom, c.RollbackReason = from, reason
+		c.RolledBackFrom, c.RollbackReason = canon(from), reason
 	}
-	c.Soaked = c.Revision != "" && wd.Annotations[computev1alpha.RevisionSoakedAnnotation] == c.Revision
+	c.Soaked = c.Revision != "" && canon(wd.Annotations[computev1alpha.RevisionSoakedAnnotation]) == c.Revision
 
 	settled := wd.Status.ObservedGeneration >= wd.Generation
 	if rr := meta.FindStatusCondition(wd.Status.Conditions, computev1alpha.ConditionReplicasReady); settled && rr != nil {
@@ -269,9 +285,9 @@ func equalTemplates(a, b *computev1alpha.InstanceTemplateSpec) bool {
 }
 
 // approvedWave reads the RolloutApprovedAnnotation for the target.
-func approvedWave(w *computev1alpha.Workload, target string) int {
+func approvedWave(w *computev1alpha.Workload, target string, canon func(string) string) int {
 	hash, wave, ok := strings.Cut(w.Annotations[computev1alpha.RolloutApprovedAnnotation], ":")
-	if !ok || hash != target {
+	if !ok || canon(hash) != target {
 		return 0
 	}
 	n, err := strconv.Atoi(wave)

@@ -130,3 +130,48 @@ func TestRolloutStatusDoesNotChurn(t *testing.T) {
 		t.Errorf("the status changed on an unchanged pass (-first +second):\n%s", diff)
 	}
 }
+
+// TestARolloutRecordedBeforeSHA256StaysComplete: both cities run revision 2,
+// soaked, as a release before SHA-256 recorded it (the revisions' labels and
+// the deployments' annotations in the earlier spelling of the hash). The
+// upgraded controller sees the rollout complete, each city at revision 2,
+// and plans no wave; without reading both spellings every city would look
+// like an older revision and the rollout would start again.
+func TestARolloutRecordedBeforeSHA256StaysComplete(t *testing.T) {
+	s, _ := rolloutScope(t)
+	legacy := func(tpl *computev1alpha.InstanceTemplateSpec) string { return names.HashesOf(tpl).Legacy() }
+	for i := range s.revisions {
+		tpl, err := revision.Template(&s.revisions[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.revisions[i].Labels[revision.TemplateHashLabel] = legacy(tpl)
+	}
+	first, err := revision.Template(&s.revisions[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.deployments {
+		wd := &s.deployments[i]
+		wd.Spec.Template.Spec.Runtime.Sandbox.Containers[0].Image = "app:2.0"
+		wd.Annotations[computev1alpha.RevisionHashAnnotation] = legacy(&s.workload.Spec.Template)
+		wd.Annotations[computev1alpha.RevisionSoakedAnnotation] = legacy(&s.workload.Spec.Template)
+		wd.Annotations[computev1alpha.PreviousRevisionHashAnnotation] = legacy(first)
+	}
+	targets := placement.Targets(s.workload, s.cities, s.deployments)
+	current := &revision.Current{Number: 2, TemplateHash: names.TemplateHash(&s.workload.Spec.Template)}
+	ro := planRollout(s, targets, current, failover.Outcome{})
+	if ro.plan.Phase != computev1alpha.RolloutPhaseComplete {
+		t.Fatalf("phase %s (%s), want Complete", ro.plan.Phase, ro.plan.Message)
+	}
+	for _, c := range ro.status(current).Cities {
+		if c.Revision != 2 || c.TemplateHash != ro.target {
+			t.Errorf("city %s at revision %d hash %q, want 2 and %q", c.CityCode, c.Revision, c.TemplateHash, ro.target)
+		}
+	}
+	for _, tg := range expand(s.workload, targets, failover.Outcome{}, ro) {
+		if imageOf(tg) != "app:2.0" {
+			t.Errorf("%s gets %s, want app:2.0", tg.CityCode, imageOf(tg))
+		}
+	}
+}

@@ -227,21 +227,29 @@ func (r *Reconciler) observe(ctx context.Context, wd *computev1alpha.WorkloadDep
 	if err != nil {
 		return nil, err
 	}
+	return newScope(wd, list.Items, replicas), nil
+}
+
+// newScope turns the Instances wd owns (items, which it may change: see
+// currentHashes) into planner input for replicas.
+func newScope(wd *computev1alpha.WorkloadDeployment, items []computev1alpha.Instance, replicas int32) *scope {
+	hashes := names.HashesOf(&wd.Spec.Template)
+	currentHashes(items, hashes)
 	s := &scope{
 		wd:        wd,
-		instances: list.Items,
+		instances: items,
 		input: instanceplan.Input{
 			Deployment:     wd.Name,
 			Replicas:       replicas,
 			Policy:         wd.Spec.ScaleSettings.InstanceManagementPolicy,
 			MaxUnavailable: maxUnavailable(wd),
-			TemplateHash:   names.TemplateHash(&wd.Spec.Template),
+			TemplateHash:   hashes.Current,
 			Labels:         linkingLabels(wd),
-			Instances:      make([]instanceplan.Instance, 0, len(list.Items)),
+			Instances:      make([]instanceplan.Instance, 0, len(items)),
 		},
 	}
-	for i := range list.Items {
-		inst := &list.Items[i]
+	for i := range items {
+		inst := &items[i]
 		s.input.Instances = append(s.input.Instances, instanceplan.Instance{
 			Name:         inst.Name,
 			Labels:       inst.Labels,
@@ -250,7 +258,7 @@ func (r *Reconciler) observe(ctx context.Context, wd *computev1alpha.WorkloadDep
 			Deleting:     isDeleting(inst),
 		})
 	}
-	return s, nil
+	return s
 }
 
 // linkingLabels returns the labels of SPEC section 2 every Instance of wd

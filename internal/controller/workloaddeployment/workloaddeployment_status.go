@@ -9,6 +9,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/instanceplan"
+	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/status"
 )
 
@@ -50,6 +51,29 @@ func specHash(i *computev1alpha.Instance) string {
 		return ""
 	}
 	return i.Spec.Controller.TemplateHash
+}
+
+// currentHashes spells, in each Instance of items, a template hash that
+// names the deployment's template in the earlier spelling (an Instance
+// created before SHA-256: names.TemplateHashes) in the current one, so the
+// planner and the counts take it as up to date and nothing is replaced on
+// upgrade. It replaces the Instances' controller pointers, never what they
+// point to (the items may share them with the cache), and the Instances are
+// never written from (only metadata patches are).
+func currentHashes(items []computev1alpha.Instance, h names.TemplateHashes) {
+	for i := range items {
+		inst := &items[i]
+		if c := inst.Spec.Controller; c != nil && c.TemplateHash != h.Current && h.Names(c.TemplateHash) {
+			spec := *c
+			spec.TemplateHash = h.Current
+			inst.Spec.Controller = &spec
+		}
+		if c := inst.Status.Controller; c != nil && c.ObservedTemplateHash != h.Current && h.Names(c.ObservedTemplateHash) {
+			st := *c
+			st.ObservedTemplateHash = h.Current
+			inst.Status.Controller = &st
+		}
+	}
 }
 
 // observedHash returns the template hash the provider has applied.

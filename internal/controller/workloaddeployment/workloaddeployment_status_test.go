@@ -107,14 +107,47 @@ func (b *instBuilder) noController() *instBuilder {
 // statusOf computes the status of wd over insts the way Reconcile does.
 func statusOf(wd *computev1alpha.WorkloadDeployment, insts ...*instBuilder) computev1alpha.WorkloadDeploymentStatus {
 	items := make([]computev1alpha.Instance, 0, len(insts))
-	in := instanceplan.Input{Deployment: wd.Name, Replicas: desiredReplicas(wd), TemplateHash: names.TemplateHash(&wd.Spec.Template)}
 	for _, b := range insts {
 		items = append(items, b.i)
-		in.Instances = append(in.Instances, instanceplan.Instance{
-			Name: b.i.Name, Labels: b.i.Labels, TemplateHash: specHash(&b.i), Ready: isReady(&b.i), Deleting: isDeleting(&b.i),
-		})
 	}
-	return computeStatus(wd, items, instanceplan.Assess(in), now)
+	s := newScope(wd, items, desiredReplicas(wd))
+	return computeStatus(wd, s.instances, instanceplan.Assess(s.input), now)
+}
+
+// TestInstancesCreatedBeforeSHA256AreUpToDate: Instances a release before
+// SHA-256 created carry the earlier spelling of their template's hash, in
+// spec and status; they count as updated, the plan replaces none of them,
+// and the cache's objects they share stay as they were.
+func TestInstancesCreatedBeforeSHA256AreUpToDate(t *testing.T) {
+	wd := makeWD(2).build()
+	h := names.HashesOf(&wd.Spec.Template)
+	old := []*instBuilder{makeInst(0, h.Legacy()).running(), makeInst(1, h.Legacy()).running()}
+	for _, b := range old {
+		b.i.Status.Conditions = []metav1.Condition{{Type: computev1alpha.ConditionReady, Status: metav1.ConditionTrue}}
+	}
+	cached := []*computev1alpha.InstanceController{old[0].i.Spec.Controller, old[1].i.Spec.Controller}
+
+	st := statusOf(wd, old...)
+	if st.ReplicaCounts.UpdatedReplicas != 2 || st.TemplateHash != h.Current {
+		t.Fatalf("counts %+v, hash %q: want 2 updated at %q", st.ReplicaCounts, st.TemplateHash, h.Current)
+	}
+	s := newScope(wd, []computev1alpha.Instance{old[0].i, old[1].i}, 2)
+	for _, in := range instanceplan.Compute(s.input).Intents {
+		if in.Action == instanceplan.ActionDelete || in.Action == instanceplan.ActionCreate {
+			t.Fatalf("the plan replaces an Instance of an unchanged template: %+v", in)
+		}
+	}
+	for i, c := range cached {
+		if c.TemplateHash != h.Legacy() {
+			t.Fatalf("Instance %d: the shared controller settings were changed to %q", i, c.TemplateHash)
+		}
+	}
+	changed := makeWD(2).build()
+	changed.Spec.Template.Metadata.Annotations["note"] = "y"
+	other := makeInst(0, names.HashesOf(&changed.Spec.Template).Legacy()).running()
+	if st := statusOf(wd, other); st.ReplicaCounts.UpdatedReplicas != 0 {
+		t.Fatalf("an Instance of another template's old hash counted as updated: %+v", st.ReplicaCounts)
+	}
 }
 
 // summary is the part of a condition the tests compare.
