@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -96,6 +97,37 @@ func (w *Writer) Get(ctx context.Context, key types.NamespacedName, gone func())
 		return nil, nil
 	}
 	return inst, nil
+}
+
+// Stages are what a provider does with an Instance, by the stage it is
+// in (see Writer.Dispatch).
+type Stages struct {
+	// Run runs, or reports on, an Instance that is to run.
+	Run func(context.Context, *computev1alpha.Instance) (ctrl.Result, error)
+	// Teardown stops an Instance being deleted.
+	Teardown func(context.Context, *computev1alpha.Instance) (ctrl.Result, error)
+	// Suspend stops a suspended Instance and keeps it.
+	Suspend func(context.Context, *computev1alpha.Instance) (ctrl.Result, error)
+}
+
+// Dispatch is the Reconcile every provider shares: it reads the Instance
+// of key (Get: nothing to do when it is gone or superseded) and hands it
+// to the stage it is in: Teardown when it is being deleted, none while
+// scheduling gates hold it (nothing runs until they are released),
+// Suspend when it is suspended, Run otherwise.
+func (w *Writer) Dispatch(ctx context.Context, key types.NamespacedName, gone func(), stages Stages) (ctrl.Result, error) {
+	inst, err := w.Get(ctx, key, gone)
+	switch {
+	case inst == nil || err != nil:
+		return ctrl.Result{}, err
+	case inst.DeletionTimestamp != nil:
+		return stages.Teardown(ctx, inst)
+	case Gated(inst):
+		return ctrl.Result{}, nil
+	case computev1alpha.IsSuspended(inst.Annotations):
+		return stages.Suspend(ctx, inst)
+	}
+	return stages.Run(ctx, inst)
 }
 
 // Gated reports an Instance still held by scheduling gates: no provider

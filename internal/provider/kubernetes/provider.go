@@ -192,20 +192,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 //     deleting Instance go. Lost on restart, the new process's cache lists
 //     the Pods afresh: at worst a create answered AlreadyExists.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	inst, err := r.writes.Get(ctx, req.NamespacedName, func() { r.mem.forget(req.NamespacedName) })
-	if inst == nil || err != nil {
-		return ctrl.Result{}, err
-	}
-	if inst.DeletionTimestamp != nil {
-		return r.teardown(ctx, inst)
-	}
-	if instancewrite.Gated(inst) {
-		return ctrl.Result{}, nil
-	}
-	if computev1alpha.IsSuspended(inst.Annotations) {
-		return r.suspend(ctx, inst)
-	}
+	return r.writes.Dispatch(ctx, req.NamespacedName, func() { r.mem.forget(req.NamespacedName) },
+		instancewrite.Stages{Run: r.run, Teardown: r.teardown, Suspend: r.suspend})
+}
 
+// run runs an Instance that is to run: it fences it with its
+// NetworkPolicy, creates, keeps or replaces its Pod and reports on it.
+func (r *Reconciler) run(ctx context.Context, inst *computev1alpha.Instance) (ctrl.Result, error) {
 	want, obs, err := r.observe(ctx, inst)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -346,20 +339,39 @@ func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
+// stopPod deletes the Pod of an Instance that is to stop, unless it is
+// already going, and returns it; nil when the Instance has none. A Pod
+// the provider just created may not have reached the cache: then it
+// returns how long to wait for it before looking again.
+func (r *Reconciler) stopPod(ctx context.Context, inst *computev1alpha.Instance) (*corev1.Pod, time.Duration, error) {
+	key := client.ObjectKeyFromObject(inst)
+	pod := &corev1.Pod{}
+	switch err := r.Client.Get(ctx, key, pod); {
+	case apierrors.IsNotFound(err):
+		return nil, r.mem.created.Unseen(key, createdTTL), nil
+	case err != nil:
+		return nil, 0, fmt.Errorf("failed to get the Pod of Instance %s: %w", inst.Name, err)
+	}
+	r.mem.created.Forget(key)
+	if pod.DeletionTimestamp == nil {
+		if err := r.deletePod(ctx, pod); err != nil {
+			return nil, 0, err
+		}
+	}
+	return pod, 0, nil
+}
+
 // teardown stops a deleting Instance: it deletes the Pod, waits for it to
 // be gone, then lets the Instance go.
 func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(inst, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	key := client.ObjectKeyFromObject(inst)
-	pod := &corev1.Pod{}
-	switch err := r.Client.Get(ctx, key, pod); {
-	case apierrors.IsNotFound(err):
-		if left := r.mem.created.Unseen(key, createdTTL); left > 0 {
-			// A Pod just created may not have reached the cache.
-			return ctrl.Result{RequeueAfter: left}, nil
-		}
+	pod, wait, err := r.stopPod(ctx, inst)
+	if wait > 0 || err != nil {
+		return ctrl.Result{RequeueAfter: wait}, err
+	}
+	if pod == nil {
 		// The policy outlives the Pod it fences, and goes before the
 		// Instance.
 		if err := r.deletePolicy(ctx, inst); err != nil {
@@ -369,14 +381,6 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{}, nil
-	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("failed to get the Pod of Instance %s: %w", inst.Name, err)
-	}
-	r.mem.created.Forget(key)
-	if pod.DeletionTimestamp == nil {
-		if err := r.deletePod(ctx, pod); err != nil {
-			return ctrl.Result{}, err
-		}
 	}
 	want := instancewrite.Current(inst)
 	want.Conditions = []metav1.Condition{
@@ -392,24 +396,9 @@ func (r *Reconciler) teardown(ctx context.Context, inst *computev1alpha.Instance
 // then reports the Instance suspended). The finalizer stays; the Instance
 // starts again, under the same name, when the suspension is lifted.
 func (r *Reconciler) suspend(ctx context.Context, inst *computev1alpha.Instance) (ctrl.Result, error) {
-	key := client.ObjectKeyFromObject(inst)
-	pod := &corev1.Pod{}
-	switch err := r.Client.Get(ctx, key, pod); {
-	case apierrors.IsNotFound(err):
-		if left := r.mem.created.Unseen(key, createdTTL); left > 0 {
-			// A Pod just created may not have reached the cache.
-			return ctrl.Result{RequeueAfter: left}, nil
-		}
-		pod = nil
-	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("failed to get the Pod of Instance %s: %w", inst.Name, err)
-	default:
-		r.mem.created.Forget(key)
-		if pod.DeletionTimestamp == nil {
-			if err := r.deletePod(ctx, pod); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
+	pod, wait, err := r.stopPod(ctx, inst)
+	if wait > 0 || err != nil {
+		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	want := instancewrite.Status{Conditions: suspendedConditions(pod != nil)}
 	if inst.Status.Controller != nil {

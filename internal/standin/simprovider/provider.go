@@ -172,19 +172,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 //   - when it started provisioning each Instance. Lost, the time is read
 //     from the Instance's Programmed condition, to the second.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	inst, err := r.writes.Get(ctx, req.NamespacedName, func() { r.mem.forget(req.NamespacedName) })
-	if inst == nil || err != nil {
-		return ctrl.Result{}, err
-	}
-	if inst.DeletionTimestamp != nil {
-		return r.teardown(ctx, inst)
-	}
-	if instancewrite.Gated(inst) {
-		return ctrl.Result{}, nil
-	}
-	if computev1alpha.IsSuspended(inst.Annotations) {
-		return r.suspend(ctx, inst)
-	}
+	return r.writes.Dispatch(ctx, req.NamespacedName, func() { r.mem.forget(req.NamespacedName) },
+		instancewrite.Stages{Run: r.run, Teardown: r.teardown, Suspend: r.suspend})
+}
+
+// run provisions an Instance that is to run: after Delay, once the
+// companions its WorkloadDeployment expects are in the cell, it reports
+// it Programmed and Available, with its addresses.
+func (r *Reconciler) run(ctx context.Context, inst *computev1alpha.Instance) (ctrl.Result, error) {
 	if err := r.seed(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
