@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // The enablement tests share the enablement plane's one entitlement, so

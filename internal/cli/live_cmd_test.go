@@ -23,9 +23,8 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/standin/simprovider"
+	"github.com/citycells/compute/test/clitest"
 	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
@@ -220,7 +219,7 @@ func TestDeployFailsFastWhenTheNewImageCannotBePulled(t *testing.T) {
 	// first instance it replaces in each city.
 	bad := clitest.NewWorkload("web").Namespace(h.Namespace).Image("ghcr.io/acme/web:bad").Build()
 	bad.APIVersion, bad.Kind = computev1alpha.GroupVersion.String(), computev1alpha.WorkloadKind
-	bad.Spec.Template.Metadata.Annotations = map[string]string{simprovider.FailAnnotation: computev1alpha.ReasonImageUnavailable}
+	bad.Spec.Template.Metadata.Annotations = clilive.FailingAnnotations(computev1alpha.ReasonImageUnavailable)
 	manifest, err := json.Marshal(bad)
 	if err != nil {
 		t.Fatal(err)

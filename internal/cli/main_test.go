@@ -12,9 +12,9 @@ import (
 
 	servicesv1alpha1 "github.com/citycells/compute/api/services/v1alpha1"
 	"github.com/citycells/compute/internal/cli"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/planes"
+	"github.com/citycells/compute/test/clitest"
 	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 

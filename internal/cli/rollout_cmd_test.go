@@ -9,9 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/standin/simprovider"
+	"github.com/citycells/compute/test/clitest"
 	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 
@@ -146,7 +145,7 @@ func TestRolloutStatusExitsWithFailureWhenTheRolloutHalted(t *testing.T) {
 	// The new revision's instances never finish starting (the provider
 	// holds them): DFW, the first wave, passes its progress deadline and
 	// halts the rollout.
-	deployImage(t, h, "web", "ghcr.io/acme/web:1.1", map[string]string{simprovider.HoldAnnotation: "true"})
+	deployImage(t, h, "web", "ghcr.io/acme/web:1.1", clilive.HeldAnnotations())
 	rolloutPhase(h, "web", computev1alpha.RolloutPhaseHalted)
 
 	for _, args := range [][]string{{"--watch=false"}, {"--timeout", "30s"}} {
@@ -170,7 +169,7 @@ func TestRolloutHaltsWhenTheNewImageFailsWhileOldInstancesServe(t *testing.T) {
 	// DFW replaces web-1 first; the provider cannot pull the new image
 	// while web-0 still serves 1.0. The halt comes from the failure, long
 	// before the 10-minute progress deadline.
-	deployImage(t, h, "web", "ghcr.io/acme/web:broken", map[string]string{simprovider.FailAnnotation: computev1alpha.ReasonImageUnavailable})
+	deployImage(t, h, "web", "ghcr.io/acme/web:broken", clilive.FailingAnnotations(computev1alpha.ReasonImageUnavailable))
 	rolloutPhase(h, "web", computev1alpha.RolloutPhaseHalted)
 
 	res := h.Run(main, clitest.RunOptions{}, "rollout", "status", "web", "--watch=false")

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/clitest"
 	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/clitest"
 	"github.com/citycells/compute/test/integration/fixtures/clilive"
 )
 

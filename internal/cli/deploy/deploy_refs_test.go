@@ -14,8 +14,8 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/clitest"
 )
 
 func TestParseEnvFrom(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/plan"
+	"github.com/citycells/compute/test/clitest"
 )
 
 func TestParsePort(t *testing.T) {

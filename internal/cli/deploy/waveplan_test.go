@@ -7,7 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/test/clitest"
 )
 
 func TestWavePlanSaysHowAChangeTravelsBetweenCities(t *testing.T) {

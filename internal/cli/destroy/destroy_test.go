@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // (A printer test: it renders objects built in memory, in the states the

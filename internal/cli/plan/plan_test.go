@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/test/clitest"
 )
 
 func TestCompute(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/apitest"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	cellquota "github.com/citycells/compute/internal/quota"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // cmd renders command lines as datumctl does.

@@ -8,8 +8,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/clitest"
 )
 
 func TestPatch(t *testing.T) {

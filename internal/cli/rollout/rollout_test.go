@@ -8,9 +8,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/revision"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // history records three templates of web the way the management plane

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
+	"github.com/citycells/compute/test/clitest"
 )
 
 func TestPatchAndApplyAgree(t *testing.T) {

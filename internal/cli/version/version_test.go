@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
+	"github.com/citycells/compute/test/clitest"
 )
 
 func TestPluginManifest(t *testing.T) {

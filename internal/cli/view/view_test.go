@@ -10,11 +10,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/locations"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/placement"
 	"github.com/citycells/compute/internal/status"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // (A printer test: it renders objects built in memory, in the states the

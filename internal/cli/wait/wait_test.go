@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // (A printer test: it renders objects built in memory, in the states the

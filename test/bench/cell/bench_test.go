@@ -71,13 +71,13 @@ import (
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/apitest"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/manager/quotaserver"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
 	service "github.com/citycells/compute/internal/standin/quotaservice"
 	"github.com/citycells/compute/test/bench/internal/apimetrics"
 	"github.com/citycells/compute/test/bench/internal/procstat"
+	"github.com/citycells/compute/test/clitest"
 	"github.com/citycells/compute/test/integration/fixtures"
 )
 

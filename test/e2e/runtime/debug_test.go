@@ -31,10 +31,10 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/local/faults"
 	"github.com/citycells/compute/internal/local/platform"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // relayUser is the debug API relay's hub identity, which Karmada

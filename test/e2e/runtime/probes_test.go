@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/local/platform"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // TestProbesDecideReadinessOnTheRealNode: a readiness probe on a port the

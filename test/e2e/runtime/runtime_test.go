@@ -22,9 +22,9 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/local/platform"
+	"github.com/citycells/compute/test/clitest"
 	"github.com/citycells/compute/test/e2e/internal/fixture"
 )
 

@@ -13,10 +13,10 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/internal/quota"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // TestARequestsOnlyContainersClaimEqualsItsPodsSize (issue 39, item 5): a

@@ -12,9 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/local/platform"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // TestEnvFromAndSecurityContextReachTheRealNode: a Workload that reads a

@@ -18,11 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/statusview"
 	"github.com/citycells/compute/internal/local/platform"
 	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/test/clitest"
 	"github.com/citycells/compute/test/e2e/internal/fixture"
 )
 

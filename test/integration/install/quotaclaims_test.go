@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/standin/quotaservice"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // claimsCap is the per-cell claim cap the test runs compute-quota with.

@@ -27,11 +27,11 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/planes"
 	"github.com/citycells/compute/internal/quota"
 	"github.com/citycells/compute/internal/standin/quotaservice"
+	"github.com/citycells/compute/test/clitest"
 	"github.com/citycells/compute/test/integration/fixtures"
 )
 

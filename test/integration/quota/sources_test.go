@@ -12,8 +12,8 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/standin/quotaservice"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // TestACellsClaimWaitsForItsCityToBeBound: a claim of cell-sin in a

@@ -18,9 +18,9 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/cli/clitest"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/standin/quotaservice"
+	"github.com/citycells/compute/test/clitest"
 )
 
 // settle bounds how long the flow may take to reach a state.
