@@ -466,29 +466,14 @@ func (r *Reconciler) applyConditions(ctx context.Context, inst *computev1alpha.I
 		}
 		items = append(items, u)
 	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": computev1alpha.GroupVersion.String(),
-		"kind":       computev1alpha.InstanceKind,
-		"metadata":   map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)},
-		"status":     map[string]any{"conditions": items},
-	}}
+	fields := map[string]any{"conditions": items}
 	if suspended {
 		// Left out when false, so the apply removes it.
-		obj.Object["status"].(map[string]any)["suspended"] = true
+		fields["suspended"] = true
 	}
-	err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldOwner), client.ForceOwnership)
-	if apierrors.IsNotFound(err) {
-		return nil
+	if applied, err := r.applyStatusPart(ctx, inst, FieldOwner, fields, "apply status"); !applied || err != nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("failed to apply status of Instance %s: %w", inst.Name, err)
-	}
-	fresh := &computev1alpha.Instance{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, fresh); err != nil {
-		return fmt.Errorf("failed to decode Instance %s: %w", inst.Name, err)
-	}
-	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, fresh.ResourceVersion)
-	*inst = *fresh
 
 	for _, w := range warnings(old, merged) {
 		r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, w.Reason, "Reconcile", "%s", w.Message)

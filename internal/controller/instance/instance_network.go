@@ -16,6 +16,7 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/instanceref"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/phases"
 	"github.com/citycells/compute/internal/status"
@@ -61,16 +62,10 @@ func wantedBindings(inst *computev1alpha.Instance) []*networkingv1alpha.NetworkB
 	for i, ref := range refs {
 		out[i] = &networkingv1alpha.NetworkBinding{
 			ObjectMeta: metav1.ObjectMeta{
-				Namespace: inst.Namespace,
-				Name:      names.NetworkBindingName(inst.Name, i),
-				Labels:    map[string]string{computev1alpha.ManagedByLabel: computev1alpha.ManagedByCompute},
-				OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: computev1alpha.GroupVersion.String(),
-					Kind:       computev1alpha.InstanceKind,
-					Name:       inst.Name,
-					UID:        inst.UID,
-					Controller: ptr.To(true),
-				}},
+				Namespace:       inst.Namespace,
+				Name:            names.NetworkBindingName(inst.Name, i),
+				Labels:          map[string]string{computev1alpha.ManagedByLabel: computev1alpha.ManagedByCompute},
+				OwnerReferences: []metav1.OwnerReference{instanceref.Controller(inst)},
 			},
 			Spec: networkingv1alpha.NetworkBindingSpec{
 				Network:  ref,
@@ -165,26 +160,36 @@ func (r *Reconciler) applyAddresses(ctx context.Context, inst *computev1alpha.In
 		}
 		items = append(items, u)
 	}
+	_, err := r.applyStatusPart(ctx, inst, NetworkFieldOwner, map[string]any{"networkInterfaces": items}, "record the network addresses")
+	return err
+}
+
+// applyStatusPart writes status, the fields of an Instance's status that
+// fieldOwner owns, with server-side apply; inst is updated from the
+// response and the write recorded in own. It reports whether the write
+// was made: an Instance gone is not written, and no error; what says in
+// an error what the write was for.
+func (r *Reconciler) applyStatusPart(ctx context.Context, inst *computev1alpha.Instance, fieldOwner string, status map[string]any, what string) (bool, error) {
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": computev1alpha.GroupVersion.String(),
 		"kind":       computev1alpha.InstanceKind,
 		"metadata":   map[string]any{"name": inst.Name, "namespace": inst.Namespace, "uid": string(inst.UID)},
-		"status":     map[string]any{"networkInterfaces": items},
+		"status":     status,
 	}}
-	err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(NetworkFieldOwner), client.ForceOwnership)
+	err := r.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldOwner), client.ForceOwnership)
 	if apierrors.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("failed to record the network addresses of Instance %s: %w", inst.Name, err)
+		return false, fmt.Errorf("failed to %s of Instance %s: %w", what, inst.Name, err)
 	}
 	fresh := &computev1alpha.Instance{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, fresh); err != nil {
-		return fmt.Errorf("failed to decode Instance %s: %w", inst.Name, err)
+		return false, fmt.Errorf("failed to decode Instance %s: %w", inst.Name, err)
 	}
 	r.own.Wrote(client.ObjectKeyFromObject(inst), inst.UID, fresh.ResourceVersion)
 	*inst = *fresh
-	return nil
+	return true, nil
 }
 
 // withNetwork turns the Ready of a gated Instance whose binding the

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/instanceref"
 )
 
 // NetworkPolicyEnforcement says whether the cell's network enforces
@@ -63,16 +64,10 @@ func networkPolicyFor(inst *computev1alpha.Instance) *networkingv1.NetworkPolicy
 	return &networkingv1.NetworkPolicy{
 		TypeMeta: metav1.TypeMeta{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "NetworkPolicy"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      inst.Name,
-			Namespace: inst.Namespace,
-			Labels:    map[string]string{InstanceLabel: labelValue(inst.Name)},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: computev1alpha.GroupVersion.String(),
-				Kind:       computev1alpha.InstanceKind,
-				Name:       inst.Name,
-				UID:        inst.UID,
-				Controller: ptr.To(true),
-			}},
+			Name:            inst.Name,
+			Namespace:       inst.Namespace,
+			Labels:          map[string]string{InstanceLabel: labelValue(inst.Name)},
+			OwnerReferences: []metav1.OwnerReference{instanceref.Controller(inst)},
 		},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{InstanceLabel: labelValue(inst.Name)}},

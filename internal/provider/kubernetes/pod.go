@@ -16,6 +16,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
+	"github.com/citycells/compute/internal/instanceref"
 	"github.com/citycells/compute/internal/quota/sizing"
 	"github.com/citycells/compute/internal/referenceddata"
 	admission "github.com/citycells/compute/internal/webhook/validation"
@@ -107,21 +108,16 @@ func podWithTypes(inst *computev1alpha.Instance, types catalog.Catalog, ratio fl
 		labels[k] = v
 	}
 	labels[InstanceLabel] = labelValue(inst.Name)
+	owner := instanceref.Controller(inst)
+	owner.BlockOwnerDeletion = ptr.To(true)
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        inst.Name,
-			Namespace:   inst.Namespace,
-			Labels:      labels,
-			Annotations: map[string]string{TemplateHashAnnotation: templateHash(inst)},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion:         computev1alpha.GroupVersion.String(),
-				Kind:               computev1alpha.InstanceKind,
-				Name:               inst.Name,
-				UID:                inst.UID,
-				Controller:         ptr.To(true),
-				BlockOwnerDeletion: ptr.To(true),
-			}},
+			Name:            inst.Name,
+			Namespace:       inst.Namespace,
+			Labels:          labels,
+			Annotations:     map[string]string{TemplateHashAnnotation: templateHash(inst)},
+			OwnerReferences: []metav1.OwnerReference{owner},
 		},
 		Spec: corev1.PodSpec{
 			Containers:                   containers,
