@@ -29,6 +29,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/hubclients"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/patch"
 	"github.com/citycells/compute/internal/referenceddata"
@@ -70,12 +71,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 		return errors.New("referenced-data controller: a manager and the federation plane (or Local) are required")
 	}
 	r.Manager = mgr
-	if r.Hub == nil && hubCluster != nil {
-		r.Hub = hubCluster.GetClient()
-	}
-	if r.HubReader == nil && hubCluster != nil {
-		r.HubReader = hubCluster.GetAPIReader()
-	}
+	hubclients.Default(&r.Hub, &r.HubReader, hubCluster)
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.TypedOptions[mcreconcile.Request]{

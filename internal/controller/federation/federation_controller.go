@@ -29,6 +29,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/hubclients"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/patch"
 	"github.com/citycells/compute/internal/pendingfirst"
@@ -120,12 +121,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 		return errors.New("federator: the federation plane is required (--federation-kubeconfig)")
 	}
 	r.Manager = mgr
-	if r.Hub == nil {
-		r.Hub = hubCluster.GetClient()
-	}
-	if r.HubReader == nil {
-		r.HubReader = hubCluster.GetAPIReader()
-	}
+	hubclients.Default(&r.Hub, &r.HubReader, hubCluster)
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/hubclients"
 )
 
 // PolicyControllerName names the PropagationPolicy controller in logs and
@@ -53,12 +54,7 @@ func (r *PolicyReconciler) SetupWithManager(mgr ctrl.Manager, hubCluster cluster
 	if mgr == nil || hubCluster == nil {
 		return errors.New("propagationpolicy controller: a manager and the federation plane are required")
 	}
-	if r.Hub == nil {
-		r.Hub = hubCluster.GetClient()
-	}
-	if r.HubReader == nil {
-		r.HubReader = hubCluster.GetAPIReader()
-	}
+	hubclients.Default(&r.Hub, &r.HubReader, hubCluster)
 	if r.Locks == nil {
 		r.Locks = &CityLocks{}
 	}

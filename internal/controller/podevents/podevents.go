@@ -54,6 +54,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/eventcopy"
+	"github.com/citycells/compute/internal/hubclients"
 )
 
 // ControllerName names the forwarder in logs and metrics, and reports the
@@ -119,12 +120,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, hub
 	if r.Cell == nil {
 		r.Cell = mgr.GetClient()
 	}
-	if r.Hub == nil {
-		r.Hub = hubCluster.GetClient()
-	}
-	if r.HubReader == nil {
-		r.HubReader = hubCluster.GetAPIReader()
-	}
+	hubclients.Default(&r.Hub, &r.HubReader, hubCluster)
 	if r.Limiter == nil {
 		r.Limiter = rate.NewLimiter(DefaultWritesPerSecond, DefaultBurst)
 	}

@@ -22,6 +22,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/eventcopy"
+	"github.com/citycells/compute/internal/hubclients"
 )
 
 // EventControllerName names the event projector in logs and metrics, and
@@ -79,12 +80,7 @@ type EventReconciler struct {
 // its requests are the hub events regarding Instances.
 func (r *EventReconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.Cluster) error {
 	r.Manager = mgr
-	if r.Hub == nil {
-		r.Hub = hubCluster.GetClient()
-	}
-	if r.HubReader == nil {
-		r.HubReader = hubCluster.GetAPIReader()
-	}
+	hubclients.Default(&r.Hub, &r.HubReader, hubCluster)
 	if r.Limiter == nil {
 		r.Limiter = rate.NewLimiter(DefaultEventWritesPerSecond, DefaultEventBurst)
 	}

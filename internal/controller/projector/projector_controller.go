@@ -23,6 +23,7 @@ import (
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/hubclients"
 	"github.com/citycells/compute/internal/mirror"
 	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/ownwrites"
@@ -101,12 +102,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager, hubCluster cluster.
 		return errors.New("instance projector: the federation plane is required (--federation-kubeconfig)")
 	}
 	r.Manager = mgr
-	if r.Hub == nil {
-		r.Hub = hubCluster.GetClient()
-	}
-	if r.HubReader == nil {
-		r.HubReader = hubCluster.GetAPIReader()
-	}
+	hubclients.Default(&r.Hub, &r.HubReader, hubCluster)
 	if r.Recorder == nil {
 		r.Recorder = hubCluster.GetEventRecorder("compute.datumapis.com/" + ControllerName)
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/hubclients"
 	"github.com/citycells/compute/internal/mirror"
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/patch"
@@ -88,12 +89,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, hubCluster cluster.Clust
 	if r.CellReader == nil {
 		r.CellReader = mgr.GetAPIReader()
 	}
-	if r.Hub == nil {
-		r.Hub = hubCluster.GetClient()
-	}
-	if r.HubReader == nil {
-		r.HubReader = hubCluster.GetAPIReader()
-	}
+	hubclients.Default(&r.Hub, &r.HubReader, hubCluster)
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
