@@ -23,8 +23,6 @@ const (
 	flagDebugAPICertDir     = "debug-api-cert-dir"
 	// debugServiceName is its Service in the project plane.
 	debugServiceName = "compute-debug"
-	// debugAPIServiceName is its APIService.
-	debugAPIServiceName = "v1alpha.debug.compute.datumapis.com"
 )
 
 // debugServiceHost is the name the aggregator verifies the debug API's
@@ -74,34 +72,61 @@ func (p *Platform) registerDebugAPI(ctx context.Context, r managerRole) error {
 	ns := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": identityNamespace},
 	}}
-	svc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1",
-		"kind":       "Service",
-		"metadata":   map[string]any{"name": debugServiceName, "namespace": identityNamespace},
-		"spec": map[string]any{
-			"type":         "ExternalName",
-			"externalName": "localhost",
-			"ports":        []any{map[string]any{"name": "https", "port": int64(r.debugAPIPort), "protocol": "TCP"}},
-		},
-	}}
-	apiService := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiregistration.k8s.io/v1",
-		"kind":       "APIService",
-		"metadata":   map[string]any{"name": debugAPIServiceName},
-		"spec": map[string]any{
-			"caBundle":             base64.StdEncoding.EncodeToString(p.env.CAPEM()),
-			"group":                "debug.compute.datumapis.com",
-			"version":              "v1alpha",
-			"groupPriorityMinimum": int64(1000),
-			"versionPriority":      int64(10),
-			"service":              map[string]any{"name": debugServiceName, "namespace": identityNamespace, "port": int64(r.debugAPIPort)},
-		},
-	}}
-	for _, o := range []*unstructured.Unstructured{ns, svc, apiService} {
+	api := aggregatedAPI{
+		service: debugServiceName, namespace: identityNamespace, port: r.debugAPIPort,
+		group: "debug.compute.datumapis.com", version: "v1alpha", groupPriorityMinimum: 1000,
+		caBundle: base64.StdEncoding.EncodeToString(p.env.CAPEM()),
+	}
+	for _, o := range append([]*unstructured.Unstructured{ns}, api.objects()...) {
 		if err := apply(ctx, c, o); err != nil {
 			return fmt.Errorf("failed to register the debug API of %s: %w", r.name, err)
 		}
 	}
 	p.progress.linef("%s: debug API (instances' log and exec) registered in %s", r.name, r.plane)
 	return nil
+}
+
+// aggregatedAPI is an API server of the platform, running on the host,
+// that a plane serves through API aggregation.
+type aggregatedAPI struct {
+	// service and namespace name the ExternalName Service (to localhost)
+	// the APIService sends to; port is the server's.
+	service, namespace string
+	port               int
+	// group and version are the API served; groupPriorityMinimum ranks
+	// the group in discovery.
+	group, version       string
+	groupPriorityMinimum int64
+	// caBundle (base64) is what the plane trusts the server's certificate
+	// through.
+	caBundle string
+}
+
+// objects returns the ExternalName Service and the APIService that
+// register the API in a plane.
+func (a aggregatedAPI) objects() []*unstructured.Unstructured {
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Service",
+		"metadata":   map[string]any{"name": a.service, "namespace": a.namespace},
+		"spec": map[string]any{
+			"type":         "ExternalName",
+			"externalName": "localhost",
+			"ports":        []any{map[string]any{"name": "https", "port": int64(a.port), "protocol": "TCP"}},
+		},
+	}}
+	apiService := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1",
+		"kind":       "APIService",
+		"metadata":   map[string]any{"name": a.version + "." + a.group},
+		"spec": map[string]any{
+			"caBundle":             a.caBundle,
+			"group":                a.group,
+			"version":              a.version,
+			"groupPriorityMinimum": a.groupPriorityMinimum,
+			"versionPriority":      int64(10),
+			"service":              map[string]any{"name": a.service, "namespace": a.namespace, "port": int64(a.port)},
+		},
+	}}
+	return []*unstructured.Unstructured{svc, apiService}
 }

@@ -220,32 +220,11 @@ func (p *Platform) writeServingCert(dir, commonName string, sans ...string) (cer
 // the aggregated apiserver and the URL-based webhook configurations.
 func (p *Platform) registerKarmadaServers(ctx context.Context, c client.Client, ports karmadaPorts) error {
 	caBundle := base64.StdEncoding.EncodeToString(p.env.CAPEM())
-	svc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1",
-		"kind":       "Service",
-		"metadata":   map[string]any{"name": aggregatedServiceName, "namespace": karmadaSystemNamespace},
-		"spec": map[string]any{
-			"type":         "ExternalName",
-			"externalName": "localhost",
-			"ports":        []any{map[string]any{"name": "https", "port": int64(ports.aggregated), "protocol": "TCP"}},
-		},
-	}}
-	apiService := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiregistration.k8s.io/v1",
-		"kind":       "APIService",
-		"metadata":   map[string]any{"name": "v1alpha1.cluster.karmada.io"},
-		"spec": map[string]any{
-			"caBundle":             caBundle,
-			"group":                "cluster.karmada.io",
-			"version":              "v1alpha1",
-			"groupPriorityMinimum": int64(2000),
-			"versionPriority":      int64(10),
-			"service": map[string]any{
-				"name": aggregatedServiceName, "namespace": karmadaSystemNamespace, "port": int64(ports.aggregated),
-			},
-		},
-	}}
-	objs := []*unstructured.Unstructured{svc, apiService}
+	api := aggregatedAPI{
+		service: aggregatedServiceName, namespace: karmadaSystemNamespace, port: ports.aggregated,
+		group: "cluster.karmada.io", version: "v1alpha1", groupPriorityMinimum: 2000, caBundle: caBundle,
+	}
+	objs := api.objects()
 	hooks, err := webhookObjects(webhookConfiguration, "https://"+hostPort(ports.webhook), caBundle)
 	if err != nil {
 		return err
