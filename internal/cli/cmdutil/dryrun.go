@@ -106,19 +106,7 @@ func MergePatched[T any, PT interface {
 	*T
 	client.Object
 }](obj PT, patch []byte) (PT, error) {
-	doc, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	patched, err := jsonpatch.MergePatch(doc, patch)
-	if err != nil {
-		return nil, fmt.Errorf("cannot apply the patch: %w", err)
-	}
-	out := PT(new(T))
-	if err := json.Unmarshal(patched, out); err != nil {
-		return nil, fmt.Errorf("cannot apply the patch: %w", err)
-	}
-	return out, nil
+	return patched[T](obj, func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, patch) })
 }
 
 // JSONPatched returns what obj becomes with the JSON patch p applied,
@@ -135,16 +123,24 @@ func JSONPatched[T any, PT interface {
 	if err != nil {
 		return nil, err
 	}
+	return patched[T](obj, ops.Apply)
+}
+
+// patched returns what obj becomes when apply rewrites its JSON document.
+func patched[T any, PT interface {
+	*T
+	client.Object
+}](obj PT, apply func(doc []byte) ([]byte, error)) (PT, error) {
 	doc, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
-	patched, err := ops.Apply(doc)
+	changed, err := apply(doc)
 	if err != nil {
 		return nil, fmt.Errorf("cannot apply the patch: %w", err)
 	}
 	out := PT(new(T))
-	if err := json.Unmarshal(patched, out); err != nil {
+	if err := json.Unmarshal(changed, out); err != nil {
 		return nil, fmt.Errorf("cannot apply the patch: %w", err)
 	}
 	return out, nil

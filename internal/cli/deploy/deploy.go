@@ -157,24 +157,25 @@ func (o *Options) addFlags(cmd *cobra.Command, f *cmdutil.Factory) {
 		"Run in every Location of the project whose topology matches, e.g. topology.datum.net/region=us-south (KEY=VALUE, comma-separated or repeated).")
 	fl.Int32Var(&o.Min, "min", 1, "Instances per city.")
 	fl.Int32Var(&o.Max, "max", 0, "Most instances per city (optional; at least --min).")
-	fl.StringArrayVar(&o.PortValues, "port", nil, "A port the container listens on: [name:]port[/protocol], e.g. http:8080 (repeatable).")
-	fl.StringArrayVar(&o.EnvValues, "env", nil, "An environment variable NAME=value, or NAME- to remove it (repeatable).")
-	fl.StringArrayVar(&o.EnvFromSecretValues, "env-from-secret", nil,
-		"An environment variable read from a Secret key: NAME=SECRET:KEY (repeatable; remove with --env NAME-).")
-	fl.StringArrayVar(&o.EnvFromConfigMapValues, "env-from-configmap", nil,
-		"An environment variable read from a ConfigMap key: NAME=CONFIGMAP:KEY (repeatable; remove with --env NAME-).")
-	fl.StringArrayVar(&o.EnvFromSecretAllValues, "env-from-secret-all", nil,
-		"A variable for every key of a Secret: SECRET or SECRET:PREFIX (names prefixed), SECRET- to stop (repeatable).")
-	fl.StringArrayVar(&o.EnvFromConfigMapAllValues, "env-from-configmap-all", nil,
-		"A variable for every key of a ConfigMap: CONFIGMAP or CONFIGMAP:PREFIX, CONFIGMAP- to stop (repeatable).")
-	fl.StringArrayVar(&o.MountSecretValues, "mount-secret", nil,
-		"Mount a Secret's keys as files: SECRET:PATH, or SECRET- to remove the mount (repeatable).")
-	fl.StringArrayVar(&o.MountConfigMapValues, "mount-configmap", nil,
-		"Mount a ConfigMap's keys as files: CONFIGMAP:PATH, or CONFIGMAP- to remove the mount (repeatable).")
-	fl.StringArrayVar(&o.PullSecretValues, "pull-secret", nil,
-		"A Secret holding registry credentials to pull the image with, or NAME- to stop using it (repeatable).")
-	fl.StringArrayVar(&o.Command, "command", nil, "The command to run instead of the image's entrypoint, one token per flag (repeatable).")
-	fl.StringArrayVar(&o.Args, "args", nil, "Arguments for the command, one per flag (repeatable).")
+	// The repeatable flags, one value each time.
+	for _, r := range []struct {
+		into        *[]string
+		name, usage string
+	}{
+		{&o.PortValues, "port", "A port the container listens on: [name:]port[/protocol], e.g. http:8080 (repeatable)."},
+		{&o.EnvValues, "env", "An environment variable NAME=value, or NAME- to remove it (repeatable)."},
+		{&o.EnvFromSecretValues, "env-from-secret", "An environment variable read from a Secret key: NAME=SECRET:KEY (repeatable; remove with --env NAME-)."},
+		{&o.EnvFromConfigMapValues, "env-from-configmap", "An environment variable read from a ConfigMap key: NAME=CONFIGMAP:KEY (repeatable; remove with --env NAME-)."},
+		{&o.EnvFromSecretAllValues, "env-from-secret-all", "A variable for every key of a Secret: SECRET or SECRET:PREFIX (names prefixed), SECRET- to stop (repeatable)."},
+		{&o.EnvFromConfigMapAllValues, "env-from-configmap-all", "A variable for every key of a ConfigMap: CONFIGMAP or CONFIGMAP:PREFIX, CONFIGMAP- to stop (repeatable)."},
+		{&o.MountSecretValues, "mount-secret", "Mount a Secret's keys as files: SECRET:PATH, or SECRET- to remove the mount (repeatable)."},
+		{&o.MountConfigMapValues, "mount-configmap", "Mount a ConfigMap's keys as files: CONFIGMAP:PATH, or CONFIGMAP- to remove the mount (repeatable)."},
+		{&o.PullSecretValues, "pull-secret", "A Secret holding registry credentials to pull the image with, or NAME- to stop using it (repeatable)."},
+		{&o.Command, "command", "The command to run instead of the image's entrypoint, one token per flag (repeatable)."},
+		{&o.Args, "args", "Arguments for the command, one per flag (repeatable)."},
+	} {
+		fl.StringArrayVar(r.into, r.name, nil, r.usage)
+	}
 	fl.StringVar(&o.InstanceType, "instance-type", "", "Instance type, e.g. "+DefaultInstanceTypeHint+".")
 	fl.StringVar(&o.Policy, "policy", "", "Instance ordering: OrderedReady (default: one after another) or Parallel.")
 	fl.StringVar(&o.Placement, "placement", "", "The placement to create or change (default \""+DefaultPlacement+"\").")
@@ -252,19 +253,11 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	if o.LocationSelector, err = ParseLocationSelector(o.LocationSelectorValues); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
-	for _, v := range o.PortValues {
-		p, err := ParsePort(v)
-		if err != nil {
-			return cmdutil.UsageErrorf("%v", err)
-		}
-		o.Ports = append(o.Ports, p)
+	if err := parseEach(&o.Ports, o.PortValues, ParsePort); err != nil {
+		return err
 	}
-	for _, v := range o.EnvValues {
-		e, err := ParseEnv(v)
-		if err != nil {
-			return cmdutil.UsageErrorf("%v", err)
-		}
-		o.Env = append(o.Env, e)
+	if err := parseEach(&o.Env, o.EnvValues, ParseEnv); err != nil {
+		return err
 	}
 	if err := o.parseRefs(); err != nil {
 		return err

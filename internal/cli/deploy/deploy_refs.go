@@ -346,36 +346,35 @@ func (o *Options) parseRefs() error {
 			o.EnvFrom = append(o.EnvFrom, e)
 		}
 	}
-	for _, set := range []struct {
-		kind   string
-		values []string
-	}{{KindSecret, o.EnvFromSecretAllValues}, {KindConfigMap, o.EnvFromConfigMapAllValues}} {
-		for _, v := range set.values {
-			e, err := ParseEnvAll(set.kind, v)
-			if err != nil {
-				return cmdutil.UsageErrorf("%v", err)
-			}
-			o.EnvAll = append(o.EnvAll, e)
+	// Each parses (the first error wins), as the flags are independent.
+	for _, err := range []error{
+		parseEach(&o.EnvAll, o.EnvFromSecretAllValues, ofKind(KindSecret, ParseEnvAll)),
+		parseEach(&o.EnvAll, o.EnvFromConfigMapAllValues, ofKind(KindConfigMap, ParseEnvAll)),
+		parseEach(&o.Mounts, o.MountSecretValues, ofKind(KindSecret, ParseMount)),
+		parseEach(&o.Mounts, o.MountConfigMapValues, ofKind(KindConfigMap, ParseMount)),
+		parseEach(&o.PullSecrets, o.PullSecretValues, ParsePullSecret),
+	} {
+		if err != nil {
+			return err
 		}
 	}
-	for _, set := range []struct {
-		kind   string
-		values []string
-	}{{KindSecret, o.MountSecretValues}, {KindConfigMap, o.MountConfigMapValues}} {
-		for _, v := range set.values {
-			m, err := ParseMount(set.kind, v)
-			if err != nil {
-				return cmdutil.UsageErrorf("%v", err)
-			}
-			o.Mounts = append(o.Mounts, m)
-		}
-	}
-	for _, v := range o.PullSecretValues {
-		p, err := ParsePullSecret(v)
+	return nil
+}
+
+// parseEach parses each of values with parse, appending what it returns
+// to into; a value parse refuses is a usage error.
+func parseEach[T any](into *[]T, values []string, parse func(string) (T, error)) error {
+	for _, v := range values {
+		x, err := parse(v)
 		if err != nil {
 			return cmdutil.UsageErrorf("%v", err)
 		}
-		o.PullSecrets = append(o.PullSecrets, p)
+		*into = append(*into, x)
 	}
 	return nil
+}
+
+// ofKind is parse of references of kind (KindSecret or KindConfigMap).
+func ofKind[T any](kind string, parse func(kind, s string) (T, error)) func(string) (T, error) {
+	return func(s string) (T, error) { return parse(kind, s) }
 }

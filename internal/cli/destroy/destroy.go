@@ -28,10 +28,9 @@ const DefaultTimeout = 5 * time.Minute
 // destroyed workload; --wait waits until the workload and its instances
 // are gone.
 type Options struct {
-	cmdutil.WorkloadWaitOptions
-	// DryRun is --dry-run: none, client (show what goes and stop) or
-	// server (also have the server check the delete without doing it).
-	DryRun string
+	// ChangeOptions' --dry-run=client shows what goes and stops; server
+	// also has the server check the delete without doing it.
+	cmdutil.ChangeOptions
 }
 
 // NewCommand returns the destroy command.
@@ -42,26 +41,16 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), DefaultTimeout)}
-	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
+	o := &Options{ChangeOptions: cmdutil.NewChangeOptions(f, DefaultTimeout)}
+	cmd := o.ChangeCommand(f, &cobra.Command{
 		Use:     "destroy NAME",
 		Aliases: []string{"delete"},
 		Short:   "Delete a workload and all of its instances",
 		Long: "Show the workload's instances per city, ask for confirmation (or take --yes), and delete the\n" +
 			"workload; its instances in every city are removed with it. Without a terminal, --yes is required.",
 		Example: "  datumctl compute destroy web\n  datumctl compute destroy web --yes --wait\n  datumctl compute destroy web --dry-run",
-	}, o, o.Output)
-	o.WaitFlags.AddFlags(cmd, "Wait until the workload and its instances are gone.")
-	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would be destroyed")
+	}, o, "Wait until the workload and its instances are gone.", "what would be destroyed")
 	return cmd, o
-}
-
-// Validate checks the flags.
-func (o *Options) Validate() error {
-	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
-		return err
-	}
-	return o.WorkloadWaitOptions.Validate()
 }
 
 // Run destroys the workload.

@@ -49,7 +49,7 @@ func Describe(inst *computev1alpha.Instance, events []corev1.Event, now time.Tim
 	add("Index", l[computev1alpha.InstanceIndexLabel])
 	add("Deployment", l[computev1alpha.WorkloadDeploymentNameLabel])
 	add("Status", st.String())
-	if st.Phase != view.PhaseAvailable {
+	if st.Phase != status.PhaseAvailable {
 		add("Message", cmdutil.OneLine(st.Message))
 	}
 	add("Type", view.InstanceType(inst))

@@ -14,6 +14,7 @@ import (
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/internal/cli/view"
+	"github.com/citycells/compute/internal/status"
 )
 
 // SortInstances orders instances by workload, city, ordinal and name.
@@ -70,7 +71,7 @@ func Summary(items []computev1alpha.Instance) string {
 		counts[view.Instance(&items[i]).Phase]++
 	}
 	var parts []string
-	for _, phase := range []string{view.PhaseAvailable, view.PhaseStarting, view.PhasePending, view.PhaseFailed, view.PhaseTerminating} {
+	for _, phase := range []string{status.PhaseAvailable, status.PhaseStarting, status.PhasePending, status.PhaseFailed, status.PhaseTerminating} {
 		if n := counts[phase]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(phase)))
 		}

@@ -188,7 +188,7 @@ func blockedByQuota(inst *computev1alpha.Instance) bool {
 		return true
 	}
 	st := view.Instance(inst)
-	return (st.Phase == view.PhasePending && strings.HasPrefix(st.Detail, "quota")) || st.Detail == "no quota budget"
+	return (st.Phase == status.PhasePending && strings.HasPrefix(st.Detail, "quota")) || st.Detail == "no quota budget"
 }
 
 // projectBuckets picks, per resource type, the bucket of the project's

@@ -51,12 +51,9 @@ func CityRestartedAtAnnotation(city string) string {
 // Options are the options of `restart`: -o json or yaml print the
 // resulting workload; --wait waits for the restart to finish.
 type Options struct {
-	cmdutil.WorkloadWaitOptions
+	cmdutil.ChangeOptions
 	// CityFlag is --city: restart only this city.
 	cmdutil.CityFlag
-	// DryRun is --dry-run: none, client (say what would change and stop)
-	// or server (also have the server check it without storing it).
-	DryRun string
 }
 
 // NewCommand returns the restart command.
@@ -67,8 +64,8 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), wait.DefaultTimeout)}
-	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
+	o := &Options{ChangeOptions: cmdutil.NewChangeOptions(f, wait.DefaultTimeout)}
+	cmd := o.ChangeCommand(f, &cobra.Command{
 		Use:   "restart NAME",
 		Short: "Replace a workload's instances one at a time, everywhere or in one city",
 		Long: "Restart a workload: every instance is deleted and recreated, one at a time, newest first, so the\n" +
@@ -76,10 +73,8 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"later changes to the workload.",
 		Example: "  datumctl compute restart web\n  datumctl compute restart web --city DFW --wait\n" +
 			"  datumctl compute restart web --dry-run=server -o yaml",
-	}, o, o.Output)
+	}, o, "Wait for the restart to finish, with live per-city progress.", "what would change")
 	o.AddCityFlag(cmd, f, "Restart only the instances in this city (a city code such as DFW).")
-	o.WaitFlags.AddFlags(cmd, "Wait for the restart to finish, with live per-city progress.")
-	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	return cmd, o
 }
 
@@ -90,15 +85,7 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 }
 
 // Validate checks the flags.
-func (o *Options) Validate() error {
-	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
-		return err
-	}
-	if err := o.ValidateCity(); err != nil {
-		return err
-	}
-	return o.WorkloadWaitOptions.Validate()
-}
+func (o *Options) Validate() error { return o.ValidateWith(o.ValidateCity()) }
 
 // Run restarts.
 func (o *Options) Run(ctx context.Context) error {

@@ -41,7 +41,7 @@ func TestTwoRestartsInOneSecondBothRestart(t *testing.T) {
 	f := &cmdutil.Factory{Clock: clocktesting.NewFakeClock(clitest.Epoch.Add(300 * time.Millisecond))}
 	w := clitest.NewWorkload("web").Build()
 	w.Spec.Template.Metadata.Annotations = map[string]string{computev1alpha.RestartedAtAnnotation: "2026-06-01T12:00:00Z"}
-	o := &Options{WorkloadWaitOptions: cmdutil.WorkloadWaitOptions{WorkloadRef: cmdutil.NewWorkloadRef(f)}}
+	o := &Options{ChangeOptions: cmdutil.ChangeOptions{WorkloadWaitOptions: cmdutil.WorkloadWaitOptions{WorkloadRef: cmdutil.NewWorkloadRef(f)}}}
 	if got := o.stamp(w); got != "2026-06-01T12:00:01Z" {
 		t.Errorf("got %s", got)
 	}

@@ -105,7 +105,7 @@ func TestUndoPicksThePreviousRevisionOrTheOneAskedFor(t *testing.T) {
 		"a revision that does not exist fails":  {7, 0, cmdutil.ExitFailure},
 	} {
 		t.Run(name, func(t *testing.T) {
-			o := &UndoOptions{WorkloadWaitOptions: cmdutil.WorkloadWaitOptions{WorkloadRef: cmdutil.NewWorkloadRef(&cmdutil.Factory{})}, ToRevision: tc.to}
+			o := &UndoOptions{ChangeOptions: cmdutil.ChangeOptions{WorkloadWaitOptions: cmdutil.WorkloadWaitOptions{WorkloadRef: cmdutil.NewWorkloadRef(&cmdutil.Factory{})}}, ToRevision: tc.to}
 			o.Name = "web"
 			r, err := o.target(h)
 			if got := cmdutil.ExitCode(err); got != tc.wantCode {
@@ -122,7 +122,7 @@ func TestUndoPicksThePreviousRevisionOrTheOneAskedFor(t *testing.T) {
 			t.Fatal(err)
 		}
 		first.Current = 1
-		o := &UndoOptions{WorkloadWaitOptions: cmdutil.WorkloadWaitOptions{WorkloadRef: cmdutil.NewWorkloadRef(&cmdutil.Factory{})}}
+		o := &UndoOptions{ChangeOptions: cmdutil.ChangeOptions{WorkloadWaitOptions: cmdutil.WorkloadWaitOptions{WorkloadRef: cmdutil.NewWorkloadRef(&cmdutil.Factory{})}}}
 		o.Name = "web"
 		if _, err := o.target(first); err == nil || !strings.Contains(err.Error(), "no earlier revision") {
 			t.Errorf("got %v", err)

@@ -19,12 +19,9 @@ import (
 // UndoOptions are the options of `rollout undo`: -o json or yaml print
 // the resulting workload; --wait waits for the rollout it starts.
 type UndoOptions struct {
-	cmdutil.WorkloadWaitOptions
+	cmdutil.ChangeOptions
 	// ToRevision is --to-revision; zero means the previous revision.
 	ToRevision int64
-	// DryRun is --dry-run: none, client (show what would change and stop)
-	// or server (also have the server check it without storing it).
-	DryRun string
 	// AtOnce is --at-once: return every city at once instead of in the
 	// waves of spec.rollout.
 	AtOnce bool
@@ -38,8 +35,8 @@ func NewUndoCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newUndoCommand returns the command and the options it fills.
 func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
-	o := &UndoOptions{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), wait.DefaultTimeout)}
-	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
+	o := &UndoOptions{ChangeOptions: cmdutil.NewChangeOptions(f, wait.DefaultTimeout)}
+	cmd := o.ChangeCommand(f, &cobra.Command{
 		Use:   "undo NAME",
 		Short: "Roll a workload back to an earlier template revision",
 		Long: "Replace the workload's template with the one recorded in an earlier revision (by default the one\n" +
@@ -48,23 +45,19 @@ func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {
 			"--at-once returns every city at the same time.",
 		Example: "  datumctl compute rollout undo web\n" +
 			"  datumctl compute rollout undo web --to-revision 2 --wait",
-	}, o, o.Output)
+	}, o, "Wait for the rollout to finish, with live per-city progress.", "what would change")
 	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "The revision to return to (default: the one before the current).")
-	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
-	o.WaitFlags.AddFlags(cmd, "Wait for the rollout to finish, with live per-city progress.")
 	cmd.Flags().BoolVar(&o.AtOnce, "at-once", false, "Return every city at once instead of in the waves of spec.rollout.")
 	return cmd, o
 }
 
 // Validate checks the flags.
 func (o *UndoOptions) Validate() error {
-	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
-		return err
-	}
+	var revision error
 	if o.ToRevision < 0 {
-		return cmdutil.UsageErrorf("--to-revision must be a revision number (1, 2, ...), got %d", o.ToRevision)
+		revision = cmdutil.UsageErrorf("--to-revision must be a revision number (1, 2, ...), got %d", o.ToRevision)
 	}
-	return o.WorkloadWaitOptions.Validate()
+	return o.ValidateWith(revision)
 }
 
 // Run rolls back.

@@ -36,16 +36,13 @@ const MaxReplicas = 1000
 // Options are the options of `scale`: -o json or yaml print the resulting
 // workload; --wait waits until the new number is ready.
 type Options struct {
-	cmdutil.WorkloadWaitOptions
+	cmdutil.ChangeOptions
 	// CityFlag is --city: scale only this city.
 	cmdutil.CityFlag
 	// Min is --min: instances per city.
 	Min int32
 	// Placement is --placement: scale only this placement.
 	Placement string
-	// DryRun is --dry-run: none, client (say what would change and stop)
-	// or server (also have the server check it without storing it).
-	DryRun string
 	// Autoscale are --max, --cpu, --memory and --no-autoscale.
 	Autoscale
 
@@ -60,8 +57,8 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), wait.DefaultTimeout)}
-	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
+	o := &Options{ChangeOptions: cmdutil.NewChangeOptions(f, wait.DefaultTimeout)}
+	cmd := o.ChangeCommand(f, &cobra.Command{
 		Use:   "scale NAME --min N [--max M --cpu PERCENT]",
 		Short: "Change how many instances a workload runs per city, or how it autoscales",
 		Long: "Set the number of instances per city. Without --city every city of the workload (or of --placement)\n" +
@@ -75,16 +72,14 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 		Example: "  datumctl compute scale web --min 3\n  datumctl compute scale web --min 5 --city DFW --wait\n" +
 			"  datumctl compute scale web --replicas 2 --dry-run=server\n" +
 			"  datumctl compute scale web --min 1 --max 4 --cpu 50\n  datumctl compute scale web --no-autoscale --min 2",
-	}, o, o.Output)
+	}, o, "Wait until the new number of instances is ready.", "what would change")
 	cmd.Flags().Int32Var(&o.Min, "min", 0, "Instances per city; while autoscaling, the fewest.")
 	// kubectl users type --replicas; it means the same here.
 	cmd.Flags().Int32Var(&o.Min, "replicas", 0, "Same as --min (kubectl's name for it).")
 	o.addFlags(cmd)
-	cmdutil.AddDryRunFlag(cmd, &o.DryRun, "what would change")
 	o.AddCityFlag(cmd, f, "Scale only this city (a city code such as DFW).")
 	cmd.Flags().StringVar(&o.Placement, "placement", "", "Scale only this placement (needed when a city is in several).")
 	_ = cmd.RegisterFlagCompletionFunc("placement", cmdutil.CompletePlacements(f))
-	o.WaitFlags.AddFlags(cmd, "Wait until the new number of instances is ready.")
 	return cmd, o
 }
 
@@ -115,13 +110,7 @@ func (o *Options) Validate() error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
-		return err
-	}
-	if err := o.ValidateCity(); err != nil {
-		return err
-	}
-	return o.WorkloadWaitOptions.Validate()
+	return o.ValidateWith(o.ValidateCity())
 }
 
 // Run scales.

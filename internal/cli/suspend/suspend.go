@@ -32,9 +32,7 @@ import (
 // workload suspended (resume: every instance ready again); --dry-run shows
 // the change without making it.
 type Options struct {
-	cmdutil.WorkloadWaitOptions
-	// DryRun is --dry-run: none, client or server.
-	DryRun string
+	cmdutil.ChangeOptions
 	// Resume is set for `resume`.
 	Resume bool
 }
@@ -51,7 +49,7 @@ func NewResumeCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns suspend, or resume.
 func newCommand(f *cmdutil.Factory, resume bool) *cobra.Command {
-	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewObjectOutputFlags(), wait.DefaultTimeout), Resume: resume}
+	o := &Options{ChangeOptions: cmdutil.NewChangeOptions(f, wait.DefaultTimeout), Resume: resume}
 	c := &cobra.Command{
 		Use:   "suspend NAME",
 		Short: "Stop every instance of a workload without deleting anything",
@@ -70,23 +68,7 @@ func newCommand(f *cmdutil.Factory, resume bool) *cobra.Command {
 		waitHelp = "Wait until every instance is ready again, with live per-city progress."
 		dryRunWhat = "the resumption"
 	}
-	cmd := cmdutil.WorkloadCommand(f, c, o, o.Output)
-	cmdutil.AddDryRunFlag(cmd, &o.DryRun, dryRunWhat)
-	o.WaitFlags.AddFlags(cmd, waitHelp)
-	return cmd
-}
-
-// Complete takes the workload name.
-func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	return o.WorkloadRef.Complete(cmd, args)
-}
-
-// Validate checks the flags.
-func (o *Options) Validate() error {
-	if err := cmdutil.ValidateDryRun(o.DryRun); err != nil {
-		return err
-	}
-	return o.WorkloadWaitOptions.Validate()
+	return o.ChangeCommand(f, c, o, waitHelp, dryRunWhat)
 }
 
 // verb returns the words of the command: "suspend"/"Suspending"/"Suspended"

@@ -9,19 +9,10 @@ import (
 	"github.com/citycells/compute/internal/status"
 )
 
-// Instance phases, the first word of an Instance's status (the reason
-// registry's, internal/status).
-const (
-	PhaseAvailable   = status.PhaseAvailable
-	PhasePending     = status.PhasePending
-	PhaseStarting    = status.PhaseStarting
-	PhaseFailed      = status.PhaseFailed
-	PhaseTerminating = status.PhaseTerminating
-)
-
 // InstanceStatus is an Instance's state in words.
 type InstanceStatus struct {
-	// Phase is Available, Pending, Starting, Failed or Terminating.
+	// Phase is Available, Pending, Starting, Failed or Terminating: the
+	// reason registry's phases (status.PhaseAvailable, …).
 	Phase string `json:"phase"`
 	// Detail says why, in lower-case words ("quota exceeded"); empty when
 	// the phase says it all.
@@ -47,7 +38,7 @@ func (s InstanceStatus) String() string {
 func InstanceWords(reason string) InstanceStatus {
 	r, ok := status.Lookup(reason)
 	if !ok || r.Phase == "" {
-		return InstanceStatus{Phase: PhasePending, Detail: cmdutil.Humanize(reason), Reason: reason}
+		return InstanceStatus{Phase: status.PhasePending, Detail: cmdutil.Humanize(reason), Reason: reason}
 	}
 	return InstanceStatus{Phase: r.Phase, Detail: r.Detail, Reason: reason}
 }
@@ -57,14 +48,14 @@ func InstanceWords(reason string) InstanceStatus {
 // QuotaGranted condition for the precise quota answer.
 func Instance(inst *computev1alpha.Instance) InstanceStatus {
 	if inst.DeletionTimestamp != nil {
-		return InstanceStatus{Phase: PhaseTerminating}
+		return InstanceStatus{Phase: status.PhaseTerminating}
 	}
 	ready := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionReady)
 	switch {
 	case ready == nil:
-		return InstanceStatus{Phase: PhasePending, Message: "the cell has not reported on the instance yet"}
+		return InstanceStatus{Phase: status.PhasePending, Message: "the cell has not reported on the instance yet"}
 	case ready.Status == metav1.ConditionTrue:
-		return InstanceStatus{Phase: PhaseAvailable, Reason: ready.Reason, Message: ready.Message}
+		return InstanceStatus{Phase: status.PhaseAvailable, Reason: ready.Reason, Message: ready.Message}
 	}
 	reason, message := ready.Reason, ready.Message
 	if q := meta.FindStatusCondition(inst.Status.Conditions, computev1alpha.ConditionQuotaGranted); reason == computev1alpha.ReasonPendingQuota &&
