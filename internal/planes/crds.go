@@ -62,26 +62,41 @@ func readCRDFile(path string) ([]*apiextensionsv1.CustomResourceDefinition, erro
 		return nil, err
 	}
 	var crds []*apiextensionsv1.CustomResourceDefinition
+	err = EachYAMLDocument(data, func(doc []byte) error {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(doc, crd); err != nil {
+			return err
+		}
+		if crd.Kind == "CustomResourceDefinition" && crd.Spec.Group != "" && crd.Spec.Names.Kind != "" {
+			crds = append(crds, crd)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return crds, nil
+}
+
+// EachYAMLDocument calls fn with every document of a multi-document YAML
+// stream that is not blank, in order; it stops at the first error, the
+// stream's or fn's, and returns it.
+func EachYAMLDocument(data []byte, fn func(doc []byte) error) error {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			return crds, nil
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return err
 		}
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
 		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(doc, crd); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		if err := fn(doc); err != nil {
+			return err
 		}
-		if crd.Kind != "CustomResourceDefinition" || crd.Spec.Group == "" || crd.Spec.Names.Kind == "" {
-			continue
-		}
-		crds = append(crds, crd)
 	}
 }
 

@@ -3,14 +3,11 @@
 package platform
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -249,27 +245,20 @@ func webhookObjects(manifest, baseURL, caBundle string) ([]*unstructured.Unstruc
 // decodeObjects decodes every object of a multi-document YAML stream.
 func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
+	err := planes.EachYAMLDocument(data, func(doc []byte) error {
 		obj := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
-			return nil, err
+			return err
 		}
-		if len(obj.Object) == 0 {
-			continue
+		if len(obj.Object) > 0 {
+			out = append(out, obj)
 		}
-		out = append(out, obj)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // waitAPIServiceAvailable waits until the hub reaches the aggregated
