@@ -36,23 +36,14 @@ type authority struct {
 
 // newAuthority generates a self-signed CA.
 func newAuthority(commonName string) (*authority, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("failed to generate CA key: %w", err)
+	tmpl := &x509.Certificate{
+		Subject:  pkix.Name{CommonName: commonName, Organization: []string{"compute"}},
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		IsCA:     true,
 	}
-	serial, err := newSerial()
+	key, err := stamp(tmpl, "CA key")
 	if err != nil {
 		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: commonName, Organization: []string{"compute"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(certValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
 	}
 	kp, err := sign(tmpl, tmpl, key, key)
 	if err != nil {
@@ -99,9 +90,24 @@ func (a *authority) client(user string, groups ...string) (*keyPair, error) {
 
 // issue fills in serial, key and validity of tmpl and signs it with the CA.
 func (a *authority) issue(tmpl *x509.Certificate) (*keyPair, error) {
+	key, err := stamp(tmpl, "key")
+	if err != nil {
+		return nil, err
+	}
+	kp, err := sign(tmpl, a.cert, key, a.key)
+	if err != nil {
+		return nil, fmt.Errorf("failed to sign certificate %q: %w", tmpl.Subject.CommonName, err)
+	}
+	return kp, nil
+}
+
+// stamp generates the key of a certificate to be made from tmpl and fills
+// in tmpl's serial number, validity (from an hour ago, for certValidity)
+// and basic constraints; what names the key in an error.
+func stamp(tmpl *x509.Certificate, what string) (*ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("failed to generate key: %w", err)
+		return nil, fmt.Errorf("failed to generate %s: %w", what, err)
 	}
 	serial, err := newSerial()
 	if err != nil {
@@ -112,11 +118,7 @@ func (a *authority) issue(tmpl *x509.Certificate) (*keyPair, error) {
 	tmpl.NotBefore = now.Add(-time.Hour)
 	tmpl.NotAfter = now.Add(certValidity)
 	tmpl.BasicConstraintsValid = true
-	kp, err := sign(tmpl, a.cert, key, a.key)
-	if err != nil {
-		return nil, fmt.Errorf("failed to sign certificate %q: %w", tmpl.Subject.CommonName, err)
-	}
-	return kp, nil
+	return key, nil
 }
 
 // sign creates the certificate of key's public half signed by signer.
