@@ -28,6 +28,21 @@ func MergeMaps(base, over map[string]string) map[string]string {
 	return out
 }
 
+// MergeDeploymentMetadata returns a copy of existing with desired's labels
+// and annotations set over its own, so those other writers added are kept,
+// except the suspension request (computev1alpha.SuspendedAnnotation),
+// which goes when desired has none: lifting a suspension resumes the
+// copies. existing is not modified.
+func MergeDeploymentMetadata(existing, desired *computev1alpha.WorkloadDeployment) *computev1alpha.WorkloadDeployment {
+	out := existing.DeepCopy()
+	out.Labels = MergeMaps(out.Labels, desired.Labels)
+	out.Annotations = MergeMaps(out.Annotations, desired.Annotations)
+	if _, suspended := desired.Annotations[computev1alpha.SuspendedAnnotation]; !suspended {
+		delete(out.Annotations, computev1alpha.SuspendedAnnotation)
+	}
+	return out
+}
+
 // WorkloadDeploymentOwner is the controller reference a copied Instance
 // carries to the WorkloadDeployment of its plane. It does not block the
 // owner's deletion: the copiers hold no permission on WorkloadDeployment

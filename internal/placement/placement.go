@@ -485,13 +485,7 @@ func BelongsTo(wd *computev1alpha.WorkloadDeployment, uid types.UID) bool {
 // result differs from existing. existing is not modified. The suspension
 // annotation is the Workload's: removed when desired has none.
 func Merge(existing, desired *computev1alpha.WorkloadDeployment) (merged *computev1alpha.WorkloadDeployment, changed bool) {
-	out := existing.DeepCopy()
-	out.Labels = mirror.MergeMaps(out.Labels, desired.Labels)
-	out.Annotations = mirror.MergeMaps(out.Annotations, desired.Annotations)
-	if _, suspended := desired.Annotations[computev1alpha.SuspendedAnnotation]; !suspended {
-		// The Workload's suspension was lifted: its deployments resume.
-		delete(out.Annotations, computev1alpha.SuspendedAnnotation)
-	}
+	out := mirror.MergeDeploymentMetadata(existing, desired)
 	if metav1.GetControllerOfNoCopy(out) == nil {
 		out.OwnerReferences = append(out.OwnerReferences, desired.OwnerReferences...)
 	}

@@ -140,14 +140,10 @@ func HubCopy(cluster, hubNamespace string, wd *computev1alpha.WorkloadDeployment
 // request, which goes when desired has none. changed reports whether
 // the result differs from existing, which is not modified.
 func MergeHubCopy(existing, desired *computev1alpha.WorkloadDeployment) (merged *computev1alpha.WorkloadDeployment, changed bool) {
-	out := existing.DeepCopy()
-	out.Labels = mirror.MergeMaps(out.Labels, desired.Labels)
-	out.Annotations = mirror.MergeMaps(out.Annotations, desired.Annotations)
-	if _, ok := desired.Annotations[computev1alpha.SuspendedAnnotation]; !ok {
-		// Resumed: Karmada removes the annotation from the cell copy too
-		// (it records the annotations it manages).
-		delete(out.Annotations, computev1alpha.SuspendedAnnotation)
-	}
+	// Resumed, the hub copy loses the suspension request and Karmada
+	// removes it from the cell copy too (it records the annotations it
+	// manages).
+	out := mirror.MergeDeploymentMetadata(existing, desired)
 	out.Spec = *desired.Spec.DeepCopy()
 	return out, !equality.Semantic.DeepEqual(existing, out)
 }
