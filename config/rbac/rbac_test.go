@@ -31,17 +31,18 @@ import (
 
 // Roles are the per-role directories and where each is bound.
 var Roles = map[string]string{
-	"management":            "project planes (management role)",
-	"cell":                  "each cell (cell role)",
-	"simulated-provider":    "each cell (dev: simulated provider and networking stand-in)",
-	"kubernetes-provider":   "each cell running the Kubernetes runtime provider",
-	"federation":            "the hub (management role's identity)",
-	"cell-writeback":        "the hub (cells' identities)",
-	"quota-claims":          "each quota plane (cells' identities)",
-	"quota":                 "each quota plane (quota service)",
-	"debug-relay":           "each cell running the Kubernetes runtime provider (the debug API's relay, impersonated by Karmada; bound per federation namespace)",
-	"debug-relay-bindings":  "each cell running the Kubernetes runtime provider (the cell role binding the relay's role in federation namespaces)",
-	"federation-companions": "the hub (the management role's identity, bound by itself per federation namespace: the companions of referenced data)",
+	"management":               "project planes (management role)",
+	"cell":                     "each cell (cell role)",
+	"simulated-provider":       "each cell (dev: simulated provider and networking stand-in)",
+	"kubernetes-provider":      "each cell running the Kubernetes runtime provider",
+	"kubernetes-provider-pods": "each cell running the Kubernetes runtime provider (its Pods, NetworkPolicies and their ConfigMaps and Secrets; bound by the cell role to itself per federation namespace)",
+	"federation":               "the hub (management role's identity)",
+	"cell-writeback":           "the hub (cells' identities)",
+	"quota-claims":             "each quota plane (cells' identities)",
+	"quota":                    "each quota plane (quota service)",
+	"debug-relay":              "each cell running the Kubernetes runtime provider (the debug API's relay, impersonated by Karmada; bound per federation namespace)",
+	"debug-relay-bindings":     "each cell running the Kubernetes runtime provider (the cell role binding the relay's role in federation namespaces)",
+	"federation-companions":    "the hub (the management role's identity, bound by itself per federation namespace: the companions of referenced data)",
 }
 
 // perm is one verb on one resource of one group.
@@ -146,7 +147,7 @@ var markerRoles = map[string][]string{
 	"internal/controller/autoscaler":         {"cell"},
 	"internal/controller/writeback":          {"cell", "cell-writeback"},
 	"internal/standin/simprovider":           {"cell", "simulated-provider"},
-	"internal/provider/kubernetes":           {"cell", "kubernetes-provider"},
+	"internal/provider/kubernetes":           {"cell", "kubernetes-provider", "kubernetes-provider-pods"},
 	"internal/controller/nsgrant":            {"cell", "debug-relay-bindings"},
 	"internal/standin/simnetwork":            {"cell", "simulated-provider"},
 	"internal/standin/entitlement":           {"quota"},
@@ -285,6 +286,10 @@ func TestRolesStayInTheirFence(t *testing.T) {
 			{"", "pods", "update"}, {"", "pods", "patch"}, {"", "pods/exec", "create"}, {"", "pods/status", "update"},
 			{"", "nodes", "get"}, {"compute.datumapis.com", "instances", "create"}, {"compute.datumapis.com", "instances", "delete"},
 			{"compute.datumapis.com", "workloaddeployments", "get"},
+			// Its writes and the Secrets it reads are per federation
+			// namespace (kubernetes-provider-pods), never cluster-wide.
+			{"", "pods", "create"}, {"", "pods", "delete"}, {"", "secrets", "get"}, {"", "configmaps", "get"},
+			{"networking.k8s.io", "networkpolicies", "create"}, {"networking.k8s.io", "networkpolicies", "delete"},
 		},
 	}
 	for role, deny := range forbidden {
@@ -334,8 +339,8 @@ func TestRolesStayInTheirFence(t *testing.T) {
 			switch {
 			case !bindingsMay[p]:
 				t.Errorf("debug-relay-bindings holds %q on %s/%s: it reads namespaces and writes the relay's RoleBindings only", p.verb, p.group, p.resource)
-			case p.resource == "rolebindings" && p.verb != "create" && !slices.Equal(r.ResourceNames, []string{relayRole}):
-				t.Errorf("debug-relay-bindings holds %q on rolebindings named %v: only on those named %s (create cannot be limited by name)", p.verb, r.ResourceNames, relayRole)
+			case p.resource == "rolebindings" && p.verb != "create" && !slices.Equal(r.ResourceNames, mayBind["debug-relay-bindings"]):
+				t.Errorf("debug-relay-bindings holds %q on rolebindings named %v: only on those named %v (create cannot be limited by name)", p.verb, r.ResourceNames, mayBind["debug-relay-bindings"])
 			}
 		}
 	}
@@ -350,10 +355,15 @@ const relayRole = "compute-debug-relay"
 // the management role its companions role in the hub's federation
 // namespaces (internal/controller/nsgrant). No other compute identity
 // binds anything.
-var mayBind = map[string]string{
-	"debug-relay-bindings": relayRole,
-	"federation":           "compute-federation-companions",
+var mayBind = map[string][]string{
+	"debug-relay-bindings": {relayRole, providerPodsRole},
+	"federation":           {"compute-federation-companions"},
 }
+
+// providerPodsRole is the ClusterRole of the Kubernetes provider's writes
+// in one federation namespace (kubernetes-provider-pods/role.yaml, after
+// the overlays' compute- prefix).
+const providerPodsRole = "compute-kubernetes-provider-pods"
 
 // escalations says which rules of role let it grant rights it does not
 // hold: escalate and impersonate anywhere, and bind but for one rule of
@@ -371,7 +381,7 @@ func escalations(role string, rules []rbacv1.PolicyRule) []string {
 				allowed, ok := mayBind[role]
 				if !ok || !slices.Equal(r.Verbs, []string{"bind"}) ||
 					!slices.Equal(r.APIGroups, []string{rbacv1.GroupName}) || !slices.Equal(r.Resources, []string{"clusterroles"}) ||
-					!slices.Equal(r.ResourceNames, []string{allowed}) {
+					len(r.ResourceNames) != 1 || !slices.Contains(allowed, r.ResourceNames[0]) {
 					out = append(out, fmt.Sprintf("%s holds \"bind\" on %v named %v (group %v): only %v may bind, each one ClusterRole, in a rule of its own",
 						role, r.Resources, r.ResourceNames, r.APIGroups, mayBind))
 				}

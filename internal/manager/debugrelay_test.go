@@ -9,9 +9,10 @@ import (
 )
 
 // TestTheDebugRelayIsBoundWithTheKubernetesProviderOnly: the cell binds
-// the relay (its default user, today's) only where the Kubernetes provider
-// runs Pods, and not at all with --debug-relay-user="". A manager that
-// binds nothing is never asked for (nil here).
+// the relay (its default user, today's) and the provider's own role only
+// where the Kubernetes provider runs Pods. A manager that binds nothing is
+// never asked for (nil here); with --debug-relay-user="" the provider's
+// grant is still set up (test/integration/install runs both).
 func TestTheDebugRelayIsBoundWithTheKubernetesProviderOnly(t *testing.T) {
 	o := NewOptions()
 	fs := pflag.NewFlagSet("compute-manager", pflag.ContinueOnError)
@@ -23,13 +24,12 @@ func TestTheDebugRelayIsBoundWithTheKubernetesProviderOnly(t *testing.T) {
 		t.Errorf("--%s defaults to %q, want %q", DebugRelayUserFlag, o.DebugRelayUser, nsgrant.DebugRelayUser)
 	}
 	for name, o := range map[string]*Options{
-		"no provider":                       {DebugRelayUser: nsgrant.DebugRelayUser},
-		"the simulated provider":            {RuntimeProvider: RuntimeProviderSimulated, DebugRelayUser: nsgrant.DebugRelayUser},
-		"the Kubernetes one, no relay user": {RuntimeProvider: RuntimeProviderKubernetes},
+		"no provider":            {DebugRelayUser: nsgrant.DebugRelayUser},
+		"the simulated provider": {RuntimeProvider: RuntimeProviderSimulated, DebugRelayUser: nsgrant.DebugRelayUser},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if err := o.setupDebugRelay(nil); err != nil {
-				t.Errorf("setupDebugRelay: %v", err)
+			if err := o.setupCellGrants(nil); err != nil {
+				t.Errorf("setupCellGrants: %v", err)
 			}
 		})
 	}

@@ -43,7 +43,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := cell.Setup(mgr, cellOpts); err != nil {
 		return err
 	}
-	if err := o.setupDebugRelay(mgr); err != nil {
+	if err := o.setupCellGrants(mgr); err != nil {
 		return err
 	}
 	if err := probes.Add(mgr); err != nil {
@@ -178,11 +178,18 @@ func (o *Options) cellProvider() cell.Provider {
 	return nil
 }
 
-// setupDebugRelay binds the debug API's relay in the cell's federation
-// namespaces when the Kubernetes provider runs the cell's Pods and
-// --debug-relay-user names the relay.
-func (o *Options) setupDebugRelay(mgr ctrl.Manager) error {
-	if o.runtimeProvider() != RuntimeProviderKubernetes || o.DebugRelayUser == "" {
+// setupCellGrants, when the Kubernetes provider runs the cell's Pods,
+// binds the provider's own per-namespace role in the cell's federation
+// namespaces, and the debug API's relay's when --debug-relay-user names
+// the relay.
+func (o *Options) setupCellGrants(mgr ctrl.Manager) error {
+	if o.runtimeProvider() != RuntimeProviderKubernetes {
+		return nil
+	}
+	if err := cell.SetupProviderGrant(mgr); err != nil {
+		return err
+	}
+	if o.DebugRelayUser == "" {
 		return nil
 	}
 	return cell.SetupDebugRelay(mgr, cell.DebugRelayOptions{User: o.DebugRelayUser})

@@ -35,6 +35,12 @@ const (
 	// config/rbac/federation-companions) and each RoleBinding that
 	// grants it.
 	Companions = "compute-federation-companions"
+	// ProviderPods names the ClusterRole of the Kubernetes runtime
+	// provider's writes (Pods, NetworkPolicies) and reads (the ConfigMaps
+	// and Secrets its Pods name) in one federation namespace of a cell
+	// (config/rbac/kubernetes-provider-pods) and each RoleBinding that
+	// grants it to the cell's compute-manager itself.
+	ProviderPods = "compute-kubernetes-provider-pods"
 	// federationNamespacePrefix starts the name of every federation
 	// namespace (names.FederationNamespace).
 	federationNamespacePrefix = "ns-"

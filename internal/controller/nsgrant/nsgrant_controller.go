@@ -41,11 +41,12 @@ type Reconciler struct {
 	userMu sync.Mutex
 }
 
-// The debug relay's grant in a cell and the companions' grant in the hub.
+// The debug relay's and the provider's grants in a cell and the
+// companions' grant in the hub.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=create
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;update,resourceNames=compute-debug-relay;compute-federation-companions
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=compute-debug-relay;compute-federation-companions
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;update,resourceNames=compute-debug-relay;compute-kubernetes-provider-pods;compute-federation-companions
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=compute-debug-relay;compute-kubernetes-provider-pods;compute-federation-companions
 
 // SetupWithManager checks the reconciler's dependencies and registers the
 // controller: a namespace's changes bring it back, and so do those of the

@@ -1,12 +1,8 @@
 package management
 
 import (
-	"context"
 	"fmt"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -30,20 +26,13 @@ func SetupCompanionGrant(mgr ctrl.Manager, hubCluster cluster.Cluster, hubConfig
 	if err := mgr.Add(c); err != nil {
 		return fmt.Errorf("failed to add the cache of the companions' RoleBindings: %w", err)
 	}
-	clientset, err := kubernetes.NewForConfig(hubConfig)
+	whoAmI, err := nsgrant.SelfSubjectReview(hubConfig, "federation plane")
 	if err != nil {
-		return fmt.Errorf("failed to create a client of the federation plane: %w", err)
+		return err
 	}
 	r := &nsgrant.Reconciler{
 		Name: "companiongrant", Client: hubCluster.GetClient(), Cache: c,
-		Grant: nsgrant.Grant{Role: nsgrant.Companions},
-		WhoAmI: func(ctx context.Context) (string, error) {
-			review, err := clientset.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-			if err != nil {
-				return "", fmt.Errorf("SelfSubjectReview in the federation plane: %w", err)
-			}
-			return review.Status.UserInfo.Username, nil
-		},
+		Grant: nsgrant.Grant{Role: nsgrant.Companions}, WhoAmI: whoAmI,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("failed to set up the companions' RoleBindings: %w", err)

@@ -25,6 +25,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
+	"github.com/citycells/compute/internal/names"
 	"github.com/citycells/compute/internal/ownwrites"
 	"github.com/citycells/compute/internal/provider/instancewrite"
 	"github.com/citycells/compute/internal/quota/sizing"
@@ -45,6 +46,11 @@ const Finalizer = "compute.datumapis.com/kubernetes-provider"
 // are missing in the cell is looked at again: the provider does not watch
 // them (a cluster-wide watch of every Secret is more than it needs).
 const DefaultRecheckAfter = 10 * time.Second
+
+// grantRetry is how soon a Pod the cell refused within names.GrantGrace of
+// its Instance's creation is tried again: the namespace's grant is usually
+// moments away.
+const grantRetry = 500 * time.Millisecond
 
 // DefaultMaxConcurrentReconciles is the number of Instances handled at once
 // unless Reconciler.MaxConcurrentReconciles says otherwise: each reconcile
@@ -297,6 +303,14 @@ func (r *Reconciler) createPod(ctx context.Context, inst *computev1alpha.Instanc
 		// The same Instance builds the same Pod: retrying cannot help, a
 		// new Instance (a new template) brings a new Pod.
 		return refused("the cell's API server refused the pod: " + apiMessage(err)), nil
+	case names.NotGrantedYet(err, inst.CreationTimestamp.Time, r.Clock.Now()):
+		// The provider creates Pods in a namespace only once the cell's
+		// manager has bound it compute-kubernetes-provider-pods there
+		// (internal/controller/nsgrant), moments after the namespace
+		// appears; an Instance this young may be in one that new.
+		log.V(1).Info("The cell refused the Pod of a new Instance; waiting for the namespace's grant", "pod", klog.KObj(pod))
+		out.requeueAfter = grantRetry
+		return out, nil
 	case apierrors.IsForbidden(err):
 		// A ResourceQuota or an admission policy of the cell's namespace
 		// (or the provider's RBAC): the Instance says so, and the

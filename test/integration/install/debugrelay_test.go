@@ -51,13 +51,15 @@ func installRelayRBAC(t *testing.T) {
 	for _, u := range objs {
 		kinds[u.GetKind()]++
 	}
-	if want := map[string]int{"ClusterRole": 3, "ClusterRoleBinding": 2, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1}; fmt.Sprint(kinds) != fmt.Sprint(want) {
+	if want := map[string]int{"ClusterRole": 4, "ClusterRoleBinding": 2, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1}; fmt.Sprint(kinds) != fmt.Sprint(want) {
 		t.Errorf("the cell-kubernetes overlay renders %v of the relay's and the provider's RBAC, want %v", kinds, want)
 	}
-	if slices.ContainsFunc(objs, func(u *unstructured.Unstructured) bool {
-		return u.GetKind() == "ClusterRoleBinding" && u.GetName() == nsgrant.DebugRelay
-	}) {
-		t.Errorf("the cell-kubernetes overlay binds ClusterRole %s cluster-wide", nsgrant.DebugRelay)
+	for _, role := range []string{nsgrant.DebugRelay, nsgrant.ProviderPods} {
+		if slices.ContainsFunc(objs, func(u *unstructured.Unstructured) bool {
+			return u.GetKind() == "ClusterRoleBinding" && u.GetName() == role
+		}) {
+			t.Errorf("the cell-kubernetes overlay binds ClusterRole %s cluster-wide", role)
+		}
 	}
 	apply(t, cell, objs, false)
 }
@@ -97,7 +99,9 @@ func relayBinding(namespace string) *rbacv1.RoleBinding {
 // RBAC would let it make: the relay's role in kube-system or in another
 // namespace, another role (one whose rights it holds, which RBAC lets it
 // bind), another name, another subject; its legitimate binding is
-// admitted.
+// admitted. The provider's own role is bound the same way: to the manager
+// itself, and it creates Pods and NetworkPolicies only there
+// (providerFence).
 func TestTheDebugRelayIsBoundInFederationNamespacesOnly(t *testing.T) {
 	installed(t)
 	installRelayRBAC(t)
@@ -107,6 +111,8 @@ func TestTheDebugRelayIsBoundInFederationNamespacesOnly(t *testing.T) {
 	mgr := env.ClientFor(managerCfg)
 	fedA, fedB, fedC := federationNamespace(t), federationNamespace(t), federationNamespace(t)
 	plain := newNamespace(t, cell, "plain-")
+	fence := providerFence{mgr: mgr, fed: fedB, plain: plain}
+	fence.before(t)
 
 	t.Log("the manager's identity binds the relay's role only as compute does, in a federation namespace")
 	policyEnforced(t, relayBindingsMay, func() error { return mgr.Create(ctx, relayBinding("kube-system"), client.DryRunAll) })
@@ -177,6 +183,8 @@ func TestTheDebugRelayIsBoundInFederationNamespacesOnly(t *testing.T) {
 			t.Errorf("the RoleBinding %s/%s: want none, got %v", ns, nsgrant.DebugRelay, err)
 		}
 	}
+
+	fence.after(t)
 
 	t.Log("the relay reads logs and execs in a federation namespace, and nowhere else")
 	relayMay(t, fedB, true)
