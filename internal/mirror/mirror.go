@@ -10,9 +10,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/ownerref"
 )
 
 // MergeMaps returns base with every entry of over set; base is not modified.
@@ -48,13 +48,7 @@ func MergeDeploymentMetadata(existing, desired *computev1alpha.WorkloadDeploymen
 // owner's deletion: the copiers hold no permission on WorkloadDeployment
 // finalizers for that.
 func WorkloadDeploymentOwner(wd *computev1alpha.WorkloadDeployment) metav1.OwnerReference {
-	return metav1.OwnerReference{
-		APIVersion: computev1alpha.GroupVersion.String(),
-		Kind:       computev1alpha.WorkloadDeploymentKind,
-		Name:       wd.Name,
-		UID:        wd.UID,
-		Controller: ptr.To(true),
-	}
+	return ownerref.Controller(computev1alpha.WorkloadDeploymentKind, wd)
 }
 
 // Instance returns a copy of inst in namespace, owned by owner: its labels,

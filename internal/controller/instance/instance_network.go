@@ -16,8 +16,8 @@ import (
 
 	networkingv1alpha "github.com/citycells/compute/api/networking/v1alpha"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/instanceref"
 	"github.com/citycells/compute/internal/names"
+	"github.com/citycells/compute/internal/ownerref"
 	"github.com/citycells/compute/internal/phases"
 	"github.com/citycells/compute/internal/status"
 )
@@ -65,7 +65,7 @@ func wantedBindings(inst *computev1alpha.Instance) []*networkingv1alpha.NetworkB
 				Namespace:       inst.Namespace,
 				Name:            names.NetworkBindingName(inst.Name, i),
 				Labels:          map[string]string{computev1alpha.ManagedByLabel: computev1alpha.ManagedByCompute},
-				OwnerReferences: []metav1.OwnerReference{instanceref.Controller(inst)},
+				OwnerReferences: []metav1.OwnerReference{ownerref.Instance(inst)},
 			},
 			Spec: networkingv1alpha.NetworkBindingSpec{
 				Network:  ref,

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/instanceref"
+	"github.com/citycells/compute/internal/ownerref"
 )
 
 // NetworkPolicyEnforcement says whether the cell's network enforces
@@ -67,7 +67,7 @@ func networkPolicyFor(inst *computev1alpha.Instance) *networkingv1.NetworkPolicy
 			Name:            inst.Name,
 			Namespace:       inst.Namespace,
 			Labels:          map[string]string{InstanceLabel: labelValue(inst.Name)},
-			OwnerReferences: []metav1.OwnerReference{instanceref.Controller(inst)},
+			OwnerReferences: []metav1.OwnerReference{ownerref.Instance(inst)},
 		},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{InstanceLabel: labelValue(inst.Name)}},

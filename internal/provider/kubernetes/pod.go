@@ -16,7 +16,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/catalog"
-	"github.com/citycells/compute/internal/instanceref"
+	"github.com/citycells/compute/internal/ownerref"
 	"github.com/citycells/compute/internal/quota/sizing"
 	"github.com/citycells/compute/internal/referenceddata"
 	admission "github.com/citycells/compute/internal/webhook/validation"
@@ -108,7 +108,7 @@ func podWithTypes(inst *computev1alpha.Instance, types catalog.Catalog, ratio fl
 		labels[k] = v
 	}
 	labels[InstanceLabel] = labelValue(inst.Name)
-	owner := instanceref.Controller(inst)
+	owner := ownerref.Instance(inst)
 	owner.BlockOwnerDeletion = ptr.To(true)
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
