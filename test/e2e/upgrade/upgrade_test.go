@@ -91,18 +91,23 @@ func TestAnUpgradeAndADowngradeRecreateNothing(t *testing.T) {
 }
 
 // revisionsOf returns each Workload's current revision and template hash,
-// and each of its deployments' revision annotation.
+// and each of its deployments' revision annotation and template hash. A
+// hash is read in the current spelling (names.TemplateHashes): the earlier
+// release writes the 32-bit one, this one SHA-256, and either names the
+// same template; a rollout changes a revision or names another template.
 func revisionsOf(g Gomega, ns string) map[string]string {
 	out := map[string]string{}
 	var ws computev1alpha.WorkloadList
 	g.Expect(project.List(context.Background(), &ws, client.InNamespace(ns))).To(Succeed())
 	for _, w := range ws.Items {
-		out["Workload/"+w.Name] = fmt.Sprintf("%d %s", w.Status.CurrentRevision, w.Status.CurrentTemplateHash)
+		hash := names.HashesOf(&w.Spec.Template).Normalize(w.Status.CurrentTemplateHash)
+		out["Workload/"+w.Name] = fmt.Sprintf("%d %s", w.Status.CurrentRevision, hash)
 	}
 	var wds computev1alpha.WorkloadDeploymentList
 	g.Expect(project.List(context.Background(), &wds, client.InNamespace(ns))).To(Succeed())
 	for _, wd := range wds.Items {
-		out["WorkloadDeployment/"+wd.Name] = wd.Annotations[computev1alpha.RevisionHashAnnotation] + " " + names.TemplateHash(&wd.Spec.Template)
+		h := names.HashesOf(&wd.Spec.Template)
+		out["WorkloadDeployment/"+wd.Name] = h.Normalize(wd.Annotations[computev1alpha.RevisionHashAnnotation]) + " " + h.Current
 	}
 	return out
 }
