@@ -31,6 +31,21 @@ type ProjectRef struct {
 	Clients *Clients
 }
 
+// ProjectOptions are what the commands acting in a project share: the
+// project and -o. Embed them in a command's options.
+type ProjectOptions struct {
+	// ProjectRef is the project, resolved before Run.
+	ProjectRef
+	// Output is -o.
+	Output *OutputFlags
+}
+
+// NewProjectOptions returns the options of a command built with f,
+// printing with output.
+func NewProjectOptions(f *Factory, output *OutputFlags) ProjectOptions {
+	return ProjectOptions{ProjectRef: ProjectRef{Factory: f}, Output: output}
+}
+
 // Resolve connects to the project and makes sure compute is enabled for
 // it (EnsureEnabled): the first step of every command that uses the
 // project.

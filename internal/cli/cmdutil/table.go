@@ -7,6 +7,15 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 )
 
+// Dash returns s, or "-" for an empty cell, as kubectl's tables show
+// what is not set.
+func Dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // columnGap separates table columns on a terminal, as kubectl does.
 const columnGap = "   "
 

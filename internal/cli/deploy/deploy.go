@@ -26,11 +26,10 @@ import (
 
 // Options are the options of `deploy`.
 type Options struct {
-	// ProjectRef is the project, resolved before Run.
-	cmdutil.ProjectRef
-	// Output is -o: json or yaml print the workload (with --dry-run, the
-	// workload that would be applied: a manifest to keep).
-	Output *cmdutil.OutputFlags
+	// ProjectOptions are the project and -o: json or yaml print the
+	// workload (with --dry-run, the workload that would be applied: a
+	// manifest to keep).
+	cmdutil.ProjectOptions
 
 	// Name is the workload name (argument, manifest or derived from the
 	// image).
@@ -126,7 +125,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags(),
+	o := &Options{ProjectOptions: cmdutil.NewProjectOptions(f, cmdutil.NewObjectOutputFlags()),
 		WaitFlags: cmdutil.NewWaitFlags(wait.DefaultTimeout)}
 	cmd := cmdutil.Command(&cobra.Command{
 		Use:               "deploy [NAME] (--image IMAGE --city CITIES [flags] | -f FILE)",

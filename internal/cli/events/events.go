@@ -28,10 +28,7 @@ import (
 
 // Options are the options of `events`.
 type Options struct {
-	// ProjectRef is the project, resolved before Run.
-	cmdutil.ProjectRef
-	// Output is -o.
-	Output *cmdutil.OutputFlags
+	cmdutil.ProjectOptions
 	// CityFlag is --city: only the instances' events of this city.
 	cmdutil.CityFlag
 	// Workload is the workload.
@@ -47,7 +44,7 @@ type Options struct {
 
 // NewCommand returns the events command.
 func NewCommand(f *cmdutil.Factory) *cobra.Command {
-	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
+	o := &Options{ProjectOptions: cmdutil.NewProjectOptions(f, cmdutil.NewObjectOutputFlags())}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "events NAME",
 		Short: "Show what happened to a workload and its instances, oldest first",

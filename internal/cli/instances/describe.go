@@ -15,10 +15,7 @@ import (
 
 // DescribeOptions are the options of `instances describe`.
 type DescribeOptions struct {
-	// ProjectRef is the project, resolved before Run.
-	cmdutil.ProjectRef
-	// Output is -o.
-	Output *cmdutil.OutputFlags
+	cmdutil.ProjectOptions
 	// Name is the instance.
 	Name string
 }
@@ -31,7 +28,7 @@ func NewDescribeCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newDescribeCommand returns the command and the options it fills.
 func newDescribeCommand(f *cmdutil.Factory) (*cobra.Command, *DescribeOptions) {
-	o := &DescribeOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
+	o := &DescribeOptions{ProjectOptions: cmdutil.NewProjectOptions(f, cmdutil.NewObjectOutputFlags())}
 	cmd := cmdutil.Command(&cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show an instance in detail: status, conditions, addresses, events and next steps",

@@ -16,10 +16,7 @@ import (
 
 // ListOptions are the options of `instances` and `instances list`.
 type ListOptions struct {
-	// ProjectRef is the project, resolved before Run.
-	cmdutil.ProjectRef
-	// Output is -o.
-	Output *cmdutil.OutputFlags
+	cmdutil.ProjectOptions
 	// Workload is --workload: only this workload's instances.
 	Workload string
 	// CityFlag is --city: only instances in this city.
@@ -42,7 +39,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newListCommand returns a list command called use and its options.
 func newListCommand(f *cmdutil.Factory, use string) (*cobra.Command, *ListOptions) {
-	o := &ListOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
+	o := &ListOptions{ProjectOptions: cmdutil.NewProjectOptions(f, cmdutil.NewObjectOutputFlags())}
 	o.Output.Wide = true
 	cmd := cmdutil.Command(&cobra.Command{
 		Use:   use,

@@ -52,12 +52,12 @@ func Table(items []computev1alpha.Instance, now time.Time, opts TableOptions) *c
 		opts.AddRow(t, inst.Namespace, []string{inst.Name,
 			inst.Labels[computev1alpha.WorkloadNameLabel],
 			inst.Labels[computev1alpha.CityCodeLabel],
-			dash(view.InstanceIP(inst)),
-			dash(view.InstanceType(inst)),
+			cmdutil.Dash(view.InstanceIP(inst)),
+			cmdutil.Dash(view.InstanceType(inst)),
 			cmdutil.Age(inst.CreationTimestamp.Time, now),
 			view.Instance(inst).String()}, func() []string {
 			network, external := wideAddresses(inst)
-			return []string{dash(inst.Labels[computev1alpha.PlacementNameLabel]), quota(inst), dash(network), dash(external)}
+			return []string{cmdutil.Dash(inst.Labels[computev1alpha.PlacementNameLabel]), quota(inst), cmdutil.Dash(network), cmdutil.Dash(external)}
 		})
 	}
 	return t
@@ -77,14 +77,6 @@ func Summary(items []computev1alpha.Instance) string {
 		}
 	}
 	return cmdutil.Plural(len(items), "instance", "instances") + ": " + strings.Join(parts, ", ")
-}
-
-// dash returns s, or "-" for an empty cell.
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // quota renders the QuotaGranted condition: "Granted", the humanized

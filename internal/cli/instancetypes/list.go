@@ -20,10 +20,7 @@ import (
 
 // Options are the options of `instance-types`.
 type Options struct {
-	// ProjectRef is the project, resolved before Run.
-	cmdutil.ProjectRef
-	// Output is -o.
-	Output *cmdutil.OutputFlags
+	cmdutil.ProjectOptions
 	// List is -l, --no-headers and -w (InstanceTypes belong to no
 	// namespace: there is no -A).
 	List cmdutil.ListFlags
@@ -38,7 +35,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 // newCommand returns the command and its options.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 	// The catalog is cluster-scoped: every list reads it whole.
-	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags(), List: cmdutil.ListFlags{AllNamespaces: true}}
+	o := &Options{ProjectOptions: cmdutil.NewProjectOptions(f, cmdutil.NewObjectOutputFlags()), List: cmdutil.ListFlags{AllNamespaces: true}}
 	o.Output.Wide = true
 	cmd := cmdutil.Command(&cobra.Command{
 		Use:     "instance-types",

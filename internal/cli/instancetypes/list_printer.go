@@ -42,15 +42,15 @@ func Table(items []computev1alpha.InstanceType, now time.Time, opts cmdutil.Tabl
 	for i := range items {
 		it := &items[i]
 		opts.AddRow(t, "", []string{it.Name,
-			dash(string(it.Spec.Lifecycle.Phase)),
+			cmdutil.Dash(string(it.Spec.Lifecycle.Phase)),
 			it.Spec.Resources.CPU.String(),
 			it.Spec.Resources.Memory.String(),
-			dash(it.Spec.Lifecycle.ReplacementInstanceType)}, func() []string {
+			cmdutil.Dash(it.Spec.Lifecycle.ReplacementInstanceType)}, func() []string {
 			deprecated := "-"
 			if at := it.Status.DeprecatedAt; at != nil {
 				deprecated = cmdutil.Age(at.Time, now) + " ago"
 			}
-			return []string{dash(it.Spec.DisplayName), dash(strings.Join(catalog.AliasesOf(it.Name), ",")), ready(it), deprecated}
+			return []string{cmdutil.Dash(it.Spec.DisplayName), cmdutil.Dash(strings.Join(catalog.AliasesOf(it.Name), ",")), ready(it), deprecated}
 		})
 	}
 	return t
@@ -87,12 +87,4 @@ func ready(it *computev1alpha.InstanceType) string {
 		return string(c.Status)
 	}
 	return fmt.Sprintf("%s (%s)", c.Status, cmdutil.Humanize(c.Reason))
-}
-
-// dash returns s, or "-" for an empty cell.
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -20,10 +20,7 @@ import (
 
 // Options are the options of `quota`.
 type Options struct {
-	// ProjectRef is the project, resolved before Run.
-	cmdutil.ProjectRef
-	// Output is -o.
-	Output *cmdutil.OutputFlags
+	cmdutil.ProjectOptions
 	// CityFlag is --city: usage and blocked instances of this city only.
 	cmdutil.CityFlag
 }
@@ -36,7 +33,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewOutputFlags()}
+	o := &Options{ProjectOptions: cmdutil.NewProjectOptions(f, cmdutil.NewOutputFlags())}
 	cmd := cmdutil.Command(&cobra.Command{
 		Use:   "quota",
 		Short: "Show quota usage and limits for instances, vCPU and memory",

@@ -127,7 +127,7 @@ func HistoryTable(h *History, now time.Time, terminal bool) *cmdutil.Table {
 			current = "*"
 		}
 		t.AddRow(fmt.Sprint(r.Number), current, cmdutil.Age(r.RecordedAt.Time, now),
-			strings.Join(r.Images, ","), dash(r.ChangedBy), dash(r.ChangeCause))
+			strings.Join(r.Images, ","), cmdutil.Dash(r.ChangedBy), cmdutil.Dash(r.ChangeCause))
 	}
 	return t
 }
@@ -142,8 +142,8 @@ func RenderRevision(w io.Writer, r *Revision, now time.Time) error {
 	fmt.Fprintf(&b, "Revision:     %d%s\n", r.Number, cur)
 	fmt.Fprintf(&b, "Recorded:     %s (%s ago)\n", r.RecordedAt.UTC().Format(time.RFC3339), cmdutil.Age(r.RecordedAt.Time, now))
 	fmt.Fprintf(&b, "Template:     %s\n", r.TemplateHash)
-	fmt.Fprintf(&b, "Changed by:   %s\n", dash(r.ChangedBy))
-	fmt.Fprintf(&b, "Change cause: %s\n", dash(r.ChangeCause))
+	fmt.Fprintf(&b, "Changed by:   %s\n", cmdutil.Dash(r.ChangedBy))
+	fmt.Fprintf(&b, "Change cause: %s\n", cmdutil.Dash(r.ChangeCause))
 	data, err := yaml.Marshal(r.Template)
 	if err != nil {
 		return err
@@ -154,12 +154,4 @@ func RenderRevision(w io.Writer, r *Revision, now time.Time) error {
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
-}
-
-// dash returns s, or "-" for an empty cell.
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

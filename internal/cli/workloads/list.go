@@ -15,10 +15,7 @@ import (
 
 // ListOptions are the options of `workloads`.
 type ListOptions struct {
-	// ProjectRef is the project, resolved before Run.
-	cmdutil.ProjectRef
-	// Output is -o.
-	Output *cmdutil.OutputFlags
+	cmdutil.ProjectOptions
 	// List is -l, -A and --no-headers.
 	List cmdutil.ListFlags
 	// Name, when given, shows that one workload.
@@ -33,7 +30,7 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
-	o := &ListOptions{ProjectRef: cmdutil.ProjectRef{Factory: f}, Output: cmdutil.NewObjectOutputFlags()}
+	o := &ListOptions{ProjectOptions: cmdutil.NewProjectOptions(f, cmdutil.NewObjectOutputFlags())}
 	o.Output.Wide = true
 	cmd := cmdutil.Command(&cobra.Command{
 		Use:     "workloads [NAME]",

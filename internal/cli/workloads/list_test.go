@@ -96,7 +96,7 @@ func TestWorkloadsShowLabelsAddsALabelsColumn(t *testing.T) {
 	var out strings.Builder
 	f := &cmdutil.Factory{Clock: clocktesting.NewFakeClock(clitest.Epoch),
 		Streams: cmdutil.IOStreams{IOStreams: genericiooptions.IOStreams{Out: &out}}}
-	o := &ListOptions{Output: cmdutil.NewObjectOutputFlags(), List: cmdutil.ListFlags{ShowLabels: true}}
+	o := &ListOptions{ProjectOptions: cmdutil.ProjectOptions{Output: cmdutil.NewObjectOutputFlags()}, List: cmdutil.ListFlags{ShowLabels: true}}
 	list := &computev1alpha.WorkloadList{Items: items}
 	if _, err := o.view().Print(f, &cmdutil.Clients{Scheme: cmdutil.NewScheme()}, list, list.Items); err != nil {
 		t.Fatal(err)
