@@ -336,8 +336,11 @@ func TestACellWritesOnlyItsOwnClaimsInAQuotaPlane(t *testing.T) {
 // Instance names against the city the management role recorded for it
 // (the namespace's ConfigMap compute-deployment-cities), so cell-dfw cannot
 // write back, labelled DFW as the city policy makes it, an Instance of
-// LHR's deployment, of a deployment not federated there, or of none — and
-// still writes back its own deployment's, status included.
+// LHR's deployment, of a deployment not federated there, or of none, nor
+// squat, as an Instance of its own deployment, a name LHR's write-back
+// will need (web-lhr-5) — and still writes back its own deployment's,
+// status included, under a name that starts with another city's shorter
+// deployment name (web-dfw-0 beside LHR's web) or a free one.
 func TestACellWritesBackOnlyItsOwnCitysDeployments(t *testing.T) {
 	installed(t)
 	ctx := context.Background()
@@ -345,7 +348,7 @@ func TestACellWritesBackOnlyItsOwnCitysDeployments(t *testing.T) {
 	dfw := env.ClientFor(serviceAccountConfig(t, hub, cellsNamespace, cellDFW))
 	if err := env.Client(hub).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "compute-deployment-cities"},
-		Data:       map[string]string{"web-dfw": "DFW", "web-lhr": "LHR"},
+		Data:       map[string]string{"web-dfw": "DFW", "web-lhr": "LHR", "web": "LHR"},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -368,10 +371,14 @@ func TestACellWritesBackOnlyItsOwnCitysDeployments(t *testing.T) {
 		"an Instance of a deployment not here":    {claiming("web-sin-0", "web-sin"), "names WorkloadDeployment web-sin, which is not federated to this namespace"},
 		"an Instance naming no deployment":        {claiming("stray-0", ""), "names no WorkloadDeployment"},
 		"an Instance of LHR's under its own name": {claiming("web-dfw-7", "web-lhr"), "belongs to WorkloadDeployment web-lhr of city LHR"},
+		"its own Instance under a name of LHR's":  {claiming("web-lhr-5", "web-dfw"), "is named after WorkloadDeployment web-lhr of city LHR"},
 	} {
 		if why := refusedBy(dfw.Create(ctx, c.inst, client.DryRunAll), c.says); why != nil {
 			t.Errorf("cell-dfw writing back %s: %v", what, why)
 		}
+	}
+	if err := dfw.Create(ctx, claiming("stray-dfw", "web-dfw"), client.DryRunAll); err != nil {
+		t.Errorf("cell-dfw writing back its own Instance under a free name: %v", err)
 	}
 	own := claiming("web-dfw-0", "web-dfw")
 	if err := dfw.Create(ctx, own); err != nil {
