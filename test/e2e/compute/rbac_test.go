@@ -306,6 +306,14 @@ func TestACellCannotForgeAnInstanceOfAnotherCitysDeployment(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "belongs to WorkloadDeployment "+owner["LHR"]+" of city LHR") {
 		t.Errorf("the DFW cell forging an Instance of LHR's deployment: want 403 naming it, got %v", err)
 	}
+	// A squat: an Instance of its own deployment under the name LHR's
+	// write-back will give its second Instance.
+	squat := claiming(owner["DFW"])
+	squat.Name = owner["LHR"] + "-1"
+	err = dfw.Create(ctx, squat, client.DryRunAll)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "is named after WorkloadDeployment "+owner["LHR"]+" of city LHR") {
+		t.Errorf("the DFW cell squatting the name %s: want 403 naming LHR's deployment, got %v", squat.Name, err)
+	}
 	if err := dfw.Create(ctx, claiming(owner["DFW"]), client.DryRunAll); err != nil {
 		t.Errorf("the DFW cell writing back an Instance of its own deployment: %v", err)
 	}
