@@ -278,7 +278,9 @@ func TestACellWritesOnlyItsOwnCityInTheHub(t *testing.T) {
 // writes back, labelled DFW as the city policy makes it, an Instance
 // naming LHR's WorkloadDeployment: the hub's policy
 // compute-cell-instance-owners refuses it, from the city the management
-// role recorded; one naming DFW's deployment is admitted (dry runs).
+// role recorded; so is one of DFW's deployment under the name LHR's next
+// Instance will need (a squat); one naming DFW's deployment under its own
+// name is admitted (dry runs).
 func TestACellCannotForgeAnInstanceOfAnotherCitysDeployment(t *testing.T) {
 	ctx := t.Context()
 	g := NewWithT(t)
