@@ -410,26 +410,41 @@ func (r *Reconciler) prepareHubNamespace(ctx context.Context, s *scope) (phases.
 	return phases.Result{}, err
 }
 
+// getOrCreate reads the hub object of create's key into existing or, when
+// the hub cache has none, creates create and reports true. A create
+// answered AlreadyExists (an object the cache does not hold, or not yet)
+// reads the object directly. what names the object in errors.
+func (r *Reconciler) getOrCreate(ctx context.Context, create, existing client.Object, what string) (bool, error) {
+	key := client.ObjectKeyFromObject(create)
+	err := r.Hub.Get(ctx, key, existing)
+	if apierrors.IsNotFound(err) {
+		err = r.Hub.Create(ctx, create)
+		if err == nil {
+			return true, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return false, fmt.Errorf("failed to create %s in the federation plane: %w", what, err)
+		}
+		err = r.HubReader.Get(ctx, key, existing)
+	}
+	if err != nil {
+		return false, fmt.Errorf("failed to read %s in the federation plane: %w", what, err)
+	}
+	return false, nil
+}
+
 // ensureHubNamespace creates the hub namespace, or adds the upstream labels
 // to one that lacks them. A namespace labelled for another project
 // namespace is never taken over.
 func (r *Reconciler) ensureHubNamespace(ctx context.Context, desired *corev1.Namespace) (*corev1.Namespace, error) {
+	// The cache only holds labelled namespaces: an unlabelled one answers
+	// AlreadyExists to the create and is read directly.
 	existing := &corev1.Namespace{}
-	err := r.Hub.Get(ctx, client.ObjectKeyFromObject(desired), existing)
-	if apierrors.IsNotFound(err) {
-		// The cache only holds labelled namespaces: an unlabelled one
-		// answers AlreadyExists here and is read directly.
-		err = r.Hub.Create(ctx, desired)
-		if err == nil {
-			return desired, nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("failed to create namespace %s in the federation plane: %w", desired.Name, err)
-		}
-		err = r.HubReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("failed to read namespace %s in the federation plane: %w", desired.Name, err)
+	switch created, err := r.getOrCreate(ctx, desired, existing, "namespace "+desired.Name); {
+	case err != nil:
+		return nil, err
+	case created:
+		return desired, nil
 	}
 	merged := existing.DeepCopy()
 	for k, v := range desired.Labels {
@@ -455,24 +470,16 @@ func (r *Reconciler) ensureHubNamespace(ctx context.Context, desired *corev1.Nam
 // spec, labels or annotations differ from desired. It returns the copy as
 // written; nil while an earlier copy is still being deleted.
 func (r *Reconciler) ensureHubCopy(ctx context.Context, s *scope, desired *computev1alpha.WorkloadDeployment) (*computev1alpha.WorkloadDeployment, error) {
-	existing := &computev1alpha.WorkloadDeployment{}
-	err := r.Hub.Get(ctx, client.ObjectKeyFromObject(desired), existing)
-	if apierrors.IsNotFound(err) {
-		created := desired.DeepCopy()
-		err = r.Hub.Create(ctx, created)
-		if err == nil {
-			s.recorder.Eventf(s.wd, nil, corev1.EventTypeNormal, EventFederated, "Federate",
-				"Copied to namespace %s of the federation plane", desired.Namespace)
-			return created, nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("failed to create the copy of WorkloadDeployment %s in the federation plane: %w", desired.Name, err)
-		}
-		// The cache has not seen a copy made moments ago.
-		err = r.HubReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the copy of WorkloadDeployment %s in the federation plane: %w", desired.Name, err)
+	// A create answered AlreadyExists is a copy made moments ago that the
+	// cache has not seen yet.
+	existing, created := &computev1alpha.WorkloadDeployment{}, desired.DeepCopy()
+	switch ok, err := r.getOrCreate(ctx, created, existing, "the copy of WorkloadDeployment "+desired.Name); {
+	case err != nil:
+		return nil, err
+	case ok:
+		s.recorder.Eventf(s.wd, nil, corev1.EventTypeNormal, EventFederated, "Federate",
+			"Copied to namespace %s of the federation plane", desired.Namespace)
+		return created, nil
 	}
 	if !BelongsTo(existing, s.cluster, s.wd.Namespace) {
 		return nil, fmt.Errorf("WorkloadDeployment %s/%s of the federation plane belongs to another project namespace (%s=%s)",
