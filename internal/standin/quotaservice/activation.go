@@ -25,56 +25,61 @@ type activationReconciler struct {
 
 // reconcileRegistration sets a registration's Active condition.
 func (r *activationReconciler) reconcileRegistration(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	reg := &quotav1alpha1.ResourceRegistration{}
-	if err := r.client.Get(ctx, req.NamespacedName, reg); err != nil {
+	return activate(ctx, r, req, &quotav1alpha1.ResourceRegistration{},
+		func(reg *quotav1alpha1.ResourceRegistration, regs registrations) metav1.Condition {
+			_, why := regs.registrationFor(reg.Spec.ResourceType)
+			return activeCondition(quotav1alpha1.ResourceRegistrationConditionActive,
+				quotav1alpha1.ResourceRegistrationReasonRegistrationActive, fmt.Sprintf("claims and grants may use %s", reg.Spec.ResourceType),
+				quotav1alpha1.ResourceRegistrationReasonValidationFailed, why)
+		},
+		func(reg *quotav1alpha1.ResourceRegistration) (*[]metav1.Condition, *int64) {
+			return &reg.Status.Conditions, &reg.Status.ObservedGeneration
+		})
+}
+
+// reconcileGrant sets a grant's Active condition.
+func (r *activationReconciler) reconcileGrant(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return activate(ctx, r, req, &quotav1alpha1.ResourceGrant{},
+		func(g *quotav1alpha1.ResourceGrant, regs registrations) metav1.Condition {
+			return activeCondition(quotav1alpha1.ResourceGrantConditionActive,
+				quotav1alpha1.ResourceGrantReasonGrantActive, fmt.Sprintf("the allowances count towards the buckets of %s %s", g.Spec.ConsumerRef.Kind, g.Spec.ConsumerRef.Name),
+				quotav1alpha1.ResourceGrantReasonValidationFailed, validateGrant(g, regs))
+		},
+		func(g *quotav1alpha1.ResourceGrant) (*[]metav1.Condition, *int64) {
+			return &g.Status.Conditions, &g.Status.ObservedGeneration
+		})
+}
+
+// activate is the reconcile of both activation controllers: it reads the
+// object of req into obj and, from every registration, the Active
+// condition judge gives it, and patches it into obj's status, which
+// statusOf locates (its conditions and observed generation).
+func activate[T client.Object](ctx context.Context, r *activationReconciler, req reconcile.Request, obj T,
+	judge func(T, registrations) metav1.Condition, statusOf func(T) (*[]metav1.Condition, *int64)) (reconcile.Result, error) {
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	all := &quotav1alpha1.ResourceRegistrationList{}
 	if err := r.client.List(ctx, all); err != nil {
 		return reconcile.Result{}, fmt.Errorf("failed to list ResourceRegistrations: %w", err)
 	}
-	c := metav1.Condition{
-		Type:    quotav1alpha1.ResourceRegistrationConditionActive,
-		Status:  metav1.ConditionTrue,
-		Reason:  quotav1alpha1.ResourceRegistrationReasonRegistrationActive,
-		Message: fmt.Sprintf("claims and grants may use %s", reg.Spec.ResourceType),
-	}
-	if _, why := indexRegistrations(all.Items).registrationFor(reg.Spec.ResourceType); why != "" {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, quotav1alpha1.ResourceRegistrationReasonValidationFailed, why
-	}
-	c.ObservedGeneration = reg.Generation
+	c := judge(obj, indexRegistrations(all.Items))
+	c.ObservedGeneration = obj.GetGeneration()
 	c.Message = status.Truncate(c.Message)
-	_, err := patch.Status(ctx, r.client, reg, func(o *quotav1alpha1.ResourceRegistration) {
-		status.SetCondition(&o.Status.Conditions, c, metav1.NewTime(r.clock.Now()))
-		o.Status.ObservedGeneration = o.Generation
+	_, err := patch.Status(ctx, r.client, obj, func(o T) {
+		conditions, observed := statusOf(o)
+		status.SetCondition(conditions, c, metav1.NewTime(r.clock.Now()))
+		*observed = o.GetGeneration()
 	})
 	return reconcile.Result{}, err
 }
 
-// reconcileGrant sets a grant's Active condition.
-func (r *activationReconciler) reconcileGrant(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	g := &quotav1alpha1.ResourceGrant{}
-	if err := r.client.Get(ctx, req.NamespacedName, g); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+// activeCondition returns the condition of type t: True with reason
+// active and message when why is empty, False with reason failed and why
+// as its message otherwise.
+func activeCondition(t, active, message, failed, why string) metav1.Condition {
+	if why != "" {
+		return metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: failed, Message: why}
 	}
-	regs := &quotav1alpha1.ResourceRegistrationList{}
-	if err := r.client.List(ctx, regs); err != nil {
-		return reconcile.Result{}, fmt.Errorf("failed to list ResourceRegistrations: %w", err)
-	}
-	c := metav1.Condition{
-		Type:    quotav1alpha1.ResourceGrantConditionActive,
-		Status:  metav1.ConditionTrue,
-		Reason:  quotav1alpha1.ResourceGrantReasonGrantActive,
-		Message: fmt.Sprintf("the allowances count towards the buckets of %s %s", g.Spec.ConsumerRef.Kind, g.Spec.ConsumerRef.Name),
-	}
-	if why := validateGrant(g, indexRegistrations(regs.Items)); why != "" {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, quotav1alpha1.ResourceGrantReasonValidationFailed, why
-	}
-	c.ObservedGeneration = g.Generation
-	c.Message = status.Truncate(c.Message)
-	_, err := patch.Status(ctx, r.client, g, func(o *quotav1alpha1.ResourceGrant) {
-		status.SetCondition(&o.Status.Conditions, c, metav1.NewTime(r.clock.Now()))
-		o.Status.ObservedGeneration = o.Generation
-	})
-	return reconcile.Result{}, err
+	return metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: active, Message: message}
 }
