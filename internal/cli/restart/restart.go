@@ -38,14 +38,10 @@ import (
 	"github.com/citycells/compute/internal/revision"
 )
 
-// CityRestartedAtAnnotationPrefix prefixes the Workload annotation that
-// restarts one city (see the API constant of the same name).
-const CityRestartedAtAnnotationPrefix = computev1alpha.CityRestartedAtAnnotationPrefix
-
 // CityRestartedAtAnnotation returns the city-restart annotation key of
 // city.
 func CityRestartedAtAnnotation(city string) string {
-	return CityRestartedAtAnnotationPrefix + city
+	return computev1alpha.CityRestartedAtAnnotationPrefix + city
 }
 
 // Options are the options of `restart`: -o json or yaml print the
@@ -170,7 +166,7 @@ func Patch(w *computev1alpha.Workload, city, at string) ([]byte, error) {
 	}
 	annotations := map[string]any{revision.ChangeCauseAnnotation: "restart"}
 	for k := range w.Annotations {
-		if strings.HasPrefix(k, CityRestartedAtAnnotationPrefix) {
+		if strings.HasPrefix(k, computev1alpha.CityRestartedAtAnnotationPrefix) {
 			annotations[k] = nil
 		}
 	}

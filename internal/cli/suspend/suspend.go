@@ -94,9 +94,16 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		return o.follow(ctx, out, terminal, ing, ed)
 	}
-	changed := Apply(w.DeepCopy(), o.Resume)
 	switch o.DryRun {
 	case cmdutil.DryRunClient:
+		body, err := Patch(o.Resume)
+		if err != nil {
+			return err
+		}
+		changed, err := cmdutil.MergePatched(w.DeepCopy(), body)
+		if err != nil {
+			return err
+		}
 		_, _ = fmt.Fprintf(out, "Would %s %s in %s. Dry run: nothing was changed.\n", verb, o.Name, cities)
 		return o.Factory.PrintResult(o.Output, changed, c.Scheme)
 	case cmdutil.DryRunServer:
@@ -153,17 +160,4 @@ func Patch(resume bool) ([]byte, error) {
 	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
 		computev1alpha.SuspendedAnnotation: value,
 	}}})
-}
-
-// Apply returns w (modified) as Patch leaves it.
-func Apply(w *computev1alpha.Workload, resume bool) *computev1alpha.Workload {
-	if resume {
-		delete(w.Annotations, computev1alpha.SuspendedAnnotation)
-		return w
-	}
-	if w.Annotations == nil {
-		w.Annotations = map[string]string{}
-	}
-	w.Annotations[computev1alpha.SuspendedAnnotation] = computev1alpha.SuspendedAnnotationValue
-	return w
 }

@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/cli/cmdutil"
 	"github.com/citycells/compute/test/clitest"
 )
 
-func TestPatchAndApplyAgree(t *testing.T) {
+func TestPatchSuspendsAndResumes(t *testing.T) {
 	for name, tc := range map[string]struct {
 		resume bool
 		want   string
@@ -20,9 +21,16 @@ func TestPatchAndApplyAgree(t *testing.T) {
 			if err != nil || string(got) != tc.want {
 				t.Fatalf("Patch() = %s, %v; want %s", got, err, tc.want)
 			}
-			w := Apply(clitest.NewWorkload("web").Build(), tc.resume)
+			start := clitest.NewWorkload("web").Build()
+			if tc.resume {
+				start.Annotations = map[string]string{computev1alpha.SuspendedAnnotation: computev1alpha.SuspendedAnnotationValue}
+			}
+			w, err := cmdutil.MergePatched(start, got)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if computev1alpha.IsSuspended(w.Annotations) == tc.resume {
-				t.Errorf("Apply() leaves annotations %v", w.Annotations)
+				t.Errorf("the patch leaves annotations %v", w.Annotations)
 			}
 		})
 	}
