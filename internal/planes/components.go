@@ -76,18 +76,27 @@ func (e *Environment) startEtcd(ctx context.Context, clientPort, peerPort int) e
 			e.logf("etcd ready on %s (%s)", clientURL, since(started))
 			return nil
 		}
-		if attempt < portAttempts && lostPortRace(p) {
-			e.forget(p)
-			ports, perr := FreePorts(2)
-			if perr != nil {
-				return perr
-			}
-			clientPort, peerPort = ports[0], ports[1]
-			e.logf("etcd lost a port race, retrying on %d/%d", clientPort, peerPort)
-			continue
+		ports, perr := e.retryPorts(attempt, p, 2)
+		if perr != nil {
+			return perr
 		}
-		return err
+		if ports == nil {
+			return err
+		}
+		clientPort, peerPort = ports[0], ports[1]
+		e.logf("etcd lost a port race, retrying on %d/%d", clientPort, peerPort)
 	}
+}
+
+// retryPorts returns the n fresh ports to start proc again on, when it
+// exited having lost a port race (see FreePorts) and attempts remain:
+// proc is forgotten. It returns none when proc is not to start again.
+func (e *Environment) retryPorts(attempt int, proc *process, n int) ([]int, error) {
+	if attempt >= portAttempts || !lostPortRace(proc) {
+		return nil, nil
+	}
+	e.forget(proc)
+	return FreePorts(n)
 }
 
 // apiServerArgs returns the kube-apiserver flags of a plane listening on
@@ -163,17 +172,15 @@ func (e *Environment) startAPIServer(ctx context.Context, p *Plane, port int) er
 			e.logf("kube-apiserver %s ready on %s (%s)", p.name, p.url, since(started))
 			return nil
 		}
-		if attempt < portAttempts && lostPortRace(proc) {
-			e.forget(proc)
-			ports, perr := FreePorts(1)
-			if perr != nil {
-				return perr
-			}
-			port = ports[0]
-			e.logf("kube-apiserver %s lost a port race, retrying on %d", p.name, port)
-			continue
+		ports, perr := e.retryPorts(attempt, proc, 1)
+		if perr != nil {
+			return perr
 		}
-		return err
+		if ports == nil {
+			return err
+		}
+		port = ports[0]
+		e.logf("kube-apiserver %s lost a port race, retrying on %d", p.name, port)
 	}
 }
 
