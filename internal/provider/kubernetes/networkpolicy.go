@@ -224,15 +224,11 @@ func (r *Reconciler) deletePolicy(ctx context.Context, inst *computev1alpha.Inst
 	case !policyOwnedBy(np, inst):
 		return nil
 	}
-	err := r.Client.Delete(ctx, np, client.Preconditions{UID: &np.UID})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
+	deleted, err := r.deleteExact(ctx, np, "NetworkPolicy")
+	if deleted {
+		ctrl.LoggerFrom(ctx).V(1).Info("Deleted the NetworkPolicy of an Instance", "networkPolicy", klog.KObj(np))
 	}
-	if err != nil {
-		return fmt.Errorf("failed to delete NetworkPolicy %s: %w", np.Name, err)
-	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Deleted the NetworkPolicy of an Instance", "networkPolicy", klog.KObj(np))
-	return nil
+	return err
 }
 
 // fence programs the Instance's NetworkPolicy before its Pod is created

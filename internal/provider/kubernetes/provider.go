@@ -342,15 +342,26 @@ func (r *Reconciler) createPod(ctx context.Context, inst *computev1alpha.Instanc
 // deletePod deletes a Pod (that very Pod: a newer one of the same name is
 // left alone).
 func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
-	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	deleted, err := r.deleteExact(ctx, pod, "Pod")
+	if deleted {
+		ctrl.LoggerFrom(ctx).V(1).Info("Deleted a Pod", "pod", klog.KObj(pod))
+	}
+	return err
+}
+
+// deleteExact deletes obj, that very object: a newer one of the same name
+// is left alone, and one already gone or replaced is no error. It reports
+// whether it deleted obj; kind names obj in an error.
+func (r *Reconciler) deleteExact(ctx context.Context, obj client.Object, kind string) (bool, error) {
+	uid := obj.GetUID()
+	err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("failed to delete Pod %s: %w", pod.Name, err)
+		return false, fmt.Errorf("failed to delete %s %s: %w", kind, obj.GetName(), err)
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Deleted a Pod", "pod", klog.KObj(pod))
-	return nil
+	return true, nil
 }
 
 // stopPod deletes the Pod of an Instance that is to stop, unless it is
