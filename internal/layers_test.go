@@ -75,8 +75,8 @@ func TestNoPackageImportsALayerAboveIt(t *testing.T) {
 	}
 }
 
-// TestTheCLIRunsNoServer holds the CLI (and its test harness,
-// internal/cli/clitest) to the client side: no non-test package under
+// TestTheCLIRunsNoServer holds the CLI to the client side (its test
+// harness, test/clitest, lives outside it): no non-test package under
 // internal/cli imports internal/manager, internal/controller or
 // internal/standin, directly or through another package of the module. The
 // tests that need the real controllers start them with
