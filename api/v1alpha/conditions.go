@@ -155,6 +155,14 @@ const (
 	// Workload's deployments or revisions): the condition is Unknown
 	// until the read succeeds; compute retries.
 	ReasonObservationFailed = "ObservationFailed"
+	// ReasonAdmissionNotEnforced means the project's control plane does not
+	// send Workloads to compute's admission webhooks (no
+	// ValidatingWebhookConfiguration holds validate.workloads.compute.datumapis.com
+	// for their creates and updates, failing closed): the management plane
+	// federates none of its Workloads' changes until it does, since it
+	// cannot tell a Workload admission would refuse; what already runs
+	// keeps running.
+	ReasonAdmissionNotEnforced = "AdmissionNotEnforced"
 	// ReasonCellUnreachable means the cell running a city has not been
 	// heard from (see docs/faults.md): its last known figures are kept but
 	// are stale, and the city's conditions are Unknown until it is heard

@@ -151,3 +151,9 @@ func policyNotEnforcedHint(Hints) []string {
 	return []string{"The instances run, but this city's cell does not enforce network policies, so their declared ingress restrictions do not hold. " +
 		"Ask the platform's operator to run a CNI or policy agent that enforces NetworkPolicy there (docs/install.md, the Kubernetes runtime provider)."}
 }
+
+// admissionHint is the next step of a project plane without compute's
+// admission webhooks.
+func admissionHint(Hints) []string {
+	return []string{"Compute's admission webhooks are not registered in this project's control plane; ask its operator to register them (config/webhook, docs/install.md). The workload's changes are federated once they are."}
+}

@@ -149,6 +149,9 @@ var registry = []Row{
 	// Workload whose inputs cannot be read says so on its own conditions.
 	{Reason: computev1alpha.ReasonDeploymentRemoving, Words: "removing"},
 	{Reason: computev1alpha.ReasonObservationFailed},
+	// The project plane does not run compute's admission: an operator must
+	// register the webhooks; the Workload waits, then goes on.
+	{Reason: computev1alpha.ReasonAdmissionNotEnforced, Failing: true, Hint: admissionHint},
 	// The rollout across cities, on the Workload's Progressing condition:
 	// they summarise the rollout's plan, not the cities' state.
 	{Reason: computev1alpha.ReasonRolloutHalted, Failing: true, Terminal: true, Hint: haltedHint},

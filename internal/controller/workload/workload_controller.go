@@ -52,6 +52,11 @@ type Reconciler struct {
 	// FailoverRate limits how many Workloads a second start or move a
 	// failover (NewFailoverLimiter); nil: no limit.
 	FailoverRate *rate.Limiter
+	// RequireAdmission holds the Workloads of a project plane that does
+	// not send them to compute's validating webhook (admissionEnforced):
+	// their changes are not federated until it does. Set wherever the
+	// webhooks are served (not with --disable-webhooks).
+	RequireAdmission bool
 
 	// phases counts the Workloads by rollout phase (compute_rollouts).
 	phases phaseCounts
@@ -134,6 +139,15 @@ func (r *Reconciler) reconcile(ctx context.Context, c client.Client, recorder ev
 		return ctrl.Result{}, err
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("workload", klog.KObj(w), "uid", w.UID))
+	if r.RequireAdmission {
+		enforced, why, err := admissionEnforced(ctx, c)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !enforced {
+			return unadmitted(ctx, c, recorder, w, why, r.now())
+		}
+	}
 	s, err := r.observe(ctx, c, recorder, w)
 	if err != nil {
 		return ctrl.Result{}, observationFailed(ctx, s, err)

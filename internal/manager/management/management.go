@@ -141,7 +141,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Projects.AddFlags(fs)
 	o.DebugAPI.AddFlags(fs)
 	fs.BoolVar(&o.Webhook.Disabled, "disable-webhooks", o.Webhook.Disabled,
-		"Do not serve the admission webhooks (development only).")
+		"Do not serve the admission webhooks, and federate the Workloads of project planes that do not send them to compute's admission (development and tests only: unsafe where tenants write).")
 	fs.StringVar(&o.Webhook.Host, "webhook-host", o.Webhook.Host, "Address the admission webhook server binds (all when empty).")
 	fs.IntVar(&o.Webhook.Port, "webhook-port", o.Webhook.Port, "Port of the admission webhook server.")
 	fs.StringVar(&o.Webhook.CertDir, "webhook-cert-dir", o.Webhook.CertDir,
@@ -290,7 +290,7 @@ func multicluster(cfg *rest.Config, local ctrl.Manager, projectOpts projects.Opt
 // opts has a federation plane, or the local referenced-data controller when
 // it asks for one.
 func setupControllers(mgr mcmanager.Manager, opts Options) error {
-	workloads := &workload.Reconciler{FailoverRate: workload.NewFailoverLimiter(opts.FailoverRate)}
+	workloads := &workload.Reconciler{FailoverRate: workload.NewFailoverLimiter(opts.FailoverRate), RequireAdmission: !opts.Webhook.Disabled}
 	var health *cellhealth.Tracker
 	if opts.Federation != nil {
 		// The tracker tells the federator which cities' cells are not
