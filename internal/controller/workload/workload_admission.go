@@ -27,8 +27,9 @@ const workloadWebhook = "validate.workloads.compute.datumapis.com"
 // compute's admission looks again.
 const admissionRecheck = 10 * time.Second
 
-// EventAdmissionNotEnforced: the project plane does not run compute's
-// admission, so the Workload's changes are not federated.
+// EventAdmissionNotEnforced is the Warning event of a Workload whose
+// project plane does not run compute's admission, so the Workload's
+// changes are not federated.
 const EventAdmissionNotEnforced = computev1alpha.ReasonAdmissionNotEnforced
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch

@@ -128,7 +128,7 @@ func TestInstancesCreatedBeforeSHA256AreUpToDate(t *testing.T) {
 	cached := []*computev1alpha.InstanceController{old[0].i.Spec.Controller, old[1].i.Spec.Controller}
 
 	st := statusOf(wd, old...)
-	if st.ReplicaCounts.UpdatedReplicas != 2 || st.TemplateHash != h.Current {
+	if st.UpdatedReplicas != 2 || st.TemplateHash != h.Current {
 		t.Fatalf("counts %+v, hash %q: want 2 updated at %q", st.ReplicaCounts, st.TemplateHash, h.Current)
 	}
 	s := newScope(wd, []computev1alpha.Instance{old[0].i, old[1].i}, 2)
@@ -145,7 +145,7 @@ func TestInstancesCreatedBeforeSHA256AreUpToDate(t *testing.T) {
 	changed := makeWD(2).build()
 	changed.Spec.Template.Metadata.Annotations["note"] = "y"
 	other := makeInst(0, names.HashesOf(&changed.Spec.Template).Legacy()).running()
-	if st := statusOf(wd, other); st.ReplicaCounts.UpdatedReplicas != 0 {
+	if st := statusOf(wd, other); st.UpdatedReplicas != 0 {
 		t.Fatalf("an Instance of another template's old hash counted as updated: %+v", st.ReplicaCounts)
 	}
 }
