@@ -139,6 +139,17 @@ func (h TemplateHashes) Names(stored string) bool {
 // this template (tests and the upgrade path build such objects with it).
 func (h TemplateHashes) Legacy() string { return h.legacy }
 
+// Keep returns stored when it names this template, in either spelling,
+// else Current: what to write where stored was written before, so that an
+// object whose template did not change is not rewritten in the new
+// spelling (a rewrite is a write every reader of it sees).
+func (h TemplateHashes) Keep(stored string) string {
+	if h.Names(stored) {
+		return stored
+	}
+	return h.Current
+}
+
 // Normalize returns Current when stored names this template, else stored:
 // compare hashes read from objects only after normalizing them.
 func (h TemplateHashes) Normalize(stored string) string {

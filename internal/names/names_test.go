@@ -151,7 +151,8 @@ func TestTemplateHashOfAStoredTemplate(t *testing.T) {
 			in := tpl(t)
 			before := in.DeepCopy()
 			h := HashesOf(in)
-			if !h.Names(storedTemplateHash) || h.Normalize(storedTemplateHash) != h.Current {
+			if !h.Names(storedTemplateHash) || h.Normalize(storedTemplateHash) != h.Current ||
+				h.Keep(storedTemplateHash) != storedTemplateHash || h.Keep("other") != h.Current {
 				t.Fatalf("the template no longer answers to its stored hash %q", storedTemplateHash)
 			}
 			if got := TemplateHash(in); got != storedCurrentHash {

@@ -53,7 +53,11 @@ func (s *pass) resolve(ctx context.Context, wd *computev1alpha.WorkloadDeploymen
 	var o outcome
 	o.expected.Resolved = true
 	o.expected.Hashes = map[string]string{}
-	o.expected.TemplateHash = names.TemplateHash(&wd.Spec.Template)
+	// The hash the deployment records, in the spelling it was recorded in
+	// while that still names its template (names.TemplateHashes): an
+	// upgrade rewrites no annotation of an unchanged deployment.
+	o.expected.TemplateHash = names.HashesOf(&wd.Spec.Template).Keep(
+		wd.Annotations[computev1alpha.ReferencedDataTemplateHashAnnotation])
 	total := 0
 	for _, ref := range referenceddata.Refs(&wd.Spec.Template.Spec) {
 		src := s.read(ctx, ref)

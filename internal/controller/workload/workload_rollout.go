@@ -231,11 +231,15 @@ func (ro *rollout) revisionOf(t *placement.Target) placement.Revision {
 	var from *computev1alpha.InstanceTemplateSpec // nil: the target's
 	switch {
 	case d.Revision == ro.target:
-		ann[computev1alpha.RevisionHashAnnotation] = ro.target
+		// Recorded hashes that name the target keep their spelling
+		// (canonical): an upgrade rewrites no annotation.
+		if ro.canonical(ann[computev1alpha.RevisionHashAnnotation]) != ro.target {
+			ann[computev1alpha.RevisionHashAnnotation] = ro.target
+		}
 		if c.Revision != ro.target && c.Revision != "" && !strings.HasPrefix(c.Revision, "unrecorded-") {
 			ann[computev1alpha.PreviousRevisionHashAnnotation] = c.Revision
 		}
-		if d.Soaked {
+		if d.Soaked && ro.canonical(ann[computev1alpha.RevisionSoakedAnnotation]) != ro.target {
 			ann[computev1alpha.RevisionSoakedAnnotation] = ro.target
 		}
 		if ann[computev1alpha.RolledBackFromAnnotation] != "" {

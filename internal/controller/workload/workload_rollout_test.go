@@ -173,5 +173,11 @@ func TestARolloutRecordedBeforeSHA256StaysComplete(t *testing.T) {
 		if imageOf(tg) != "app:2.0" {
 			t.Errorf("%s gets %s, want app:2.0", tg.CityCode, imageOf(tg))
 		}
+		// Nothing to rewrite: the recorded spellings stay.
+		for _, k := range []string{computev1alpha.RevisionHashAnnotation, computev1alpha.RevisionSoakedAnnotation} {
+			if got, want := tg.Desired.Annotations[k], legacy(&s.workload.Spec.Template); got != want {
+				t.Errorf("%s: %s = %q, want the recorded %q", tg.CityCode, k, got, want)
+			}
+		}
 	}
 }
