@@ -254,6 +254,13 @@ func items(t testing.TB, rules configv1alpha1.CustomizationRules, members ...mem
 	t.Helper()
 	out := make([]any, 0, len(members))
 	for _, m := range members {
+		if m.obj == nil {
+			// A member whose latest Work is not applied: Karmada leaves its
+			// status out.
+			out = append(out, map[string]any{"clusterName": m.cluster, "applied": false, "health": "Unknown",
+				"appliedMessage": "the object has been modified; please apply your changes to the latest version"})
+			continue
+		}
 		status := call(t, rules.StatusReflection.LuaScript, "ReflectStatus", 1, m.obj)[0]
 		out = append(out, map[string]any{"clusterName": m.cluster, "applied": true, "health": "Healthy", "status": status})
 	}
@@ -390,6 +397,23 @@ func TestStatusAggregation(t *testing.T) {
 			want: map[string]any{
 				"observedGeneration": 1, "replicas": 4, "currentReplicas": 2, "updatedReplicas": 4, "readyReplicas": 2,
 				"desiredReplicas": 4, "templateHash": "abc",
+			},
+		},
+		"a member whose latest Work is not applied keeps what it last reported": {
+			hub: wd(2, 0, spec(nil, "v1"), map[string]any{"observedGeneration": 2, "readyReplicas": 2, "desiredReplicas": 2,
+				"templateHash": "abc", "conditions": []any{withGen(cond("Available", "True", "Available"), 2)}}),
+			members: []member{{"cell-lhr", nil}},
+			want: map[string]any{
+				"observedGeneration": 2, "readyReplicas": 2, "desiredReplicas": 2, "templateHash": "abc",
+				"conditions": []any{withGen(cond("Available", "True", "Available"), 2)},
+			},
+		},
+		"a member not applied yet that never reported reports nothing": {
+			hub:     hub(1, spec(nil, "v1"), 0),
+			members: []member{{"cell-lhr", nil}},
+			want: map[string]any{
+				"observedGeneration": 0, "replicas": 0, "currentReplicas": 0, "updatedReplicas": 0, "readyReplicas": 0,
+				"desiredReplicas": 0,
 			},
 		},
 		"no members: counts drop to zero, observedGeneration and conditions stay": {

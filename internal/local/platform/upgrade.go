@@ -11,6 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/citycells/compute/internal/planes"
 )
 
@@ -36,6 +40,22 @@ func BuildManager(ctx context.Context, repo, dir string) (string, error) {
 // The e2e upgrade test starts the platform from an earlier commit's tree
 // and binary and calls Upgrade with the current ones.
 func (p *Platform) Upgrade(ctx context.Context, repo, binary string) error {
+	return p.swapRelease(ctx, repo, binary, false)
+}
+
+// Downgrade goes back to an earlier release, repo's, as Upgrade goes
+// forward, except that the earlier release's interpreter goes in last, once
+// Karmada has applied every Work again: the later interpreter reads what
+// both releases' cells report (the upgrade runs it over the earlier cells),
+// and it keeps a WorkloadDeployment's status while the restarted managers'
+// writes make Karmada retry an apply, where the earlier one forgets it.
+func (p *Platform) Downgrade(ctx context.Context, repo, binary string) error {
+	return p.swapRelease(ctx, repo, binary, true)
+}
+
+// swapRelease installs repo's release and runs binary; interpreterLast
+// installs the interpreter after the managers, once the Works settled.
+func (p *Platform) swapRelease(ctx context.Context, repo, binary string, interpreterLast bool) error {
 	if _, err := os.Stat(binary); err != nil {
 		return fmt.Errorf("the new compute-manager binary: %w", err)
 	}
@@ -48,12 +68,34 @@ func (p *Platform) Upgrade(ctx context.Context, repo, binary string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.installInterpreter(ctx, hub); err != nil {
-		return err
+	if !interpreterLast {
+		if err := p.installInterpreter(ctx, hub); err != nil {
+			return err
+		}
 	}
 	if err := p.installIdentities(ctx); err != nil {
 		return err
 	}
+	if err := p.swapManagers(ctx, binary); err != nil {
+		return err
+	}
+	if interpreterLast {
+		p.waitWorksSettled(ctx, hub)
+		if err := p.installInterpreter(ctx, hub); err != nil {
+			return err
+		}
+	}
+	// The catalog last: the new managers serve its admission webhook.
+	if err := p.publishInstanceTypes(ctx, hub); err != nil {
+		return err
+	}
+	p.progress.linef("upgraded compute to %s (CRDs, interpreter, catalog and RBAC of %s) in %s", binary, repo, since(began))
+	return nil
+}
+
+// swapManagers restarts every compute-manager and compute-quota process,
+// one after another, on binary (compute-quota on the one next to it).
+func (p *Platform) swapManagers(ctx context.Context, binary string) error {
 	for _, c := range p.State().Components {
 		if !strings.HasPrefix(c.Name, componentManagerPrefix) && !strings.HasPrefix(c.Name, componentQuotaPrefix) {
 			continue
@@ -73,12 +115,56 @@ func (p *Platform) Upgrade(ctx context.Context, repo, binary string) error {
 			return fmt.Errorf("failed to start %s on %s: %w", c.Name, bin, err)
 		}
 	}
-	// The catalog last: the new managers serve its admission webhook.
-	if err := p.publishInstanceTypes(ctx, hub); err != nil {
-		return err
-	}
-	p.progress.linef("upgraded compute to %s (CRDs, interpreter, catalog and RBAC of %s) in %s", binary, repo, since(began))
 	return nil
+}
+
+// Settling: Karmada has applied every Work and none changed for
+// worksQuiet, or worksSettleLimit passed (then the swap goes on, saying so).
+const (
+	worksQuiet       = 3 * time.Second
+	worksSettleLimit = time.Minute
+)
+
+// waitWorksSettled waits until every Work of the federation plane is
+// Applied and none changed for worksQuiet, at most worksSettleLimit.
+func (p *Platform) waitWorksSettled(ctx context.Context, hub client.Client) {
+	began := time.Now()
+	last, quietSince := "", time.Now()
+	for time.Since(began) < worksSettleLimit && ctx.Err() == nil {
+		works := &unstructured.UnstructuredList{}
+		works.SetGroupVersionKind(schema.GroupVersionKind{Group: "work.karmada.io", Version: "v1alpha1", Kind: "WorkList"})
+		if err := hub.List(ctx, works); err == nil {
+			state, applied := worksState(works.Items)
+			if state != last {
+				last, quietSince = state, time.Now()
+			}
+			if applied && time.Since(quietSince) >= worksQuiet {
+				p.progress.linef("Karmada applied every Work, none changed for %s (%s)", worksQuiet, since(began))
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	p.progress.linef("Works had not settled after %s: going on", since(began))
+}
+
+// worksState is the Works' names and resourceVersions, and whether every
+// one is Applied.
+func worksState(works []unstructured.Unstructured) (string, bool) {
+	var b strings.Builder
+	applied := true
+	for _, w := range works {
+		fmt.Fprintf(&b, "%s/%s@%s ", w.GetNamespace(), w.GetName(), w.GetResourceVersion())
+		conds, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
+		ok := false
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Applied" && m["status"] == "True" {
+				ok = true
+			}
+		}
+		applied = applied && ok
+	}
+	return b.String(), applied
 }
 
 // upgradeCRDs applies the repository's CRDs to every plane: compute's

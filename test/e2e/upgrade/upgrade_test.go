@@ -32,7 +32,8 @@ const (
 // TestAnUpgradeAndADowngradeRecreateNothing creates Workloads with the
 // earlier release — placed by cityCodes and by Location, the old instance
 // type spelling, waves, a mounted Secret, quota on — waits until they run,
-// upgrades compute one role at a time, then downgrades it the same way,
+// upgrades compute one role at a time, then downgrades it the same way
+// (the earlier release's interpreter last: Platform.Downgrade),
 // and checks after each that every WorkloadDeployment, hub copy, cell
 // Instance, projection and companion keeps its uid in every plane, that no
 // rollout started (revisions unchanged), and that every Workload stayed
@@ -65,10 +66,11 @@ func TestAnUpgradeAndADowngradeRecreateNothing(t *testing.T) {
 
 	for _, step := range []struct {
 		name, tree, binary string
-	}{{"upgrade", repo, newManager}, {"downgrade", oldTree, oldManager}} {
+		swap               func(ctx context.Context, repo, binary string) error
+	}{{"upgrade", repo, newManager, local.Upgrade}, {"downgrade", oldTree, oldManager, local.Downgrade}} {
 		watch := watchAvailable(ns)
 		began := time.Now()
-		g.Expect(local.Upgrade(ctx, step.tree, step.binary)).To(Succeed(), step.name)
+		g.Expect(step.swap(ctx, step.tree, step.binary)).To(Succeed(), step.name)
 		t.Logf("%s: every role swapped in %s", step.name, time.Since(began).Round(time.Millisecond))
 
 		g.Eventually(func(g Gomega) { expectRunning(g, ns) }).WithTimeout(settle).WithPolling(poll).Should(Succeed())
