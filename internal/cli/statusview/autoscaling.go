@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
@@ -54,16 +53,6 @@ func autoscalingOf(w *computev1alpha.Workload, hints status.Hints, seen map[stri
 		return nil // -o json: no autoscaling key
 	}
 	return out
-}
-
-// conditionIn returns a copy of the condition of type t in conds; nil when
-// absent.
-func conditionIn(conds []metav1.Condition, t string) *metav1.Condition {
-	if c := meta.FindStatusCondition(conds, t); c != nil {
-		cc := *c
-		return &cc
-	}
-	return nil
 }
 
 // autoscalingLines renders the Autoscaling section: a line per city of a

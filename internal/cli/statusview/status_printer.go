@@ -93,10 +93,10 @@ func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 		Generation: w.Generation, ObservedGeneration: w.Status.ObservedGeneration,
 		Ready: p.Ready, Updated: p.Updated, Desired: p.Desired,
 		Waiting: p.Waiting, Cities: p.Cities,
-		Available:    condition(w, computev1alpha.ConditionAvailable),
+		Available:    conditionIn(w.Status.Conditions, computev1alpha.ConditionAvailable),
 		InstanceType: instanceTypeCondition(w),
 	}
-	if c := condition(w, computev1alpha.ConditionFailedOver); c != nil && c.Reason != computev1alpha.ReasonNoFailover {
+	if c := conditionIn(w.Status.Conditions, computev1alpha.ConditionFailedOver); c != nil && c.Reason != computev1alpha.ReasonNoFailover {
 		v.Failover = c
 	}
 	hints := status.Hints{Cmd: cmd, Workload: w.Name, CanUndo: w.Status.CurrentRevision > 1,
@@ -119,9 +119,10 @@ func Build(s view.Snapshot, cmd func(string, ...any) string) *View {
 	return v
 }
 
-// condition returns a copy of w's condition of type t; nil when absent.
-func condition(w *computev1alpha.Workload, t string) *metav1.Condition {
-	if c := meta.FindStatusCondition(w.Status.Conditions, t); c != nil {
+// conditionIn returns a copy of the condition of type t in conds; nil when
+// absent.
+func conditionIn(conds []metav1.Condition, t string) *metav1.Condition {
+	if c := meta.FindStatusCondition(conds, t); c != nil {
 		cc := *c
 		return &cc
 	}
@@ -132,7 +133,7 @@ func condition(w *computev1alpha.Workload, t string) *metav1.Condition {
 // InstanceTypeDeprecated condition while the instance type is retired.
 func instanceTypeCondition(w *computev1alpha.Workload) *metav1.Condition {
 	for _, t := range []string{computev1alpha.InstanceTypeConditionDisabled, computev1alpha.InstanceTypeConditionDeprecated} {
-		if c := condition(w, t); c != nil && c.Status == metav1.ConditionTrue {
+		if c := conditionIn(w.Status.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
 			return c
 		}
 	}
