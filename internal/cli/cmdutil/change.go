@@ -1,9 +1,14 @@
 package cmdutil
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	computev1alpha "github.com/citycells/compute/api/v1alpha"
 )
 
 // ChangeOptions are what the commands that change one workload and may
@@ -51,4 +56,23 @@ func (c *ChangeOptions) ValidateWith(checks ...error) error {
 		}
 	}
 	return c.WorkloadWaitOptions.Validate()
+}
+
+// MergePatch applies the JSON merge patch to the workload as --dry-run
+// says and returns the workload it leaves: with none the Workload itself,
+// patched on the server; with server a copy the server patched without
+// storing it; with client a copy patched here, sending nothing. A failed
+// patch is explained by PatchError with doing and action.
+func (c *ChangeOptions) MergePatch(ctx context.Context, patch []byte, doing, action string) (*computev1alpha.Workload, error) {
+	w := c.Workload
+	switch c.DryRun {
+	case DryRunClient:
+		return MergePatched(w.DeepCopy(), patch)
+	case DryRunServer:
+		w = w.DeepCopy()
+	}
+	if err := c.Clients.Client.Patch(ctx, w, client.RawPatch(types.MergePatchType, patch), PatchOptions(c.DryRun)...); err != nil {
+		return nil, c.PatchError(err, doing, action)
+	}
+	return w, nil
 }

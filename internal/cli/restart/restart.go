@@ -22,14 +22,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -95,48 +92,30 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out, terminal := o.Factory.Human(o.Output)
+	out, _ := o.Factory.Human(o.Output)
 	if note := view.FailoverNote(o.Workload); note != "" {
 		_, _ = fmt.Fprintln(out, note)
 	}
-	if o.DryRun != cmdutil.DryRunNone {
-		return o.dryRun(ctx, out, cities, patch)
-	}
-	if err := o.Clients.Client.Patch(ctx, w, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("cannot restart workload %s: %w", o.Name, err)
-	}
-
-	exp := view.Expectation{}
-	if o.City != "" {
-		exp.CityRestarts = map[string]string{o.City: at}
-		_, _ = fmt.Fprintf(out, "Restarting %s in %s: its instances are replaced one at a time.\n", o.Name, o.City)
-	} else {
-		_, _ = fmt.Fprintf(out, "Restarting %s in %s: instances are replaced one at a time.\n", o.Name, cmdutil.JoinCities(cities))
-	}
-	return wait.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Expect: exp, Verb: "Restarting", Out: out, Terminal: terminal},
-		true, func(p view.Progress) string { return fmt.Sprintf("Restarted %s: %s", o.Name, p.Line()) })
-}
-
-// dryRun says what the restart would replace and prints the workload as
-// it would be: patched here with client, by the server with server.
-func (o *Options) dryRun(ctx context.Context, out io.Writer, cities []string, patch []byte) error {
 	where := cmdutil.JoinCities(cities)
 	if o.City != "" {
 		where = o.City
 	}
-	_, _ = fmt.Fprintf(out, "Would restart %s in %s: its instances would be replaced one at a time.\n", o.Name, where)
-	result := o.Workload.DeepCopy()
-	if o.DryRun == cmdutil.DryRunServer {
-		if err := o.Clients.Client.Patch(ctx, result, client.RawPatch(types.MergePatchType, patch), client.DryRunAll); err != nil {
-			return fmt.Errorf("cannot restart workload %s: %w", o.Name, err)
-		}
-	} else {
-		var err error
-		if result, err = cmdutil.MergePatched(result, patch); err != nil {
-			return err
-		}
+	if o.DryRun != cmdutil.DryRunNone {
+		_, _ = fmt.Fprintf(out, "Would restart %s in %s: its instances would be replaced one at a time.\n", o.Name, where)
 	}
-	return o.Factory.DryRunDone(out, o.DryRun, o.Output, result, o.Clients.Scheme)
+	result, err := o.MergePatch(ctx, patch, "", "restart workload "+o.Name)
+	switch {
+	case err != nil:
+		return err
+	case o.DryRun != cmdutil.DryRunNone:
+		return o.Factory.DryRunDone(out, o.DryRun, o.Output, result, o.Clients.Scheme)
+	}
+	exp, what := view.Expectation{}, "instances"
+	if o.City != "" {
+		exp.CityRestarts, what = map[string]string{o.City: at}, "its instances"
+	}
+	_, _ = fmt.Fprintf(out, "Restarting %s in %s: %s are replaced one at a time.\n", o.Name, where, what)
+	return wait.Follow(ctx, &o.WorkloadWaitOptions, wait.Options{Expect: exp, Verb: "Restarting"}, true, wait.Finished("Restarted", o.Name))
 }
 
 // stamp returns the restart time: now, moved a second on when the

@@ -71,7 +71,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out, terminal := o.Factory.Human(o.Output)
+	out, _ := o.Factory.Human(o.Output)
 	if note := view.FailoverNote(o.Workload); note != "" {
 		_, _ = fmt.Fprintln(out, note)
 	}
@@ -113,7 +113,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		how += ", in the waves of spec.rollout"
 	}
 	_, _ = fmt.Fprintf(out, "Rolled back %s to the template of revision %d; %s.\n", o.Name, target.Number, how)
-	return wait.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Out: out, Terminal: terminal}, true, wait.RolledOut)
+	return wait.Follow(ctx, &o.WorkloadWaitOptions, wait.Options{}, true, wait.RolledOut)
 }
 
 // target picks the revision to return to.

@@ -26,7 +26,6 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
-	"github.com/citycells/compute/internal/cli/view"
 	"github.com/citycells/compute/internal/cli/wait"
 )
 
@@ -127,13 +126,12 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out, terminal := o.Factory.Human(o.Output)
+	out, _ := o.Factory.Human(o.Output)
 	_, _ = fmt.Fprintln(out, msg)
 	if o.DryRun != cmdutil.DryRunNone {
 		return o.Factory.DryRunDone(out, o.DryRun, o.Output, result, o.Clients.Scheme)
 	}
-	return wait.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags, wait.Options{Verb: "Scaling", Out: out, Terminal: terminal},
-		false, func(p view.Progress) string { return fmt.Sprintf("Scaled %s: %s", o.Name, p.Line()) })
+	return wait.Follow(ctx, &o.WorkloadWaitOptions, wait.Options{Verb: "Scaling"}, false, wait.Finished("Scaled", o.Name))
 }
 
 // scalePlacements sets minReplicas and clears per-city overrides. It

@@ -18,8 +18,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cli/cmdutil"
@@ -84,7 +82,7 @@ func (o *Options) verb() (cmd, ing, ed string) {
 func (o *Options) Run(ctx context.Context) error {
 	w, c := o.Workload, o.Clients
 	verb, ing, ed := o.verb()
-	out, terminal := o.Factory.Human(o.Output)
+	out, _ := o.Factory.Human(o.Output)
 	cities := cmdutil.JoinCities(cmdutil.WorkloadCities(w))
 	if computev1alpha.IsSuspended(w.Annotations) != o.Resume {
 		if o.Resume {
@@ -92,62 +90,38 @@ func (o *Options) Run(ctx context.Context) error {
 		} else {
 			_, _ = fmt.Fprintf(out, "Nothing to do: %s is already suspended.\n", o.Name)
 		}
-		return o.follow(ctx, out, terminal, ing, ed)
+		return o.follow(ctx, out, ing, ed)
 	}
-	switch o.DryRun {
-	case cmdutil.DryRunClient:
-		body, err := Patch(o.Resume)
-		if err != nil {
-			return err
-		}
-		changed, err := cmdutil.MergePatched(w.DeepCopy(), body)
-		if err != nil {
-			return err
-		}
-		_, _ = fmt.Fprintf(out, "Would %s %s in %s. Dry run: nothing was changed.\n", verb, o.Name, cities)
-		return o.Factory.PrintResult(o.Output, changed, c.Scheme)
-	case cmdutil.DryRunServer:
-		checked := w.DeepCopy()
-		if err := o.patch(ctx, checked, cmdutil.PatchOptions(o.DryRun)...); err != nil {
-			return err
-		}
-		_, _ = fmt.Fprintf(out, "Server dry run: the server accepted the %s of %s; nothing was stored.\n", verb, o.Name)
-		return o.Factory.PrintResult(o.Output, checked, c.Scheme)
-	}
-	if err := o.patch(ctx, w); err != nil {
-		return err
-	}
-	if o.Resume {
-		_, _ = fmt.Fprintf(out, "Resuming %s in %s: its instances start again under the same names.\n", o.Name, cities)
-	} else {
-		_, _ = fmt.Fprintf(out, "Suspending %s in %s: its instances stop; nothing is deleted.\n", o.Name, cities)
-	}
-	return o.follow(ctx, out, terminal, ing, ed)
-}
-
-// follow waits when --wait says so, otherwise says how to watch, then
-// prints the workload as -o asks.
-func (o *Options) follow(ctx context.Context, out io.Writer, terminal bool, ing, ed string) error {
-	if !o.WaitFlags.Wait && !o.Resume {
-		_, _ = fmt.Fprintf(out, "Watch it with: %s\n", o.Factory.Cmd("status %s", o.Name))
-	}
-	return wait.Follow(ctx, &o.WorkloadRef, o.Output, o.WaitFlags,
-		wait.Options{Expect: view.Expectation{Suspend: !o.Resume}, Verb: ing, Out: out, Terminal: terminal},
-		o.Resume, func(p view.Progress) string { return fmt.Sprintf("%s %s: %s", ed, o.Name, p.Line()) })
-}
-
-// patch writes the suspension annotation (or removes it) with a JSON merge
-// patch; w becomes the workload as the server returned it.
-func (o *Options) patch(ctx context.Context, w *computev1alpha.Workload, opts ...client.PatchOption) error {
 	body, err := Patch(o.Resume)
 	if err != nil {
 		return err
 	}
-	if err := o.Clients.Client.Patch(ctx, w, client.RawPatch(types.MergePatchType, body), opts...); err != nil {
-		verb, _, _ := o.verb()
-		return o.PatchError(err, " while trying to "+verb+" it", verb+" workload "+o.Name)
+	result, err := o.MergePatch(ctx, body, " while trying to "+verb+" it", verb+" workload "+o.Name)
+	switch {
+	case err != nil:
+		return err
+	case o.DryRun == cmdutil.DryRunClient:
+		_, _ = fmt.Fprintf(out, "Would %s %s in %s. Dry run: nothing was changed.\n", verb, o.Name, cities)
+		return o.Factory.PrintResult(o.Output, result, c.Scheme)
+	case o.DryRun == cmdutil.DryRunServer:
+		_, _ = fmt.Fprintf(out, "Server dry run: the server accepted the %s of %s; nothing was stored.\n", verb, o.Name)
+		return o.Factory.PrintResult(o.Output, result, c.Scheme)
+	case o.Resume:
+		_, _ = fmt.Fprintf(out, "Resuming %s in %s: its instances start again under the same names.\n", o.Name, cities)
+	default:
+		_, _ = fmt.Fprintf(out, "Suspending %s in %s: its instances stop; nothing is deleted.\n", o.Name, cities)
 	}
-	return nil
+	return o.follow(ctx, out, ing, ed)
+}
+
+// follow waits when --wait says so, otherwise says how to watch, then
+// prints the workload as -o asks.
+func (o *Options) follow(ctx context.Context, out io.Writer, ing, ed string) error {
+	if !o.WaitFlags.Wait && !o.Resume {
+		_, _ = fmt.Fprintf(out, "Watch it with: %s\n", o.Factory.Cmd("status %s", o.Name))
+	}
+	return wait.Follow(ctx, &o.WorkloadWaitOptions, wait.Options{Expect: view.Expectation{Suspend: !o.Resume}, Verb: ing},
+		o.Resume, wait.Finished(ed, o.Name))
 }
 
 // Patch returns the JSON merge patch that suspends a workload (resume:

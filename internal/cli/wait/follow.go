@@ -8,26 +8,32 @@ import (
 	"github.com/citycells/compute/internal/cli/view"
 )
 
-// Follow ends a command that started a rollout of ref's workload (restart,
-// undo, scale). With --wait it waits for the rollout (Wait with opts,
-// for ref's workload and --timeout) and prints done's line for the
-// progress it ended with; without --wait it says how to watch it, when
-// hint is set. Then it prints the workload as it now is when -o asks for
-// it.
-func Follow(ctx context.Context, ref *cmdutil.WorkloadRef, output *cmdutil.OutputFlags, wf *cmdutil.WaitFlags,
-	opts Options, hint bool, done func(view.Progress) string) error {
+// Follow ends a command that changed o's workload (restart, undo, scale,
+// suspend and resume). With --wait it waits for the change (Wait with
+// opts, for o's workload and --timeout, writing where Human says) and
+// prints done's line for the progress it ended with; without --wait it
+// says how to watch it, when hint is set. Then it prints the workload as
+// it now is when -o asks for it.
+func Follow(ctx context.Context, o *cmdutil.WorkloadWaitOptions, opts Options, hint bool, done func(view.Progress) string) error {
+	opts.Out, opts.Terminal = o.Factory.Human(o.Output)
 	switch {
-	case wf.Wait:
-		opts.Name, opts.Namespace, opts.Timeout = ref.Name, ref.Clients.Namespace, wf.Timeout
-		p, err := Wait(ctx, ref.Factory, ref.Clients.Client, opts)
+	case o.WaitFlags.Wait:
+		opts.Name, opts.Namespace, opts.Timeout = o.Name, o.Clients.Namespace, o.WaitFlags.Timeout
+		p, err := Wait(ctx, o.Factory, o.Clients.Client, opts)
 		if err != nil {
 			return err
 		}
 		_, _ = fmt.Fprintln(opts.Out, done(p))
 	case hint:
-		_, _ = fmt.Fprintf(opts.Out, "Watch it with: %s\n", ref.Factory.Cmd("rollout status %s", ref.Name))
+		_, _ = fmt.Fprintf(opts.Out, "Watch it with: %s\n", o.Factory.Cmd("rollout status %s", o.Name))
 	}
-	return ref.PrintCurrent(ctx, output)
+	return o.PrintCurrent(ctx, o.Output)
+}
+
+// Finished returns the success line of a change that finished, for
+// Follow: "<ed> <name>: <progress>" ("Scaled web: ...").
+func Finished(ed, name string) func(view.Progress) string {
+	return func(p view.Progress) string { return fmt.Sprintf("%s %s: %s", ed, name, p.Line()) }
 }
 
 // RolledOut is the success line of a finished rollout.
