@@ -151,6 +151,11 @@ func Command(cmd *cobra.Command, o Runner, output *OutputFlags) *cobra.Command {
 	return cmd
 }
 
+// CommandOf returns the command of a constructor that also returns the
+// options it fills, for the tests that parse into them: a package's
+// NewCommand(f) is CommandOf(newCommand(f)).
+func CommandOf[O Runner](cmd *cobra.Command, _ O) *cobra.Command { return cmd }
+
 // WorkloadCommand finishes cmd, a command on the workload named by its one
 // argument, for o: NAME is required and completed with the namespace's
 // workloads, and the rest is Command's.

@@ -22,8 +22,7 @@ type DescribeOptions struct {
 
 // NewDescribeCommand returns `instances describe NAME`.
 func NewDescribeCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newDescribeCommand(f)
-	return cmd
+	return cmdutil.CommandOf(newDescribeCommand(f))
 }
 
 // newDescribeCommand returns the command and the options it fills.

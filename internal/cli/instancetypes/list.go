@@ -27,10 +27,7 @@ type Options struct {
 }
 
 // NewCommand returns the instance-types command.
-func NewCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newCommand(f)
-	return cmd
-}
+func NewCommand(f *cmdutil.Factory) *cobra.Command { return cmdutil.CommandOf(newCommand(f)) }
 
 // newCommand returns the command and its options.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {

@@ -72,10 +72,7 @@ type Options struct {
 }
 
 // NewCommand returns the logs command.
-func NewCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newCommand(f)
-	return cmd
-}
+func NewCommand(f *cmdutil.Factory) *cobra.Command { return cmdutil.CommandOf(newCommand(f)) }
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {

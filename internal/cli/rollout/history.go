@@ -25,8 +25,7 @@ type HistoryOptions struct {
 
 // NewHistoryCommand returns `rollout history NAME`.
 func NewHistoryCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newHistoryCommand(f)
-	return cmd
+	return cmdutil.CommandOf(newHistoryCommand(f))
 }
 
 // newHistoryCommand returns the command and the options it fills.

@@ -25,8 +25,7 @@ type StatusOptions struct {
 
 // NewStatusCommand returns `rollout status NAME`.
 func NewStatusCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newStatusCommand(f)
-	return cmd
+	return cmdutil.CommandOf(newStatusCommand(f))
 }
 
 // newStatusCommand returns the command and the options it fills.

@@ -28,10 +28,7 @@ type UndoOptions struct {
 }
 
 // NewUndoCommand returns `rollout undo NAME`.
-func NewUndoCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newUndoCommand(f)
-	return cmd
-}
+func NewUndoCommand(f *cmdutil.Factory) *cobra.Command { return cmdutil.CommandOf(newUndoCommand(f)) }
 
 // newUndoCommand returns the command and the options it fills.
 func newUndoCommand(f *cmdutil.Factory) (*cobra.Command, *UndoOptions) {

@@ -29,10 +29,7 @@ type Options struct {
 }
 
 // NewCommand returns the status command.
-func NewCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newCommand(f)
-	return cmd
-}
+func NewCommand(f *cmdutil.Factory) *cobra.Command { return cmdutil.CommandOf(newCommand(f)) }
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {

@@ -23,10 +23,7 @@ type ListOptions struct {
 }
 
 // NewCommand returns the workloads command.
-func NewCommand(f *cmdutil.Factory) *cobra.Command {
-	cmd, _ := newCommand(f)
-	return cmd
-}
+func NewCommand(f *cmdutil.Factory) *cobra.Command { return cmdutil.CommandOf(newCommand(f)) }
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *ListOptions) {
