@@ -46,6 +46,21 @@ func NewProjectOptions(f *Factory, output *OutputFlags) ProjectOptions {
 	return ProjectOptions{ProjectRef: ProjectRef{Factory: f}, Output: output}
 }
 
+// Validate checks -o. Options with nothing else to check use it as their
+// Validate.
+func (p *ProjectOptions) Validate() error { return p.ValidateWith() }
+
+// ValidateWith returns the first of checks that is not nil (the results
+// of a command's own checks, in their order), then checks -o.
+func (p *ProjectOptions) ValidateWith(checks ...error) error {
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	return p.Output.Validate()
+}
+
 // Resolve connects to the project and makes sure compute is enabled for
 // it (EnsureEnabled): the first step of every command that uses the
 // project.

@@ -83,10 +83,7 @@ func (o *Options) Validate() error {
 	if o.Watch && !o.Output.IsTable() {
 		return cmdutil.UsageErrorf("--watch prints a table: leave out -o %s", o.Output.Format)
 	}
-	if err := o.ValidateCity(); err != nil {
-		return err
-	}
-	return o.Output.Validate()
+	return o.ValidateWith(o.ValidateCity())
 }
 
 // Run shows the events.

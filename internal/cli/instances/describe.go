@@ -44,9 +44,6 @@ func (o *DescribeOptions) Complete(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-// Validate checks the flags.
-func (o *DescribeOptions) Validate() error { return o.Output.Validate() }
-
 // Run describes the instance.
 func (o *DescribeOptions) Run(ctx context.Context) error {
 	c := o.Clients

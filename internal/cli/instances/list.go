@@ -66,15 +66,7 @@ func (o *ListOptions) Complete(_ *cobra.Command, _ []string) error {
 }
 
 // Validate checks the flags.
-func (o *ListOptions) Validate() error {
-	if err := o.ValidateCity(); err != nil {
-		return err
-	}
-	if err := o.List.Validate(); err != nil {
-		return err
-	}
-	return o.Output.Validate()
-}
+func (o *ListOptions) Validate() error { return o.ValidateWith(o.ValidateCity(), o.List.Validate()) }
 
 // Run lists the instances.
 func (o *ListOptions) Run(ctx context.Context) error {

@@ -62,12 +62,7 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 func (o *Options) Complete(_ *cobra.Command, _ []string) error { return nil }
 
 // Validate checks the flags.
-func (o *Options) Validate() error {
-	if err := o.List.Validate(); err != nil {
-		return err
-	}
-	return o.Output.Validate()
-}
+func (o *Options) Validate() error { return o.ValidateWith(o.List.Validate()) }
 
 // Run lists the instance types.
 func (o *Options) Run(ctx context.Context) error {

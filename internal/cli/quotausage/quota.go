@@ -51,12 +51,7 @@ func (o *Options) Complete(_ *cobra.Command, _ []string) error {
 }
 
 // Validate checks the flags.
-func (o *Options) Validate() error {
-	if err := o.ValidateCity(); err != nil {
-		return err
-	}
-	return o.Output.Validate()
-}
+func (o *Options) Validate() error { return o.ValidateWith(o.ValidateCity()) }
 
 // Run shows the quota.
 func (o *Options) Run(ctx context.Context) error {

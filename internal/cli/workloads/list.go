@@ -59,10 +59,7 @@ func (o *ListOptions) Validate() error {
 	if o.Name != "" && (o.List.Selector != "" || o.List.AllNamespaces || o.List.Watch) {
 		return cmdutil.UsageErrorf("a workload NAME cannot be combined with -l, -A or -w")
 	}
-	if err := o.List.Validate(); err != nil {
-		return err
-	}
-	return o.Output.Validate()
+	return o.ValidateWith(o.List.Validate())
 }
 
 // Run lists the workloads.
