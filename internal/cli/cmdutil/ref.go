@@ -143,6 +143,28 @@ func (o *WorkloadWaitOptions) Validate() error {
 	return o.Output.Validate()
 }
 
+// WorkloadWatchOptions are what the commands that read a workload with
+// its deployments and instances themselves, once or with --watch, share
+// (status, rollout status): WorkloadWaitOptions, of whose WaitFlags only
+// --timeout is bound, and --watch. Resolve connects but leaves reading the
+// workload to the command.
+type WorkloadWatchOptions struct {
+	WorkloadWaitOptions
+	// Watch is --watch: keep looking (how long is --timeout).
+	Watch bool
+}
+
+// AddWatchFlags binds --watch (-w), described by usage and defaulting to
+// Watch, and --timeout, described by timeoutUsage.
+func (o *WorkloadWatchOptions) AddWatchFlags(cmd *cobra.Command, usage, timeoutUsage string) {
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, usage)
+	o.WaitFlags.AddTimeoutFlag(cmd, timeoutUsage)
+}
+
+// Resolve connects to the project (ProjectRef.Resolve); the command reads
+// the workload.
+func (o *WorkloadWatchOptions) Resolve(ctx context.Context) error { return o.ProjectRef.Resolve(ctx) }
+
 // PrintCurrent prints the workload as it is now on the server when -o
 // asks for a document (the result of a command that changed it); with the
 // table format it prints nothing.

@@ -11,16 +11,13 @@ import (
 	"github.com/citycells/compute/internal/cli/wait"
 )
 
-// StatusOptions are the options of `rollout status`. Resolve connects but
-// leaves reading the workload to the progress, which reads it with its
-// deployments and instances. -o json or yaml print the last progress seen
-// (a RolloutStatus document) whatever the outcome; of the WaitFlags only
-// --timeout is bound (--watch says whether to wait).
+// StatusOptions are the options of `rollout status`: the progress reads
+// the workload with its deployments and instances. -o json or yaml print
+// the last progress seen (a RolloutStatus document) whatever the outcome;
+// --watch, the default, waits for the rollout to finish (for at most
+// --timeout), --watch=false looks once.
 type StatusOptions struct {
-	cmdutil.WorkloadWaitOptions
-	// Watch is --watch: wait for the rollout to finish (default); false
-	// looks once.
-	Watch bool
+	cmdutil.WorkloadWatchOptions
 }
 
 // NewStatusCommand returns `rollout status NAME`.
@@ -30,7 +27,8 @@ func NewStatusCommand(f *cmdutil.Factory) *cobra.Command {
 
 // newStatusCommand returns the command and the options it fills.
 func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
-	o := &StatusOptions{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewOutputFlags(), wait.DefaultTimeout), Watch: true}
+	o := &StatusOptions{cmdutil.WorkloadWatchOptions{
+		WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewOutputFlags(), wait.DefaultTimeout), Watch: true}}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "status NAME",
 		Short: "Wait for a workload's rollout to finish, showing per-city progress",
@@ -43,14 +41,9 @@ func newStatusCommand(f *cmdutil.Factory) (*cobra.Command, *StatusOptions) {
 			"  datumctl compute rollout status web --timeout 2m\n" +
 			"  datumctl compute rollout status web --watch=false",
 	}, o, o.Output)
-	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Wait until the rollout finishes; with --watch=false, look once.")
-	o.WaitFlags.AddTimeoutFlag(cmd, "How long to wait before giving up (exit 3).")
+	o.AddWatchFlags(cmd, "Wait until the rollout finishes; with --watch=false, look once.", "How long to wait before giving up (exit 3).")
 	return cmd, o
 }
-
-// Resolve connects to the project (ProjectRef.Resolve); the progress reads
-// the workload.
-func (o *StatusOptions) Resolve(ctx context.Context) error { return o.ProjectRef.Resolve(ctx) }
 
 // Run waits for (or looks once at) the rollout.
 func (o *StatusOptions) Run(ctx context.Context) error {

@@ -18,14 +18,11 @@ import (
 // otherwise.
 const DefaultWatchTimeout = 30 * time.Minute
 
-// Options are the options of `status`. Resolve connects but leaves
-// reading the workload to the view, which reads it with its deployments
-// and instances; of the WaitFlags only --timeout is bound: how long
-// --watch keeps watching.
+// Options are the options of `status`: the view reads the workload with
+// its deployments and instances; --watch keeps showing it as it changes,
+// for at most --timeout.
 type Options struct {
-	cmdutil.WorkloadWaitOptions
-	// Watch is --watch: keep showing the status as it changes.
-	Watch bool
+	cmdutil.WorkloadWatchOptions
 }
 
 // NewCommand returns the status command.
@@ -33,7 +30,8 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command { return cmdutil.CommandOf(ne
 
 // newCommand returns the command and the options it fills.
 func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
-	o := &Options{WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewOutputFlags(), DefaultWatchTimeout)}
+	o := &Options{cmdutil.WorkloadWatchOptions{
+		WorkloadWaitOptions: cmdutil.NewWorkloadWaitOptions(f, cmdutil.NewOutputFlags(), DefaultWatchTimeout)}}
 	cmd := cmdutil.WorkloadCommand(f, &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a workload's health, cities, revision and what blocks it",
@@ -47,14 +45,9 @@ func newCommand(f *cmdutil.Factory) (*cobra.Command, *Options) {
 			"--watch keeps the view up to date until Ctrl-C or --timeout.",
 		Example: "  datumctl compute status web\n  datumctl compute status web --watch\n  datumctl compute status web -o json",
 	}, o, o.Output)
-	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "Keep showing the status as it changes, until Ctrl-C or --timeout.")
-	o.WaitFlags.AddTimeoutFlag(cmd, "How long --watch watches.")
+	o.AddWatchFlags(cmd, "Keep showing the status as it changes, until Ctrl-C or --timeout.", "How long --watch watches.")
 	return cmd, o
 }
-
-// Resolve connects to the project (ProjectRef.Resolve); the view reads
-// the workload.
-func (o *Options) Resolve(ctx context.Context) error { return o.ProjectRef.Resolve(ctx) }
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
