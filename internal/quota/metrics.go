@@ -1,11 +1,6 @@
 package quota
 
-import (
-	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-)
+import "github.com/citycells/compute/internal/metricsdoc/lazymetrics"
 
 // Metric names, part of compute's operational contract.
 const (
@@ -21,29 +16,18 @@ const (
 )
 
 var (
-	enforcementEnabled = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: EnforcementEnabledMetric,
-		Help: "Whether quota enforcement is active in this cell (1) or disabled because no quota backend is configured (0).",
-	})
-	evalFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: EvalFailuresMetric,
-		Help: "Quota evaluations that could not get an answer from the quota backend, by QuotaGranted reason.",
-	}, []string{"reason"})
-	claimOrphaned = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: ClaimOrphanedMetric,
-		Help: "Instances released without deleting their ResourceClaim because their project could not be resolved.",
-	})
-
-	registerOnce sync.Once
+	enforcementEnabled = lazymetrics.Gauge(EnforcementEnabledMetric,
+		"Whether quota enforcement is active in this cell (1) or disabled because no quota backend is configured (0).")
+	evalFailures = lazymetrics.CounterVec(EvalFailuresMetric,
+		"Quota evaluations that could not get an answer from the quota backend, by QuotaGranted reason.",
+		"reason")
+	claimOrphaned = lazymetrics.Counter(ClaimOrphanedMetric,
+		"Instances released without deleting their ResourceClaim because their project could not be resolved.")
 )
 
 // registerMetrics registers the metrics on controller-runtime's registry,
 // once, on first use: binaries that never touch quota expose none of them.
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(enforcementEnabled, evalFailures, claimOrphaned)
-	})
-}
+var registerMetrics = lazymetrics.NewSet(nil, enforcementEnabled, evalFailures, claimOrphaned).Register
 
 // SetEnforcementEnabled records whether quota is enforced. Call it once at
 // start-up with false when no quota backend is configured; NewClient sets it

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
 	quotaclient "github.com/citycells/compute/internal/quota"
 )
 
@@ -36,15 +36,12 @@ const (
 )
 
 var (
-	quotaWait = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    QuotaWaitMetric,
-		Help:    "Seconds from an Instance's creation to the release of its Quota scheduling gate.",
-		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600},
-	})
-	quotaRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: QuotaRefusalsMetric,
-		Help: "Times an Instance's quota was refused (QuotaGranted turned False, or QuotaNoBudget), by reason.",
-	}, []string{"reason"})
+	quotaWait = lazymetrics.Histogram(QuotaWaitMetric,
+		"Seconds from an Instance's creation to the release of its Quota scheduling gate.",
+		[]float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600})
+	quotaRefusals = lazymetrics.CounterVec(QuotaRefusalsMetric,
+		"Times an Instance's quota was refused (QuotaGranted turned False, or QuotaNoBudget), by reason.",
+		"reason")
 )
 
 // countRefusal counts quota, the QuotaGranted condition just written over

@@ -2,9 +2,7 @@ package instance
 
 import (
 	"context"
-	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,11 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
 	"github.com/citycells/compute/internal/phases"
 	"github.com/citycells/compute/internal/referenceddata"
 	"github.com/citycells/compute/internal/referenceddata/cellcompanions"
@@ -34,25 +32,17 @@ import (
 // contract.
 const GateWaitMetric = "compute_referenced_data_gate_wait_seconds"
 
-var (
-	gateWait = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    GateWaitMetric,
-		Help:    "Seconds from an Instance's creation to the release of its ReferencedData scheduling gate.",
-		Buckets: []float64{0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800},
-	})
-	registerOnce sync.Once
-)
+var gateWait = lazymetrics.Histogram(GateWaitMetric,
+	"Seconds from an Instance's creation to the release of its ReferencedData scheduling gate.",
+	[]float64{0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800})
 
 // registerMetrics registers the controller's metrics on controller-runtime's
 // registry, once: binaries without the cell role expose none of them.
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(gateWait, quotaWait, quotaRefusals)
-		// The refusals alerted on exist from the start, at zero.
-		quotaRefusals.WithLabelValues(computev1alpha.ReasonQuotaExceeded)
-		quotaRefusals.WithLabelValues(computev1alpha.ReasonQuotaNoBudget)
-	})
-}
+var registerMetrics = lazymetrics.NewSet(func() {
+	// The refusals alerted on exist from the start, at zero.
+	quotaRefusals.WithLabelValues(computev1alpha.ReasonQuotaExceeded)
+	quotaRefusals.WithLabelValues(computev1alpha.ReasonQuotaNoBudget)
+}, gateWait, quotaWait, quotaRefusals).Register
 
 // checkReferencedData decides, for an Instance the ReferencedData gate
 // holds, whether every companion its WorkloadDeployment expects is in the

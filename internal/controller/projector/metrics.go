@@ -1,11 +1,6 @@
 package projector
 
-import (
-	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-)
+import "github.com/citycells/compute/internal/metricsdoc/lazymetrics"
 
 // Metric names, part of compute's operational contract.
 const (
@@ -19,26 +14,17 @@ const (
 )
 
 var (
-	unresolvable = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: UnresolvableMetric,
-		Help: "Instances written back to the federation plane that could not be projected into their project, by reason.",
-	}, []string{"reason"})
-	lag = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    LagMetric,
-		Help:    "Seconds from an Instance condition changing in its cell to its projection showing the change.",
-		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
-	})
-
-	registerOnce sync.Once
+	unresolvable = lazymetrics.CounterVec(UnresolvableMetric,
+		"Instances written back to the federation plane that could not be projected into their project, by reason.",
+		"reason")
+	lag = lazymetrics.Histogram(LagMetric,
+		"Seconds from an Instance condition changing in its cell to its projection showing the change.",
+		[]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60})
 )
 
 // registerMetrics registers the metrics on controller-runtime's registry,
 // once: binaries that never project expose none of them.
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(unresolvable, lag, eventsProjected, eventsRefused)
-	})
-}
+var registerMetrics = lazymetrics.NewSet(nil, unresolvable, lag, eventsProjected, eventsRefused).Register
 
 // Event projection metrics, part of compute's operational contract.
 const (
@@ -58,12 +44,10 @@ const (
 const ReasonCityMismatch = "CityMismatch"
 
 var (
-	eventsProjected = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: EventsProjectedMetric,
-		Help: "Events of Instances carried from the federation plane to their projects, by result (written, unchanged, limited: held back by the write rate, failed).",
-	}, []string{"result"})
-	eventsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: EventsRefusedMetric,
-		Help: "Events of the federation plane not carried to a project, by reason (CityMismatch: the event's city is not its Instance's).",
-	}, []string{"reason"})
+	eventsProjected = lazymetrics.CounterVec(EventsProjectedMetric,
+		"Events of Instances carried from the federation plane to their projects, by result (written, unchanged, limited: held back by the write rate, failed).",
+		"result")
+	eventsRefused = lazymetrics.CounterVec(EventsRefusedMetric,
+		"Events of the federation plane not carried to a project, by reason (CityMismatch: the event's city is not its Instance's).",
+		"reason")
 )

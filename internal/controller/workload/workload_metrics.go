@@ -4,12 +4,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cityrollout"
+	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
 )
 
 // Rollout metrics, part of compute's operational contract.
@@ -30,21 +29,15 @@ const (
 
 var (
 	durationBuckets = []float64{5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400}
-	rolloutDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    RolloutDurationMetric,
-		Help:    "Seconds from a rollout's first city getting the revision to the rollout completing or halting, by strategy and result.",
-		Buckets: durationBuckets,
-	}, []string{"strategy", "result"})
-	waveDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    WaveDurationMetric,
-		Help:    "Seconds from a wave's first city getting the revision to every city of the wave having soaked at it, by strategy.",
-		Buckets: durationBuckets,
-	}, []string{"strategy"})
-	rollouts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: RolloutsMetric,
-		Help: "Workloads whose rollout across cities is in each phase.",
-	}, []string{"phase"})
-	registerOnce sync.Once
+	rolloutDuration = lazymetrics.HistogramVec(RolloutDurationMetric,
+		"Seconds from a rollout's first city getting the revision to the rollout completing or halting, by strategy and result.",
+		durationBuckets, "strategy", "result")
+	waveDuration = lazymetrics.HistogramVec(WaveDurationMetric,
+		"Seconds from a wave's first city getting the revision to every city of the wave having soaked at it, by strategy.",
+		durationBuckets, "strategy")
+	rollouts = lazymetrics.GaugeVec(RolloutsMetric,
+		"Workloads whose rollout across cities is in each phase.",
+		"phase")
 )
 
 // rolloutPhaseValues are the phases compute_rollouts always reports.
@@ -55,23 +48,22 @@ var rolloutPhaseValues = []computev1alpha.RolloutPhase{
 
 // registerMetrics registers the controller's metrics on controller-runtime's
 // registry, once: binaries without the management role expose none.
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(rolloutDuration, waveDuration, rollouts)
-		// Every series exists from the start, so rate() and the alerts
-		// see zero rather than nothing.
-		for _, p := range rolloutPhaseValues {
-			rollouts.WithLabelValues(string(p))
+var registerMetrics = lazymetrics.NewSet(zeroRolloutSeries, rolloutDuration, waveDuration, rollouts).Register
+
+// zeroRolloutSeries creates every series at the start, so rate() and the
+// alerts see zero rather than nothing.
+func zeroRolloutSeries() {
+	for _, p := range rolloutPhaseValues {
+		rollouts.WithLabelValues(string(p))
+	}
+	for _, st := range []computev1alpha.CityRolloutStrategyType{
+		computev1alpha.AllAtOnceCityRollout, computev1alpha.WavesCityRollout, computev1alpha.CanaryCityRollout,
+	} {
+		waveDuration.WithLabelValues(string(st))
+		for _, result := range []computev1alpha.RolloutPhase{computev1alpha.RolloutPhaseComplete, computev1alpha.RolloutPhaseHalted} {
+			rolloutDuration.WithLabelValues(string(st), string(result))
 		}
-		for _, st := range []computev1alpha.CityRolloutStrategyType{
-			computev1alpha.AllAtOnceCityRollout, computev1alpha.WavesCityRollout, computev1alpha.CanaryCityRollout,
-		} {
-			waveDuration.WithLabelValues(string(st))
-			for _, result := range []computev1alpha.RolloutPhase{computev1alpha.RolloutPhaseComplete, computev1alpha.RolloutPhaseHalted} {
-				rolloutDuration.WithLabelValues(string(st), string(result))
-			}
-		}
-	})
+	}
 }
 
 // workloadKey names a Workload across project clusters.

@@ -1,13 +1,10 @@
 package workloaddeployment
 
 import (
-	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
 )
 
 // ToCellLagMetric observes, for each template a cell's WorkloadDeployment
@@ -19,20 +16,13 @@ import (
 // compute's operational contract.
 const ToCellLagMetric = "compute_management_to_cell_lag_seconds"
 
-var (
-	toCellLag = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    ToCellLagMetric,
-		Help:    "Seconds from the management role applying a template to a city's WorkloadDeployment to the cell's controller acting on it (1 s resolution).",
-		Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600},
-	})
-	registerOnce sync.Once
-)
+var toCellLag = lazymetrics.Histogram(ToCellLagMetric,
+	"Seconds from the management role applying a template to a city's WorkloadDeployment to the cell's controller acting on it (1 s resolution).",
+	[]float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600})
 
 // registerMetrics registers the controller's metrics on controller-runtime's
 // registry, once: binaries without the cell role expose none of them.
-func registerMetrics() {
-	registerOnce.Do(func() { metrics.Registry.MustRegister(toCellLag) })
-}
+var registerMetrics = lazymetrics.NewSet(nil, toCellLag).Register
 
 // observeToCellLag observes the lag of a status write that took the
 // deployment from template hash previous to written, when the template

@@ -1,12 +1,11 @@
 package writeback
 
 import (
-	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
 )
 
 // LagMetric observes, for each status write to a hub copy that brings a
@@ -17,20 +16,13 @@ import (
 // is the whole way). Part of compute's operational contract.
 const LagMetric = "compute_writeback_lag_seconds"
 
-var (
-	lag = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    LagMetric,
-		Help:    "Seconds from an Instance condition changing in its cell to the write-back writing it to the federation plane.",
-		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300},
-	})
-	registerOnce sync.Once
-)
+var lag = lazymetrics.Histogram(LagMetric,
+	"Seconds from an Instance condition changing in its cell to the write-back writing it to the federation plane.",
+	[]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300})
 
 // registerMetrics registers the write-back's metrics on controller-runtime's
 // registry, once: binaries without the cell role expose none of them.
-func registerMetrics() {
-	registerOnce.Do(func() { metrics.Registry.MustRegister(lag) })
-}
+var registerMetrics = lazymetrics.NewSet(nil, lag).Register
 
 // observeLag observes the lag of a status write that replaced previous
 // with written, when written carries a newer transition.

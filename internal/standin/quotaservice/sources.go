@@ -6,9 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -16,11 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/locations"
+	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
 )
 
 // What a cell may claim. A claim labelled compute.datumapis.com/source-cluster
@@ -62,24 +60,17 @@ const (
 // reason, unchanged, is not counted again).
 const RefusalsMetric = "compute_quota_claims_refused_total"
 
-var (
-	refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: RefusalsMetric,
-		Help: "ResourceClaims of cells refused by compute-quota, by reason: the cell serves no city bound in the claim's namespace, or has too many claims outstanding.",
-	}, []string{"reason"})
-	registerRefusals sync.Once
-)
+var refusals = lazymetrics.CounterVec(RefusalsMetric,
+	"ResourceClaims of cells refused by compute-quota, by reason: the cell serves no city bound in the claim's namespace, or has too many claims outstanding.",
+	"reason")
 
 // registerMetrics registers RefusalsMetric on controller-runtime's
 // registry, once, every reason at zero.
-func registerMetrics() {
-	registerRefusals.Do(func() {
-		metrics.Registry.MustRegister(refusals)
-		for _, r := range []string{ReasonCellServesNoBoundCity, ReasonCellClaimCapReached} {
-			refusals.WithLabelValues(r)
-		}
-	})
-}
+var registerMetrics = lazymetrics.NewSet(func() {
+	for _, r := range []string{ReasonCellServesNoBoundCity, ReasonCellClaimCapReached} {
+		refusals.WithLabelValues(r)
+	}
+}, refusals).Register
 
 // CellCity returns the city code a cell serves, from its name: what follows
 // its last dash, in upper case ("cell-dfw" and "dfw" serve "DFW"), as the
