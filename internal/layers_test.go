@@ -29,7 +29,7 @@ var layers = []struct {
 	{"API types", []string{"api/"}},
 	{"pure libraries and clients", []string{
 		"internal/apitest", "internal/buildinfo", "internal/catalog", "internal/cityrollout", "internal/eventcopy", "internal/exitcode", "internal/failover", "internal/features", "internal/hubclients", "internal/instanceplan", "internal/ownerref",
-		"internal/local/faults", "internal/locations", "internal/metricsdoc", "internal/mirror", "internal/names", "internal/ownwrites",
+		"internal/lazymetrics", "internal/local/faults", "internal/locations", "internal/metricsdoc", "internal/mirror", "internal/names", "internal/ownwrites",
 		"internal/patch", "internal/pendingfirst", "internal/phases",
 		"internal/placement", "internal/probes", "internal/planes", "internal/projects", "internal/quota",
 		"internal/referenceddata", "internal/revision", "internal/serving", "internal/status", "internal/toolchain", "internal/workloadstatus",

@@ -1,6 +1,6 @@
 package cellhealth
 
-import "github.com/citycells/compute/internal/metricsdoc/lazymetrics"
+import "github.com/citycells/compute/internal/lazymetrics"
 
 // ReachableMetric is 1 while compute hears from every cell of a city and 0
 // while it does not (the Tracker's verdict, which the city's conditions

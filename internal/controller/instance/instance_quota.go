@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
+	"github.com/citycells/compute/internal/lazymetrics"
 	quotaclient "github.com/citycells/compute/internal/quota"
 )
 

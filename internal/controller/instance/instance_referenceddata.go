@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
+	"github.com/citycells/compute/internal/lazymetrics"
 	"github.com/citycells/compute/internal/phases"
 	"github.com/citycells/compute/internal/referenceddata"
 	"github.com/citycells/compute/internal/referenceddata/cellcompanions"

@@ -1,6 +1,6 @@
 package podevents
 
-import "github.com/citycells/compute/internal/metricsdoc/lazymetrics"
+import "github.com/citycells/compute/internal/lazymetrics"
 
 // ForwardedMetric counts the forwarder's hub event writes by result.
 const ForwardedMetric = "compute_pod_events_forwarded_total"

@@ -1,6 +1,6 @@
 package projector
 
-import "github.com/citycells/compute/internal/metricsdoc/lazymetrics"
+import "github.com/citycells/compute/internal/lazymetrics"
 
 // Metric names, part of compute's operational contract.
 const (

@@ -8,7 +8,7 @@ import (
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
 	"github.com/citycells/compute/internal/cityrollout"
-	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
+	"github.com/citycells/compute/internal/lazymetrics"
 )
 
 // Rollout metrics, part of compute's operational contract.

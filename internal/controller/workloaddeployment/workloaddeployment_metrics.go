@@ -4,7 +4,7 @@ import (
 	"time"
 
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
-	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
+	"github.com/citycells/compute/internal/lazymetrics"
 )
 
 // ToCellLagMetric observes, for each template a cell's WorkloadDeployment

@@ -5,7 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
+	"github.com/citycells/compute/internal/lazymetrics"
 )
 
 // LagMetric observes, for each status write to a hub copy that brings a

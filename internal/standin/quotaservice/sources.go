@@ -17,8 +17,8 @@ import (
 
 	quotav1alpha1 "github.com/citycells/compute/api/quota/v1alpha1"
 	computev1alpha "github.com/citycells/compute/api/v1alpha"
+	"github.com/citycells/compute/internal/lazymetrics"
 	"github.com/citycells/compute/internal/locations"
-	"github.com/citycells/compute/internal/metricsdoc/lazymetrics"
 )
 
 // What a cell may claim. A claim labelled compute.datumapis.com/source-cluster
